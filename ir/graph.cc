@@ -1,0 +1,91 @@
+#include "ir/graph.h"
+
+#include <algorithm>
+
+#include "support/check.h"
+
+namespace hgc {
+
+const Attribute* Op::FindAttr(absl::string_view name) const {
+  auto it = attrs_.find(name);
+  return it == attrs_.end() ? nullptr : &it->second;
+}
+
+Value* Graph::AddParam(std::string name, TensorType type, bool is_const,
+                       SourceLoc loc) {
+  int index = num_params();
+  params_.push_back(std::unique_ptr<Value>(
+      new Value(std::move(type), std::move(name), nullptr, index)));
+  Value* param = params_.back().get();
+  param->set_const(is_const);
+  param->set_loc(loc);
+  return param;
+}
+
+Value* Graph::FindParam(absl::string_view name) const {
+  for (const auto& p : params_) {
+    if (p->name() == name) return p.get();
+  }
+  return nullptr;
+}
+
+Op* Graph::AddOp(std::string kind, std::vector<Value*> operands, AttrMap attrs,
+                 std::vector<TensorType> result_types, SourceLoc loc) {
+  std::unique_ptr<Op> op(
+      new Op(std::move(kind), std::move(operands), std::move(attrs), loc));
+  op->graph_ = this;
+  for (size_t i = 0; i < result_types.size(); ++i) {
+    op->results_.push_back(std::unique_ptr<Value>(
+        new Value(std::move(result_types[i]), "", op.get(),
+                  static_cast<int>(i))));
+    op->results_.back()->set_loc(loc);
+  }
+  ops_.push_back(std::move(op));
+  return ops_.back().get();
+}
+
+std::vector<Op*> Graph::OpsSnapshot() const {
+  std::vector<Op*> ops;
+  ops.reserve(ops_.size());
+  for (const auto& op : ops_) ops.push_back(op.get());
+  return ops;
+}
+
+void Graph::Erase(Op* op) {
+  auto it = std::find_if(ops_.begin(), ops_.end(),
+                         [op](const std::unique_ptr<Op>& p) {
+                           return p.get() == op;
+                         });
+  HGC_CHECK(it != ops_.end());
+  ops_.erase(it);
+}
+
+void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
+  for (auto& op : ops_) {
+    for (Value*& v : op->operands_) {
+      if (v == from) v = to;
+    }
+  }
+  for (Value*& v : results_) {
+    if (v == from) v = to;
+  }
+}
+
+void Graph::SetResults(std::vector<Value*> results, SourceLoc loc) {
+  results_ = std::move(results);
+  return_loc_ = loc;
+}
+
+Graph* Module::AddGraph(std::string name, SourceLoc loc) {
+  graphs_.push_back(std::make_unique<Graph>(std::move(name), loc));
+  return graphs_.back().get();
+}
+
+Graph* Module::FindGraph(absl::string_view name) const {
+  for (const auto& g : graphs_) {
+    if (g->name() == name) return g.get();
+  }
+  return nullptr;
+}
+
+}  // namespace hgc

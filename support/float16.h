@@ -1,0 +1,47 @@
+// bf16 and IEEE half conversions, bit-exact and branch-light. hgc stores
+// both 16-bit float types as uint16_t bit patterns.
+#ifndef HGC_SUPPORT_FLOAT16_H_
+#define HGC_SUPPORT_FLOAT16_H_
+
+#include <cstdint>
+#include <cstring>
+
+namespace hgc {
+
+inline uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+
+inline float BitsToFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
+// f32 -> bf16, rounding to nearest even; NaN stays a (quiet) NaN.
+inline uint16_t FloatToBf16(float f) {
+  uint32_t u = FloatBits(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  uint32_t rounding = 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>((u + rounding) >> 16);
+}
+
+inline float Bf16ToFloat(uint16_t b) {
+  return BitsToFloat(static_cast<uint32_t>(b) << 16);
+}
+
+// f32 -> IEEE binary16, rounding to nearest even, with overflow to infinity,
+// gradual underflow to subnormals, and NaN preserved.
+uint16_t FloatToHalf(float f);
+float HalfToFloat(uint16_t h);
+
+// Rounds through the 16-bit type and back: the value an f32 becomes when
+// stored as bf16 / f16.
+inline float RoundToBf16(float f) { return Bf16ToFloat(FloatToBf16(f)); }
+inline float RoundToHalf(float f) { return HalfToFloat(FloatToHalf(f)); }
+
+}  // namespace hgc
+
+#endif  // HGC_SUPPORT_FLOAT16_H_

@@ -1,5 +1,7 @@
 #include "support/diagnostics.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -8,6 +10,11 @@ namespace hgc {
 namespace {
 
 constexpr absl::string_view kLocPayload = "hgc.dev/source-loc";
+constexpr int64_t kMaxShownLine = 160;
+
+bool IsContinuationByte(char c) {
+  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
+}
 
 }  // namespace
 
@@ -45,22 +52,32 @@ std::string FormatError(const absl::Status& status, const SourceManager& sm,
   }
   LineCol lc = sm.GetLineCol(*loc);
   absl::string_view line = sm.LineText(*loc);
-  // The caret line copies tabs so the caret lines up under any tab width.
-  std::string caret;
-  int64_t chars = 0;
-  for (char c : line) {
-    if (chars + 1 >= lc.column) break;
-    if ((static_cast<unsigned char>(c) & 0xC0) == 0x80) continue;
-    caret += (c == '\t') ? '\t' : ' ';
-    ++chars;
+  int64_t at = loc->offset - (line.data() - sm.FileText(loc->file_id).data());
+  // Very long lines (minified or generated files) are shown as a window
+  // around the error so the message stays readable.
+  std::string prefix;
+  if (line.size() > kMaxShownLine) {
+    int64_t begin = std::max<int64_t>(0, at - kMaxShownLine / 2);
+    while (begin > 0 && IsContinuationByte(line[begin])) --begin;
+    int64_t end = std::min<int64_t>(line.size(), begin + kMaxShownLine);
+    while (end < static_cast<int64_t>(line.size()) &&
+           IsContinuationByte(line[end])) {
+      ++end;
+    }
+    if (begin > 0) prefix = "...";
+    line = line.substr(begin, end - begin);
+    at -= begin;
   }
-  while (chars + 1 < lc.column) {
-    caret += ' ';
-    ++chars;
+  // The caret line copies tabs so the caret lines up under any tab width.
+  std::string caret = prefix.empty() ? "" : "   ";
+  for (int64_t i = 0; i < at && i < static_cast<int64_t>(line.size()); ++i) {
+    if (IsContinuationByte(line[i])) continue;
+    caret += line[i] == '\t' ? '\t' : ' ';
   }
   caret += '^';
   return absl::StrCat(sm.FileName(loc->file_id), ":", lc.line, ":", lc.column,
-                      ": error: ", message, "\n", line, "\n", caret, "\n");
+                      ": error: ", message, "\n", prefix, line, "\n", caret,
+                      "\n");
 }
 
 }  // namespace hgc

@@ -1,0 +1,42 @@
+// Command-line options of the `hgc` driver.
+#ifndef HGC_DRIVER_OPTIONS_H_
+#define HGC_DRIVER_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace hgc {
+
+struct DriverOptions {
+  std::string input_file;
+  // --emit=ir (the default action when neither --run nor --check is given).
+  bool emit_ir = false;
+  bool run = false;
+  bool check = false;
+  uint64_t seed = 0;
+  int threads = 1;
+  // --input NAME=FILE.npy, in order given.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::string output_dir;
+  // --graph NAME: which graph of the file to run (default: the first).
+  std::string graph;
+  // Tolerances for --check; negative means "the dtype's default".
+  double rtol = -1;
+  double atol = -1;
+  bool help = false;
+};
+
+// Parses argv (without argv[0]). Accepts `--flag=value` and `--flag value`.
+// Errors are InvalidArgument with a message for the user.
+absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args);
+
+// The text printed by --help.
+std::string HelpText();
+
+}  // namespace hgc
+
+#endif  // HGC_DRIVER_OPTIONS_H_

@@ -97,7 +97,7 @@ absl::StatusOr<std::vector<Tensor>> PrepareInputs(const Graph& graph,
     auto it = files.find(param->name());
     if (it == files.end()) {
       HGC_ASSIGN_OR_RETURN(Tensor t,
-                           RandomTensor(param->type(), options.seed, i));
+                           RandomTensor(param->type(), options.seed, param->name()));
       inputs.push_back(std::move(t));
       continue;
     }
@@ -151,11 +151,12 @@ absl::StatusOr<int> Run(const Graph& graph, const DriverOptions& options,
   HGC_ASSIGN_OR_RETURN(std::vector<Tensor> expected, Interpret(graph, inputs));
   bool pass = true;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    CompareOptions compare = DefaultTolerance(outputs[i].dtype());
-    if (options.rtol >= 0) compare.rtol = options.rtol;
-    if (options.atol >= 0) compare.atol = options.atol;
-    CompareResult result = CompareTensors(outputs[i], expected[i], compare);
-    pass = pass && result.ok;
+    Tolerance tolerance = DefaultTolerance(outputs[i].dtype());
+    if (options.rtol >= 0) tolerance.rtol = options.rtol;
+    if (options.atol >= 0) tolerance.atol = options.atol;
+    HGC_ASSIGN_OR_RETURN(CompareResult result,
+                         CompareTensors(outputs[i], expected[i], tolerance));
+    pass = pass && result.ok();
     out << "check out" << i << ": " << result.Summary() << "\n";
   }
   out << "check: " << (pass ? "PASS" : "FAIL") << "\n";

@@ -66,12 +66,10 @@ void Tensor::SetDouble(int64_t i, double v) {
       mutable_data<float>()[i] = static_cast<float>(v);
       break;
     case DType::kBF16:
-      // Through f32 first: f64 -> f32 -> bf16 double-rounds only on exact
-      // f32 ties, which the interpreter never produces (it computes in f32).
-      mutable_data<uint16_t>()[i] = FloatToBf16(static_cast<float>(v));
+      mutable_data<uint16_t>()[i] = FloatToBf16(RoundToOddF32(v));
       break;
     case DType::kF16:
-      mutable_data<uint16_t>()[i] = FloatToHalf(static_cast<float>(v));
+      mutable_data<uint16_t>()[i] = FloatToHalf(RoundToOddF32(v));
       break;
     case DType::kS32:
       mutable_data<int32_t>()[i] = static_cast<int32_t>(

@@ -7,6 +7,11 @@
 namespace hgc {
 
 absl::StatusOr<int64_t> CheckedNumElements(absl::Span<const int64_t> dims) {
+  if (static_cast<int64_t>(dims.size()) > kMaxRank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor of rank ", dims.size(),
+                     " exceeds the maximum rank of ", kMaxRank));
+  }
   int64_t count = 1;
   bool has_zero = false;
   for (int64_t d : dims) {

@@ -19,8 +19,14 @@ using Shape = absl::InlinedVector<int64_t, 6>;
 // byte-size computation in hgc can overflow int64.
 inline constexpr int64_t kMaxElements = int64_t{1} << 60;
 
-// The product of `dims`, or InvalidArgument when a dimension is negative or
-// the product exceeds kMaxElements. Never overflows.
+// The most dimensions a tensor may have. Without a bound, one reshape to a
+// huge rank followed by many ops costs rank x ops (every op copies and
+// infers its operand types), which a few MB of input make quadratic.
+inline constexpr int64_t kMaxRank = 64;
+
+// The product of `dims`, or InvalidArgument when there are more than
+// kMaxRank dimensions, a dimension is negative or the product exceeds
+// kMaxElements. Never overflows.
 absl::StatusOr<int64_t> CheckedNumElements(absl::Span<const int64_t> dims);
 
 // "[128, 512]"; "[]" for a scalar.

@@ -16,6 +16,19 @@ bool IsContinuationByte(char c) {
   return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
 }
 
+// The length of the valid UTF-8 sequence starting `text`, or 0 if it does
+// not start with one.
+int64_t ValidUtf8Length(absl::string_view text) {
+  unsigned char c = static_cast<unsigned char>(text[0]);
+  int64_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3
+                 : (c >> 3) == 0x1E ? 4 : 0;
+  if (length == 0 || length > static_cast<int64_t>(text.size())) return 0;
+  for (int64_t i = 1; i < length; ++i) {
+    if (!IsContinuationByte(text[i])) return 0;
+  }
+  return length;
+}
+
 }  // namespace
 
 absl::Status ErrorAt(SourceLoc loc, absl::string_view message) {
@@ -68,15 +81,33 @@ std::string FormatError(const absl::Status& status, const SourceManager& sm,
     line = line.substr(begin, end - begin);
     at -= begin;
   }
-  // The caret line copies tabs so the caret lines up under any tab width.
-  std::string caret = prefix.empty() ? "" : "   ";
-  for (int64_t i = 0; i < at && i < static_cast<int64_t>(line.size()); ++i) {
-    if (IsContinuationByte(line[i])) continue;
-    caret += line[i] == '\t' ? '\t' : ' ';
+  // Control bytes and invalid UTF-8 show as '?', so a binary file cannot
+  // garble the terminal; the caret line copies tabs to line up under any
+  // tab width.
+  std::string shown, caret = prefix.empty() ? "" : "   ";
+  for (int64_t i = 0; i < static_cast<int64_t>(line.size());) {
+    int64_t length = ValidUtf8Length(line.substr(i));
+    bool before_error = i < at;
+    unsigned char c = static_cast<unsigned char>(line[i]);
+    if (length == 0) {
+      if (!IsContinuationByte(line[i])) {
+        shown += '?';
+        if (before_error) caret += ' ';
+      }
+      ++i;
+      continue;
+    }
+    if (length == 1 && (c < 0x20 || c == 0x7F) && c != '\t') {
+      shown += '?';
+    } else {
+      shown.append(line.data() + i, length);
+    }
+    if (before_error) caret += c == '\t' ? '\t' : ' ';
+    i += length;
   }
   caret += '^';
   return absl::StrCat(sm.FileName(loc->file_id), ":", lc.line, ":", lc.column,
-                      ": error: ", message, "\n", prefix, line, "\n", caret,
+                      ": error: ", message, "\n", prefix, shown, "\n", caret,
                       "\n");
 }
 

@@ -52,6 +52,14 @@ TEST(DiagnosticsTest, LongLinesAreShownAsAWindow) {
   EXPECT_EQ(formatted.find('^', caret_start) - caret_start, bang);
 }
 
+TEST(DiagnosticsTest, BinaryBytesAreShownAsQuestionMarks) {
+  SourceManager sm;
+  int32_t id = sm.AddFile("bin.graph", std::string("a\x01\xFF\xC3\xA9z", 6));
+  // 'z' is byte 5, character 5 (a, \x01, \xFF, \xC3\xA9, z).
+  EXPECT_EQ(FormatError(ErrorAt({id, 5}, "bad"), sm),
+            "bin.graph:1:5: error: bad\na??\xC3\xA9z\n    ^\n");
+}
+
 TEST(DiagnosticsTest, AttachLocKeepsTheFirstLocation) {
   absl::Status s = ErrorAt({0, 5}, "first");
   s = AttachLoc(s, {0, 9});

@@ -4,7 +4,9 @@
 #define HGC_SUPPORT_FLOAT16_H_
 
 #include <cstdint>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace hgc {
 
@@ -36,6 +38,23 @@ inline float Bf16ToFloat(uint16_t b) {
 // gradual underflow to subnormals, and NaN preserved.
 uint16_t FloatToHalf(float f);
 float HalfToFloat(uint16_t h);
+
+// `v` rounded to f32 with round-to-odd: rounding the result once more to any
+// narrower format (bf16, f16) then equals rounding `v` directly, with no
+// double-rounding error.
+inline float RoundToOddF32(double v) {
+  float f = static_cast<float>(v);
+  if (std::isnan(v) || static_cast<double>(f) == v) return f;
+  // Inexact: of the two floats bracketing v exactly one has an odd
+  // significand; if round-to-nearest picked the even one, step to its
+  // neighbour on v's side (inf is "even"; its neighbour is FLT_MAX).
+  if ((FloatBits(f) & 1u) == 0) {
+    f = std::nextafter(f, static_cast<double>(f) < v
+                              ? std::numeric_limits<float>::infinity()
+                              : -std::numeric_limits<float>::infinity());
+  }
+  return f;
+}
 
 // Rounds through the 16-bit type and back: the value an f32 becomes when
 // stored as bf16 / f16.

@@ -19,6 +19,15 @@ TEST(Bf16Test, RoundsToNearestEven) {
   EXPECT_TRUE(std::isinf(RoundToBf16(std::numeric_limits<float>::infinity())));
 }
 
+TEST(Bf16Test, RoundToOddAvoidsDoubleRounding) {
+  // 2^24 + 2^16 + 1 rounds to f32 2^24 + 2^16, a bf16 tie that goes to even
+  // 2^24; rounded directly it lies above the tie and gives 2^24 + 2^17.
+  double v = 16777216.0 + 65536.0 + 1.0;
+  EXPECT_EQ(RoundToBf16(static_cast<float>(v)), 16777216.0f);
+  EXPECT_EQ(RoundToBf16(RoundToOddF32(v)), 16777216.0f + 131072.0f);
+  EXPECT_EQ(RoundToOddF32(1.5), 1.5f);
+}
+
 TEST(HalfTest, ExactValuesRoundTrip) {
   for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 0.5f, 6.103515625e-05f,
                   5.9604644775390625e-08f}) {

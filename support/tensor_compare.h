@@ -1,0 +1,66 @@
+// Compares an actual tensor against an expected one (typically the reference
+// interpreter's output), element by element, under an (atol, rtol)
+// tolerance.
+//
+// An element matches when
+//   * both are NaN, or both are the same infinity, or
+//   * both are finite and |actual - expected| <= atol + rtol * |expected|
+//     (numpy.isclose's rule).
+// Anything else (NaN vs a number, inf vs finite, opposite infinities) is a
+// mismatch. Errors are measured on the values as doubles (bf16/f16 decoded):
+//   max_abs_error  max |actual - expected| over all elements (inf when a
+//                  non-finite value mismatches; 0 for matching NaN/inf);
+//   max_rel_error  max |actual - expected| / |expected| over elements with
+//                  expected != 0 (elements expecting exactly 0 are judged by
+//                  the absolute error alone and do not enter this maximum).
+#ifndef HGC_SUPPORT_TENSOR_COMPARE_H_
+#define HGC_SUPPORT_TENSOR_COMPARE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ir/tensor.h"
+
+namespace hgc {
+
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
+};
+
+// Defaults per dtype: f32 1e-4/1e-4; bf16 1e-2/1e-2 (bf16 has 8 significant
+// bits, one rounding is up to 2^-9 relative); f16 1e-3/1e-3 (11 bits); s32,
+// s8, u8 and bool exact (0/0).
+Tolerance DefaultTolerance(DType dtype);
+
+struct CompareResult {
+  TensorType type;
+  Tolerance tolerance;
+  int64_t num_elements = 0;
+  int64_t num_mismatches = 0;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  // The first mismatching element (row-major index), or -1.
+  int64_t first_mismatch = -1;
+  double first_actual = 0;
+  double first_expected = 0;
+
+  bool ok() const { return num_mismatches == 0; }
+  // One line, e.g.
+  //   "PASS f32[2, 3]: max_abs_err=1.19e-07 max_rel_err=2.4e-07
+  //    mismatches=0/6 (atol=0.0001, rtol=0.0001)"
+  // and on failure also " first mismatch at [1, 2]: actual=0.5 expected=0.25".
+  std::string Summary() const;
+};
+
+// InvalidArgument when the types (dtype or shape) differ or a tensor holds
+// no data. `tolerance` defaults to DefaultTolerance(expected.dtype()).
+absl::StatusOr<CompareResult> CompareTensors(
+    const Tensor& actual, const Tensor& expected,
+    std::optional<Tolerance> tolerance = std::nullopt);
+
+}  // namespace hgc
+
+#endif  // HGC_SUPPORT_TENSOR_COMPARE_H_

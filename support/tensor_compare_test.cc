@@ -1,0 +1,137 @@
+#include "support/tensor_compare.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace hgc {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Tensor Make(DType dtype, Shape shape, const std::vector<double>& values) {
+  Tensor t = *Tensor::Create(TensorType(dtype, shape));
+  for (size_t i = 0; i < values.size(); ++i) t.SetDouble(i, values[i]);
+  return t;
+}
+
+TEST(TensorCompareTest, DefaultTolerances) {
+  EXPECT_EQ(DefaultTolerance(DType::kF32).atol, 1e-4);
+  EXPECT_EQ(DefaultTolerance(DType::kF32).rtol, 1e-4);
+  EXPECT_EQ(DefaultTolerance(DType::kBF16).atol, 1e-2);
+  EXPECT_EQ(DefaultTolerance(DType::kF16).rtol, 1e-3);
+  for (DType d : {DType::kS32, DType::kS8, DType::kU8, DType::kBool}) {
+    EXPECT_EQ(DefaultTolerance(d).atol, 0);
+    EXPECT_EQ(DefaultTolerance(d).rtol, 0);
+  }
+}
+
+TEST(TensorCompareTest, IdenticalPasses) {
+  Tensor a = Make(DType::kF32, {2, 2}, {1, -2, 0, 1e30});
+  CompareResult r = *CompareTensors(a, a);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.num_elements, 4);
+  EXPECT_EQ(r.num_mismatches, 0);
+  EXPECT_EQ(r.max_abs_error, 0);
+  EXPECT_EQ(r.max_rel_error, 0);
+  EXPECT_EQ(r.first_mismatch, -1);
+  EXPECT_EQ(r.Summary(),
+            "PASS f32[2, 2]: max_abs_err=0 max_rel_err=0 mismatches=0/4 "
+            "(atol=0.0001, rtol=0.0001)");
+}
+
+TEST(TensorCompareTest, F32ToleranceBoundary) {
+  // |a - e| <= 1e-4 + 1e-4 * 1: 1.00015 matches, 1.0003 does not.
+  Tensor expected = Make(DType::kF32, {2, 2}, {1, 1, 2, 0});
+  Tensor actual = Make(DType::kF32, {2, 2}, {1.00015, 1.0003, 2, 0});
+  CompareResult r = *CompareTensors(actual, expected);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.num_mismatches, 1);
+  EXPECT_EQ(r.first_mismatch, 1);
+  EXPECT_NEAR(r.max_abs_error, 3e-4, 1e-7);
+  EXPECT_NEAR(r.max_rel_error, 3e-4, 1e-7);
+  EXPECT_NEAR(r.first_actual, 1.0003, 1e-7);
+  EXPECT_EQ(r.first_expected, 1);
+  std::string s = r.Summary();
+  EXPECT_EQ(s.rfind("FAIL f32[2, 2]: ", 0), 0u) << s;
+  EXPECT_NE(s.find("mismatches=1/4"), std::string::npos) << s;
+  EXPECT_NE(s.find("first mismatch at [0, 1]: actual=1.00030005 expected=1"),
+            std::string::npos)
+      << s;
+}
+
+TEST(TensorCompareTest, ExpectedZeroUsesAbsoluteErrorOnly) {
+  Tensor expected = Make(DType::kF32, {2}, {0, 0});
+  CompareResult r =
+      *CompareTensors(Make(DType::kF32, {2}, {5e-5, -2e-5}), expected);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.max_rel_error, 0);
+  EXPECT_NEAR(r.max_abs_error, 5e-5, 1e-9);
+  r = *CompareTensors(Make(DType::kF32, {2}, {2e-4, 0}), expected);
+  EXPECT_EQ(r.num_mismatches, 1);
+}
+
+TEST(TensorCompareTest, NaNAndInfinities) {
+  Tensor expected = Make(DType::kF32, {4}, {kNaN, kInf, -kInf, 1});
+  EXPECT_TRUE(CompareTensors(Make(DType::kF32, {4}, {kNaN, kInf, -kInf, 1}),
+                             expected)
+                  ->ok());
+  CompareResult r = *CompareTensors(
+      Make(DType::kF32, {4}, {1, -kInf, -kInf, kNaN}), expected);
+  EXPECT_EQ(r.num_mismatches, 3);  // NaN vs 1, -inf vs inf, 1 vs NaN
+  EXPECT_EQ(r.first_mismatch, 0);
+  EXPECT_EQ(r.max_abs_error, kInf);
+  EXPECT_EQ(r.max_rel_error, kInf);
+  // inf vs the largest finite value is a mismatch too.
+  r = *CompareTensors(Make(DType::kF32, {1}, {3.4e38}),
+                      Make(DType::kF32, {1}, {kInf}));
+  EXPECT_EQ(r.num_mismatches, 1);
+}
+
+TEST(TensorCompareTest, IntegersAreExactUnlessOverridden) {
+  Tensor expected = Make(DType::kS8, {3}, {1, 2, -128});
+  Tensor actual = Make(DType::kS8, {3}, {1, 3, -128});
+  CompareResult r = *CompareTensors(actual, expected);
+  EXPECT_EQ(r.num_mismatches, 1);
+  EXPECT_EQ(r.max_abs_error, 1);
+  EXPECT_DOUBLE_EQ(r.max_rel_error, 0.5);
+  EXPECT_TRUE(CompareTensors(actual, expected, Tolerance{1, 0})->ok());
+  Tensor bools = Make(DType::kBool, {2}, {1, 0});
+  EXPECT_EQ(CompareTensors(Make(DType::kBool, {2}, {1, 1}), bools)
+                ->num_mismatches,
+            1);
+}
+
+TEST(TensorCompareTest, LowPrecisionDefaults) {
+  // One bf16 ulp at 1 (2^-7) is within 1e-2 + 1e-2; four ulps are not.
+  Tensor one = Make(DType::kBF16, {1}, {1});
+  EXPECT_TRUE(CompareTensors(Make(DType::kBF16, {1}, {1.0078125}), one)->ok());
+  EXPECT_FALSE(CompareTensors(Make(DType::kBF16, {1}, {1.03125}), one)->ok());
+  // f16: 1 ulp at 1 (2^-10) passes, 4 ulps (0.0039) do not.
+  Tensor h = Make(DType::kF16, {1}, {1});
+  EXPECT_TRUE(CompareTensors(Make(DType::kF16, {1}, {1.0009765625}), h)->ok());
+  EXPECT_FALSE(CompareTensors(Make(DType::kF16, {1}, {1.00390625}), h)->ok());
+}
+
+TEST(TensorCompareTest, TypeMismatchIsAnError) {
+  Tensor a = Make(DType::kF32, {2}, {1, 2});
+  EXPECT_EQ(CompareTensors(a, Make(DType::kF32, {1, 2}, {1, 2})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CompareTensors(a, Make(DType::kBF16, {2}, {1, 2})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CompareTensors(Tensor(), Tensor()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TensorCompareTest, EmptyTensorsPass) {
+  Tensor e = Make(DType::kF32, {0, 3}, {});
+  CompareResult r = *CompareTensors(e, e);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.num_elements, 0);
+}
+
+}  // namespace
+}  // namespace hgc

@@ -1,0 +1,181 @@
+#include "runtime/executable.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+
+// Per-call memory: the arena and the pointer tables of every step, sized
+// once so that executing never allocates.
+struct Executable::Scratch {
+  std::shared_ptr<uint8_t> arena;
+  std::vector<std::vector<void*>> pointers;  // one table per step
+};
+
+namespace {
+
+std::shared_ptr<uint8_t> AllocateAligned(int64_t bytes) {
+  size_t size = static_cast<size_t>((bytes + 63) / 64 * 64);
+  if (size == 0) size = 64;
+  return std::shared_ptr<uint8_t>(
+      static_cast<uint8_t*>(std::aligned_alloc(64, size)), std::free);
+}
+
+}  // namespace
+
+Executable::Executable(Program program, std::shared_ptr<void> code_owner,
+                       int num_threads)
+    : program_(std::move(program)),
+      code_owner_(std::move(code_owner)),
+      pool_(num_threads) {
+  bool has_const = false;
+  for (bool c : program_.param_is_const) has_const = has_const || c;
+  constants_bound_ = !has_const;
+}
+
+Executable::~Executable() = default;
+
+std::unique_ptr<Executable::Scratch> Executable::AcquireScratch() {
+  {
+    std::lock_guard<std::mutex> lock(scratch_mutex_);
+    if (!free_scratch_.empty()) {
+      std::unique_ptr<Scratch> s = std::move(free_scratch_.back());
+      free_scratch_.pop_back();
+      return s;
+    }
+  }
+  auto scratch = std::make_unique<Scratch>();
+  scratch->arena = AllocateAligned(program_.arena_bytes);
+  for (const Step& step : program_.steps) {
+    scratch->pointers.emplace_back(step.buffers.size(), nullptr);
+  }
+  return scratch;
+}
+
+void Executable::ReleaseScratch(std::unique_ptr<Scratch> scratch) {
+  std::lock_guard<std::mutex> lock(scratch_mutex_);
+  free_scratch_.push_back(std::move(scratch));
+}
+
+void Executable::RunSteps(const std::vector<Step>& steps, Scratch& scratch,
+                          const void* const* inputs, void* const* outputs) {
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const Step& step = steps[s];
+    std::vector<void*>& table = scratch.pointers[s];
+    for (size_t b = 0; b < step.buffers.size(); ++b) {
+      const BufferRef& ref = step.buffers[b];
+      switch (ref.kind) {
+        case BufferRef::Kind::kInput:
+          table[b] = const_cast<void*>(inputs[ref.index]);
+          break;
+        case BufferRef::Kind::kOutput:
+          table[b] = outputs[ref.index];
+          break;
+        case BufferRef::Kind::kConstant:
+          table[b] = program_.constants[ref.index].mutable_raw();
+          break;
+        case BufferRef::Kind::kArena:
+          table[b] = scratch.arena.get() + ref.offset;
+          break;
+      }
+    }
+    if (step.host) {
+      step.host(table.data());
+      continue;
+    }
+    pool_.Run([&](int thread_id) {
+      KernelFrame frame{table.data(),
+                        step.kernels.data(),
+                        thread_id,
+                        pool_.num_threads(),
+                        &ThreadPool::BarrierCallback,
+                        &pool_};
+      step.fn(&frame);
+    });
+  }
+}
+
+absl::Status Executable::SetConstants(absl::Span<const Tensor> params) {
+  if (params.size() != program_.param_types.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SetConstants: expected ", program_.param_types.size(),
+                     " tensors (one per parameter), got ", params.size()));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    int64_t slot = program_.param_constant_slot[i];
+    if (slot < 0) continue;
+    if (params[i].type() != program_.param_types[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "constant parameter ", i, " must be ",
+          program_.param_types[i].ToString(), ", got ",
+          params[i].type().ToString()));
+    }
+    std::memcpy(program_.constants[slot].mutable_raw(), params[i].raw(),
+                params[i].size_in_bytes());
+  }
+  if (!program_.init_steps.empty()) {
+    Scratch init;
+    init.arena = AllocateAligned(program_.init_arena_bytes);
+    for (const Step& step : program_.init_steps) {
+      init.pointers.emplace_back(step.buffers.size(), nullptr);
+    }
+    RunSteps(program_.init_steps, init, nullptr, nullptr);
+  }
+  constants_bound_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Executable::Execute(absl::Span<const void* const> inputs,
+                                 absl::Span<void* const> outputs) {
+  if (!constants_bound_) {
+    return absl::FailedPreconditionError(
+        "the graph has const parameters: call SetConstants first");
+  }
+  if (inputs.size() != program_.param_types.size() ||
+      outputs.size() != program_.result_types.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Execute: expected ", program_.param_types.size(), " inputs and ",
+        program_.result_types.size(), " outputs, got ", inputs.size(), " and ",
+        outputs.size()));
+  }
+  std::unique_ptr<Scratch> scratch = AcquireScratch();
+  RunSteps(program_.steps, *scratch, inputs.data(), outputs.data());
+  ReleaseScratch(std::move(scratch));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Tensor>> Executable::Execute(
+    absl::Span<const Tensor> params) {
+  if (params.size() != program_.param_types.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Execute: expected ", program_.param_types.size(),
+                     " tensors, got ", params.size()));
+  }
+  std::vector<const void*> inputs;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (program_.param_constant_slot[i] >= 0) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    if (params[i].type() != program_.param_types[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter ", i, " must be ", program_.param_types[i].ToString(),
+          ", got ", params[i].type().ToString()));
+    }
+    inputs.push_back(params[i].raw());
+  }
+  std::vector<Tensor> results;
+  std::vector<void*> outputs;
+  for (const TensorType& type : program_.result_types) {
+    HGC_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(type));
+    outputs.push_back(t.mutable_raw());
+    results.push_back(std::move(t));
+  }
+  HGC_RETURN_IF_ERROR(Execute(inputs, outputs));
+  return results;
+}
+
+}  // namespace hgc

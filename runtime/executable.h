@@ -1,0 +1,118 @@
+// Executable: a compiled graph. It owns the generated code (through an
+// opaque owner handle), the constant cache, and the plan of its scratch
+// arena, and executes on caller-owned buffers.
+//
+//   - SetConstants binds the `const` parameters: it copies them into the
+//     constant cache and runs the init steps (prepacking, everything that
+//     depends only on constants) once.
+//   - Execute runs the main steps. After the first call it allocates
+//     nothing; concurrent calls are safe (each takes its own scratch arena
+//     from a pool) and share the persistent thread pool.
+#ifndef HGC_RUNTIME_EXECUTABLE_H_
+#define HGC_RUNTIME_EXECUTABLE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "ir/tensor.h"
+#include "runtime/kernel_abi.h"
+#include "runtime/thread_pool.h"
+
+namespace hgc {
+
+// Where a step finds one of its buffers.
+struct BufferRef {
+  enum class Kind : uint8_t {
+    kInput,     // graph parameter `index` (non-const)
+    kOutput,    // graph result `index`
+    kConstant,  // constant cache slot `index`
+    kArena,     // scratch arena at byte `offset`
+  };
+  Kind kind = Kind::kArena;
+  int64_t index = 0;
+  int64_t offset = 0;
+
+  static BufferRef Input(int64_t i) { return {Kind::kInput, i, 0}; }
+  static BufferRef Output(int64_t i) { return {Kind::kOutput, i, 0}; }
+  static BufferRef Constant(int64_t i) { return {Kind::kConstant, i, 0}; }
+  static BufferRef Arena(int64_t offset) { return {Kind::kArena, 0, offset}; }
+};
+
+// One unit of work: compiled code run on every pool thread, or host code
+// run once (on the calling thread).
+struct Step {
+  std::string name;
+  StepFn fn = nullptr;
+  std::function<void(void* const* buffers)> host;
+  std::vector<BufferRef> buffers;
+  std::vector<const void*> kernels;
+};
+
+// Everything codegen hands the runtime.
+struct Program {
+  std::vector<TensorType> param_types;
+  std::vector<bool> param_is_const;
+  std::vector<TensorType> result_types;
+  // Constant cache slots: literal constants arrive filled; slots for const
+  // parameters and init-step results arrive allocated (any contents).
+  std::vector<Tensor> constants;
+  // For each const parameter i, the constant slot it is copied into (-1 for
+  // non-const parameters).
+  std::vector<int64_t> param_constant_slot;
+  std::vector<Step> init_steps;
+  std::vector<Step> steps;
+  int64_t arena_bytes = 0;
+  // Arena bytes the init steps need (allocated only during SetConstants).
+  int64_t init_arena_bytes = 0;
+};
+
+class Executable {
+ public:
+  // `code_owner` keeps the generated code alive as long as the executable.
+  Executable(Program program, std::shared_ptr<void> code_owner,
+             int num_threads);
+  ~Executable();
+
+  const Program& program() const { return program_; }
+  int num_threads() const { return pool_.num_threads(); }
+
+  // Binds every const parameter from `params` (one tensor per graph
+  // parameter; non-const entries are ignored and may be empty) and runs
+  // the init steps. Must be called before Execute when the graph has const
+  // parameters; may be called again to rebind.
+  absl::Status SetConstants(absl::Span<const Tensor> params);
+
+  // Runs the graph. `inputs` has one pointer per graph parameter (const
+  // parameters' entries are ignored, may be null); `outputs` one per result,
+  // each pointing at a buffer of the result type's size.
+  absl::Status Execute(absl::Span<const void* const> inputs,
+                       absl::Span<void* const> outputs);
+
+  // Convenience: allocates the outputs (not allocation-free).
+  absl::StatusOr<std::vector<Tensor>> Execute(absl::Span<const Tensor> params);
+
+ private:
+  struct Scratch;
+  std::unique_ptr<Scratch> AcquireScratch();
+  void ReleaseScratch(std::unique_ptr<Scratch> scratch);
+  void RunSteps(const std::vector<Step>& steps, Scratch& scratch,
+                const void* const* inputs, void* const* outputs);
+
+  Program program_;
+  std::shared_ptr<void> code_owner_;
+  ThreadPool pool_;
+  bool constants_bound_ = false;
+
+  std::mutex scratch_mutex_;
+  std::vector<std::unique_ptr<Scratch>> free_scratch_;
+};
+
+}  // namespace hgc
+
+#endif  // HGC_RUNTIME_EXECUTABLE_H_

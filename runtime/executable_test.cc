@@ -1,0 +1,151 @@
+#include "runtime/executable.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "gtest/gtest.h"
+
+// Counts every heap allocation of the process (C and C++), so the test can
+// show that executing allocates nothing after the first run.
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* __libc_memalign(size_t, size_t);
+static std::atomic<int64_t> g_allocations{0};
+extern "C" void* malloc(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(n);
+}
+extern "C" void* aligned_alloc(size_t alignment, size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_memalign(alignment, n);
+}
+
+namespace hgc {
+namespace {
+
+constexpr int64_t kSize = 1000;
+
+// out[i] = x[i] + w2[i] over this thread's share; w2 is a constant slot.
+void AddStep(const KernelFrame* frame) {
+  const float* x = static_cast<const float*>(frame->buffers[0]);
+  const float* w2 = static_cast<const float*>(frame->buffers[1]);
+  float* tmp = static_cast<float*>(frame->buffers[2]);
+  int64_t chunk = (kSize + frame->num_threads - 1) / frame->num_threads;
+  int64_t begin = frame->thread_id * chunk;
+  int64_t end = std::min(kSize, begin + chunk);
+  for (int64_t i = begin; i < end; ++i) tmp[i] = x[i] + w2[i];
+  // Everyone's share of tmp is done before anyone reads a neighbour's.
+  frame->barrier(frame->barrier_ctx);
+  float* out = static_cast<float*>(frame->buffers[3]);
+  for (int64_t i = begin; i < end; ++i) out[i] = tmp[kSize - 1 - i];
+}
+
+// A program computing out = reverse(x + 2 * w), with 2 * w computed once
+// by an init step.
+Program MakeProgram() {
+  TensorType vec(DType::kF32, {kSize});
+  Program p;
+  p.param_types = {vec, vec};
+  p.param_is_const = {false, true};
+  p.result_types = {vec};
+  p.constants.push_back(*Tensor::Create(vec));  // slot 0: w
+  p.constants.push_back(*Tensor::Create(vec));  // slot 1: 2 * w
+  p.param_constant_slot = {-1, 0};
+  Step init;
+  init.name = "double_w";
+  init.buffers = {BufferRef::Constant(0), BufferRef::Constant(1)};
+  init.host = [](void* const* buffers) {
+    const float* w = static_cast<const float*>(buffers[0]);
+    float* w2 = static_cast<float*>(buffers[1]);
+    for (int64_t i = 0; i < kSize; ++i) w2[i] = 2 * w[i];
+  };
+  p.init_steps.push_back(init);
+  Step add;
+  add.name = "add_reverse";
+  add.fn = &AddStep;
+  add.buffers = {BufferRef::Input(0), BufferRef::Constant(1),
+                 BufferRef::Arena(128), BufferRef::Output(0)};
+  p.steps.push_back(add);
+  p.arena_bytes = 128 + kSize * sizeof(float);
+  return p;
+}
+
+std::vector<Tensor> MakeParams(float x_scale) {
+  TensorType vec(DType::kF32, {kSize});
+  Tensor x = *Tensor::Create(vec), w = *Tensor::Create(vec);
+  for (int64_t i = 0; i < kSize; ++i) {
+    x.mutable_data<float>()[i] = x_scale * i;
+    w.mutable_data<float>()[i] = 1.0f + i % 7;
+  }
+  return {x, w};
+}
+
+void ExpectResult(const float* out, float x_scale) {
+  for (int64_t i = 0; i < kSize; ++i) {
+    int64_t j = kSize - 1 - i;
+    ASSERT_EQ(out[i], x_scale * j + 2 * (1.0f + j % 7)) << i;
+  }
+}
+
+TEST(ExecutableTest, RunsInitOnceAndStepsPerCall) {
+  for (int threads : {1, 2, 3}) {
+    Executable exe(MakeProgram(), nullptr, threads);
+    std::vector<Tensor> params = MakeParams(1.0f);
+    EXPECT_EQ(exe.Execute(params).status().code(),
+              absl::StatusCode::kFailedPrecondition);
+    ASSERT_TRUE(exe.SetConstants(params).ok());
+    std::vector<Tensor> out = *exe.Execute(params);
+    ExpectResult(out[0].data<float>(), 1.0f);
+  }
+}
+
+TEST(ExecutableTest, ExecuteAllocatesNothingAfterTheFirstRun) {
+  Executable exe(MakeProgram(), nullptr, 2);
+  std::vector<Tensor> params = MakeParams(0.5f);
+  ASSERT_TRUE(exe.SetConstants(params).ok());
+  Tensor out = *Tensor::Create(TensorType(DType::kF32, {kSize}));
+  const void* inputs[] = {params[0].raw(), nullptr};
+  void* outputs[] = {out.mutable_raw()};
+  ASSERT_TRUE(exe.Execute(inputs, outputs).ok());  // may allocate scratch
+  int64_t before = g_allocations.load();
+  for (int rep = 0; rep < 100; ++rep) ASSERT_TRUE(exe.Execute(inputs, outputs).ok());
+  EXPECT_EQ(g_allocations.load() - before, 0);
+  ExpectResult(out.data<float>(), 0.5f);
+}
+
+TEST(ExecutableTest, ConcurrentCallsEachGetTheirOwnScratch) {
+  Executable exe(MakeProgram(), nullptr, 2);
+  ASSERT_TRUE(exe.SetConstants(MakeParams(1.0f)).ok());
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&, c] {
+      std::vector<Tensor> params = MakeParams(static_cast<float>(c + 1));
+      for (int rep = 0; rep < 50; ++rep) {
+        std::vector<Tensor> out = *exe.Execute(params);
+        for (int64_t i = 0; i < kSize; ++i) {
+          int64_t j = kSize - 1 - i;
+          if (out[0].data<float>()[i] != (c + 1) * j + 2 * (1.0f + j % 7)) {
+            failures.fetch_add(1);
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(ExecutableTest, RejectsWrongArguments) {
+  Executable exe(MakeProgram(), nullptr, 1);
+  std::vector<Tensor> params = MakeParams(1.0f);
+  EXPECT_FALSE(exe.SetConstants({params[0]}).ok());
+  Tensor small = *Tensor::Create(TensorType(DType::kF32, {3}));
+  EXPECT_FALSE(exe.SetConstants({params[0], small}).ok());
+  ASSERT_TRUE(exe.SetConstants(params).ok());
+  EXPECT_FALSE(exe.Execute({small, params[1]}).ok());
+}
+
+}  // namespace
+}  // namespace hgc

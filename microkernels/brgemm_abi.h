@@ -1,0 +1,39 @@
+// The calling convention of every generated BRGEMM kernel.
+//
+// A kernel is `void fn(const BrgemmCallArgs*)` (System V: the pointer
+// arrives in rdi). One argument block keeps the generated prologue the same
+// for every ISA and lets the compiler's LLVM loops fill it in place.
+#ifndef HGC_MICROKERNELS_BRGEMM_ABI_H_
+#define HGC_MICROKERNELS_BRGEMM_ABI_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hgc {
+namespace microkernels {
+
+struct BrgemmCallArgs {
+  // kPointerList: `const void* const*` arrays of `batch` A and B blocks.
+  // kStrided: the first A and B block; the rest follow at the descriptor's
+  // strides.
+  const void* a;
+  const void* b;
+  // The M x N output block (f32 or s32), leading dimension ldc.
+  void* c;
+  // Number of (A, B) pairs to reduce; <= 0 means none (C = 0 for beta 0,
+  // unchanged for beta 1).
+  int64_t batch;
+};
+
+using BrgemmFn = void (*)(const BrgemmCallArgs*);
+
+// Field offsets the generators load from.
+constexpr int kArgA = offsetof(BrgemmCallArgs, a);
+constexpr int kArgB = offsetof(BrgemmCallArgs, b);
+constexpr int kArgC = offsetof(BrgemmCallArgs, c);
+constexpr int kArgBatch = offsetof(BrgemmCallArgs, batch);
+
+}  // namespace microkernels
+}  // namespace hgc
+
+#endif  // HGC_MICROKERNELS_BRGEMM_ABI_H_

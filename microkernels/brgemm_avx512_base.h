@@ -1,0 +1,111 @@
+// The loop skeleton shared by the AVX-512 BRGEMM generators.
+//
+// The generated function walks C in register tiles (brgemm_blocking.h):
+//
+//   for each N block (full blocks in a loop, then one tail block)
+//     for each M block (full blocks in a loop, then one tail block)
+//       zero the accumulators
+//       for each batch element i: A_i, B_i from the list or the strides
+//         BatchPrologue()                      (s8s8: A row sums)
+//         for each K group (unrolled; the last group may be partial)
+//           ComputeGroup()                     (the ISA's inner product)
+//       StoreAcc(): C (= or +=) accumulators, masked on the N tail
+//
+// A "K group" is the VNNI granularity: 1 f32, 2 bf16 or 4 int8 elements of
+// K. Subclasses supply only the per-group arithmetic, constants and the
+// per-batch prologue. The N tail is a masked vector (opmask k1); the K tail
+// is a partial group whose A bytes are loaded exactly, so no kernel reads or
+// writes outside its buffers.
+#ifndef HGC_MICROKERNELS_BRGEMM_AVX512_BASE_H_
+#define HGC_MICROKERNELS_BRGEMM_AVX512_BASE_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "microkernels/brgemm_blocking.h"
+#include "microkernels/brgemm_desc.h"
+#include "microkernels/jit_generator.h"
+
+namespace hgc {
+namespace microkernels {
+
+class BrgemmAvx512Base : public JitGenerator {
+ public:
+  // `desc` must have passed ValidateBrgemmDesc; `blocking` comes from
+  // ChooseBlocking(desc) (tests may pass others that fit the registers).
+  BrgemmAvx512Base(const BrgemmDesc& desc, const BrgemmBlocking& blocking);
+
+  const BrgemmDesc& desc() const { return desc_; }
+  const BrgemmBlocking& blocking() const { return blocking_; }
+
+ protected:
+  absl::Status Generate() final;
+
+  // Called once after the prologue: set up constant registers.
+  virtual void InitConstants() {}
+  // Called per batch element, after reg_a/reg_b point at this element's
+  // block, before its K loop. Must leave reg_a and reg_b unchanged.
+  virtual void BatchPrologue(int rows, int nvecs) {}
+  // Emits the products of one K group: A at [reg_a + a_off + row * lda],
+  // B at [reg_b + b_off + vec * 64]. `valid` is how many of the group's K
+  // elements exist (== granularity except in the K tail). `masked`: the
+  // last vector covers the N tail (opmask k1).
+  virtual void ComputeGroup(int rows, int nvecs, bool masked, int64_t a_off,
+                            int64_t b_off, int valid) = 0;
+
+  // Accumulator for tile row `row`, vector `vec`, in a tile `nvecs` wide.
+  Xbyak::Zmm Acc(int row, int vec, int nvecs) const {
+    return Xbyak::Zmm(row * nvecs + vec);
+  }
+  // The i-th reserved register, counted down from zmm31.
+  Xbyak::Zmm Reserved(int i) const { return Xbyak::Zmm(31 - i); }
+  // Address of A element (row, k group offset) in the current block.
+  Xbyak::Address AAddr(int row, int64_t a_off);
+  // Broadcasts the `valid` (< group) leading elements of a K group of row
+  // `row` into every lane of `dst`, zero-filling the rest of each 32-bit
+  // lane. Reads exactly valid * element-size bytes.
+  void BroadcastPartialGroup(const Xbyak::Zmm& dst, int row, int64_t a_off,
+                             int valid);
+  // Loads B vector `vec` of the group at b_off; masked (zeroing) when it is
+  // the N tail vector.
+  Xbyak::Address BAddr(int vec, int64_t b_off);
+
+  bool IsInt() const {
+    return desc_.dtype == BrgemmDataType::kU8S8 ||
+           desc_.dtype == BrgemmDataType::kS8S8;
+  }
+  int64_t a_elem_bytes() const { return InputElementSize(desc_.dtype); }
+  int64_t group() const { return VnniGranularity(desc_.dtype); }
+
+  // General-purpose registers (System V; rdi carries the arguments).
+  const Xbyak::Reg64 reg_args_ = Xbyak::util::rdi;
+  const Xbyak::Reg64 reg_c_ = Xbyak::util::rsi;      // C tile
+  const Xbyak::Reg64 reg_c_n_ = Xbyak::util::rdx;    // C at N block, row 0
+  const Xbyak::Reg64 reg_aoff_ = Xbyak::util::rcx;   // M block offset in A
+  const Xbyak::Reg64 reg_boff_ = Xbyak::util::r8;    // N block offset in B
+  const Xbyak::Reg64 reg_a_ = Xbyak::util::r9;       // A in the K loop
+  const Xbyak::Reg64 reg_b_ = Xbyak::util::r10;      // B in the K loop
+  const Xbyak::Reg64 reg_iter_a_ = Xbyak::util::r11; // batch: next A
+  const Xbyak::Reg64 reg_iter_b_ = Xbyak::util::rax; // batch: next B
+  const Xbyak::Reg64 reg_batch_ = Xbyak::util::rbx;  // batch count left
+  const Xbyak::Reg64 reg_k_ = Xbyak::util::rbp;      // K loop trips left
+  const Xbyak::Reg64 reg_m_ = Xbyak::util::r12;      // M blocks left
+  const Xbyak::Reg64 reg_n_ = Xbyak::util::r13;      // N blocks left
+  const Xbyak::Reg64 reg_tmp_ = Xbyak::util::r14;
+  const Xbyak::Reg64 reg_tmp2_ = Xbyak::util::r15;
+
+ private:
+  void EmitNBlocks(int64_t count, int cols);
+  void EmitMBlocks(int64_t count, int rows, int cols);
+  void EmitTile(int rows, int cols);
+  void EmitKLoop(int rows, int nvecs, bool masked);
+  void StoreAcc(int rows, int nvecs, bool masked);
+
+  const BrgemmDesc desc_;
+  const BrgemmBlocking blocking_;
+};
+
+}  // namespace microkernels
+}  // namespace hgc
+
+#endif  // HGC_MICROKERNELS_BRGEMM_AVX512_BASE_H_

@@ -1,0 +1,47 @@
+// Register blocking for the AVX-512 BRGEMM generators.
+//
+// A kernel walks C in register tiles of `rows` x (`nvecs` x 16 lanes); each
+// tile's accumulators stay in ZMM registers for the whole batch and K
+// reduction. The heuristic (documented in brgemm_blocking.cc) maximizes the
+// accumulator count under the 32-register budget left by each generator's
+// other live registers, so the two FMA ports stay busy despite the
+// 4-cycle FMA latency and the load ports are never the bottleneck.
+#ifndef HGC_MICROKERNELS_BRGEMM_BLOCKING_H_
+#define HGC_MICROKERNELS_BRGEMM_BLOCKING_H_
+
+#include <string>
+
+#include "microkernels/brgemm_desc.h"
+
+namespace hgc {
+namespace microkernels {
+
+// How one AVX-512 kernel is blocked.
+struct BrgemmBlocking {
+  int rows = 0;      // C rows per register tile (M blocking), >= 1.
+  int nvecs = 0;     // 16-lane vectors per tile row (N blocking), 1..4.
+  int k_unroll = 0;  // K groups emitted per trip of the K loop, >= 1.
+  // Registers, besides the accumulators, a tile row and a tile need: the
+  // generator reserves them from the top of zmm31 down.
+  int reserved_regs = 0;
+
+  // "rows6x4v:ku4", for logs and dumps.
+  std::string ToString() const;
+};
+
+// The vector registers a generator needs besides rows * nvecs accumulators,
+// for a tile `nvecs` vectors wide: B vectors, broadcast A values, constants.
+int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs);
+
+// The blocking for `desc` (an AVX-512 ISA, not AMX). The register tile is
+// never taller than M; tails in M and N get the same tile shape cut down.
+BrgemmBlocking ChooseBlocking(const BrgemmDesc& desc);
+
+// Whether `desc` selects the bf16 kernel that widens bf16 to f32 and uses
+// FMA (isa below avx512_core_bf16) rather than vdpbf16ps.
+bool UsesBf16Widening(const BrgemmDesc& desc);
+
+}  // namespace microkernels
+}  // namespace hgc
+
+#endif  // HGC_MICROKERNELS_BRGEMM_BLOCKING_H_

@@ -1,0 +1,152 @@
+#include "microkernels/brgemm_desc.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace hgc {
+namespace microkernels {
+
+const char* DataTypeName(BrgemmDataType dt) {
+  switch (dt) {
+    case BrgemmDataType::kF32: return "f32f32f32";
+    case BrgemmDataType::kBf16: return "bf16bf16f32";
+    case BrgemmDataType::kU8S8: return "u8s8s32";
+    case BrgemmDataType::kS8S8: return "s8s8s32";
+  }
+  return "unknown";
+}
+
+int64_t InputElementSize(BrgemmDataType dt) {
+  switch (dt) {
+    case BrgemmDataType::kF32: return 4;
+    case BrgemmDataType::kBf16: return 2;
+    case BrgemmDataType::kU8S8:
+    case BrgemmDataType::kS8S8: return 1;
+  }
+  return 0;
+}
+
+int64_t VnniGranularity(BrgemmDataType dt) { return 4 / InputElementSize(dt); }
+
+BLayout RequiredBLayout(BrgemmDataType dt) {
+  switch (dt) {
+    case BrgemmDataType::kF32: return BLayout::kPlain;
+    case BrgemmDataType::kBf16: return BLayout::kVnni2;
+    case BrgemmDataType::kU8S8:
+    case BrgemmDataType::kS8S8: return BLayout::kVnni4;
+  }
+  return BLayout::kPlain;
+}
+
+const char* BLayoutName(BLayout layout) {
+  switch (layout) {
+    case BLayout::kPlain: return "plain";
+    case BLayout::kVnni2: return "vnni2";
+    case BLayout::kVnni4: return "vnni4";
+  }
+  return "unknown";
+}
+
+std::string BrgemmDesc::ToString() const {
+  std::string batch =
+      batch_kind == BatchKind::kPointerList
+          ? std::string("list")
+          : absl::StrCat("stride(", stride_a_bytes, ",", stride_b_bytes, ")");
+  return absl::StrCat("brgemm:", IsaName(isa), ":", DataTypeName(dtype), ":M",
+                      m, "N", n, "K", k, ":lda", lda, ":ldb", ldb, ":ldc", ldc,
+                      ":beta", accumulate ? 1 : 0, ":", batch, ":",
+                      BLayoutName(b_layout));
+}
+
+bool operator==(const BrgemmDesc& x, const BrgemmDesc& y) {
+  return x.isa == y.isa && x.dtype == y.dtype && x.m == y.m && x.n == y.n &&
+         x.k == y.k && x.lda == y.lda && x.ldb == y.ldb && x.ldc == y.ldc &&
+         x.accumulate == y.accumulate && x.batch_kind == y.batch_kind &&
+         x.stride_a_bytes == y.stride_a_bytes &&
+         x.stride_b_bytes == y.stride_b_bytes && x.b_layout == y.b_layout;
+}
+
+BrgemmDesc MakeBrgemmDesc(Isa isa, BrgemmDataType dtype, int64_t m, int64_t n,
+                          int64_t k) {
+  BrgemmDesc d;
+  d.isa = isa;
+  d.dtype = dtype;
+  d.m = m;
+  d.n = n;
+  d.k = k;
+  d.lda = k;
+  d.ldb = n;
+  d.ldc = n;
+  d.b_layout = RequiredBLayout(dtype);
+  return d;
+}
+
+absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
+  // Sizes are bounded so that every displacement the generators fold into an
+  // instruction fits in 32 bits.
+  constexpr int64_t kMaxDim = int64_t{1} << 20;
+  auto bad = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad brgemm descriptor (", what, "): ", d.ToString()));
+  };
+  if (d.m < 1 || d.n < 1 || d.k < 1) return bad("M, N and K must be >= 1");
+  if (d.m > kMaxDim || d.n > kMaxDim || d.k > kMaxDim) {
+    return bad("M, N and K must be <= 2^20");
+  }
+  if (d.lda < d.k || d.ldb < d.n || d.ldc < d.n) {
+    return bad("leading dimensions must be >= K (lda) and N (ldb, ldc)");
+  }
+  if (d.lda > kMaxDim || d.ldb > kMaxDim || d.ldc > kMaxDim) {
+    return bad("leading dimensions must be <= 2^20");
+  }
+  if (d.m * d.lda * InputElementSize(d.dtype) > (int64_t{1} << 31) ||
+      d.m * d.ldc * 4 > (int64_t{1} << 31) ||
+      PackedBBytes(d) > (int64_t{1} << 31)) {
+    return bad("a block must stay below 2 GiB");
+  }
+  if (d.b_layout != RequiredBLayout(d.dtype)) {
+    return bad(absl::StrCat(DataTypeName(d.dtype), " needs B packed as ",
+                            BLayoutName(RequiredBLayout(d.dtype))));
+  }
+  if (d.batch_kind == BatchKind::kPointerList &&
+      (d.stride_a_bytes != 0 || d.stride_b_bytes != 0)) {
+    return bad("strides are only for strided batches");
+  }
+  if (d.batch_kind == BatchKind::kStrided &&
+      (d.stride_a_bytes < 0 || d.stride_b_bytes < 0 ||
+       d.stride_a_bytes > (int64_t{1} << 40) ||
+       d.stride_b_bytes > (int64_t{1} << 40))) {
+    return bad("strides must be in [0, 2^40]");
+  }
+  switch (d.isa) {
+    case Isa::kNone:
+      return bad("no ISA");
+    case Isa::kAvx512Core:
+      if (d.dtype == BrgemmDataType::kU8S8 || d.dtype == BrgemmDataType::kS8S8) {
+        return bad("int8 needs avx512_core_vnni or higher");
+      }
+      break;
+    case Isa::kAvx512CoreVnni:
+      break;
+    case Isa::kAvx512CoreBf16:
+    case Isa::kAvx512CoreFp16:
+      break;
+    case Isa::kAvx512CoreAmx:
+      if (d.dtype == BrgemmDataType::kF32) {
+        return absl::UnimplementedError(
+            absl::StrCat("AMX has no f32 tile product: ", d.ToString()));
+      }
+      break;
+  }
+  if (d.dtype == BrgemmDataType::kBf16 && d.isa == Isa::kAvx512CoreVnni) {
+    return bad("bf16 runs on avx512_core (widening) or avx512_core_bf16");
+  }
+  return absl::OkStatus();
+}
+
+int64_t PackedBBytes(const BrgemmDesc& d) {
+  const int64_t g = VnniGranularity(d.dtype);
+  return (d.k + g - 1) / g * d.ldb * g * InputElementSize(d.dtype);
+}
+
+}  // namespace microkernels
+}  // namespace hgc

@@ -1,0 +1,119 @@
+// BrgemmDesc: the plain description of one batch-reduce GEMM microkernel.
+//
+//   C[M x N] (= or +=) sum_{i < batch} A_i[M x K] * B_i[K x N]
+//
+// Every size is fixed when the kernel is generated; only the pointers and the
+// batch count arrive at call time. A is row-major with leading dimension lda
+// (in elements). B is pre-packed (see pack.h) in the layout named by
+// `b_layout`; ldb is the packed row width in columns (>= N). C is row-major
+// with leading dimension ldc. The descriptor is a value type: compare, hash
+// and print it; the kernel cache keys on it.
+#ifndef HGC_MICROKERNELS_BRGEMM_DESC_H_
+#define HGC_MICROKERNELS_BRGEMM_DESC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "support/cpu_features.h"
+
+namespace hgc {
+namespace microkernels {
+
+// The element types of A, B and C, as one enum: only these four combinations
+// exist.
+enum class BrgemmDataType : uint8_t {
+  kF32,   // f32 * f32 -> f32
+  kBf16,  // bf16 * bf16 -> f32
+  kU8S8,  // u8 * s8 -> s32
+  kS8S8,  // s8 * s8 -> s32
+};
+
+// "f32f32f32", "bf16bf16f32", "u8s8s32", "s8s8s32".
+const char* DataTypeName(BrgemmDataType dt);
+// Bytes per element of A (and of B): 4, 2, 1, 1.
+int64_t InputElementSize(BrgemmDataType dt);
+// K elements interleaved per packed B group: 1 (f32), 2 (bf16), 4 (int8).
+int64_t VnniGranularity(BrgemmDataType dt);
+
+// How B is laid out in memory. With g = the layout's group size (1, 2, 4),
+// element B[k][n] lives at offset ((k / g) * ldb + n) * g + k % g elements.
+// Rows past K inside the last group are zero (pack.h guarantees it).
+enum class BLayout : uint8_t {
+  kPlain,  // f32 rows: B[k][n] at k * ldb + n.
+  kVnni2,  // bf16 pairs along K interleaved per column.
+  kVnni4,  // int8 groups of four along K interleaved per column.
+};
+
+// The layout each data type requires.
+BLayout RequiredBLayout(BrgemmDataType dt);
+const char* BLayoutName(BLayout layout);
+
+// How the kernel finds the i-th A and B block at call time.
+enum class BatchKind : uint8_t {
+  kPointerList,  // A_i = a_ptrs[i], B_i = b_ptrs[i].
+  kStrided,      // A_i = a + i * stride_a bytes, B_i = b + i * stride_b bytes.
+};
+
+// See the file comment. All sizes are elements unless named *_bytes.
+struct BrgemmDesc {
+  // The instruction family the kernel is generated for. For bf16,
+  // kAvx512Core selects the kernel that widens bf16 to f32 and uses FMA and
+  // kAvx512CoreBf16 (or higher, below AMX) the vdpbf16ps kernel;
+  // kAvx512CoreAmx selects the tile kernels for bf16 and int8.
+  Isa isa = Isa::kAvx512Core;
+  BrgemmDataType dtype = BrgemmDataType::kF32;
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t lda = 0;  // >= K
+  int64_t ldb = 0;  // >= N, packed columns per K group
+  int64_t ldc = 0;  // >= N
+  // false: C = sum (beta = 0). true: C += sum (beta = 1).
+  bool accumulate = false;
+  BatchKind batch_kind = BatchKind::kPointerList;
+  int64_t stride_a_bytes = 0;  // kStrided only
+  int64_t stride_b_bytes = 0;  // kStrided only
+  BLayout b_layout = BLayout::kPlain;
+
+  // "brgemm:avx512_core_bf16:bf16bf16f32:M32N64K512:lda512:ldb64:ldc64:
+  //  beta1:list:vnni2" (one line). Strided batches print as
+  //  "stride(<a bytes>,<b bytes>)".
+  std::string ToString() const;
+
+  friend bool operator==(const BrgemmDesc& x, const BrgemmDesc& y);
+  friend bool operator!=(const BrgemmDesc& x, const BrgemmDesc& y) {
+    return !(x == y);
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const BrgemmDesc& d) {
+    return H::combine(std::move(h), static_cast<int>(d.isa),
+                      static_cast<int>(d.dtype), d.m, d.n, d.k, d.lda, d.ldb,
+                      d.ldc, d.accumulate, static_cast<int>(d.batch_kind),
+                      d.stride_a_bytes, d.stride_b_bytes,
+                      static_cast<int>(d.b_layout));
+  }
+};
+
+// Fills a descriptor with tight leading dimensions (lda = K, ldb = ldc = N),
+// the layout `dtype` requires, beta 0 and a pointer-list batch.
+BrgemmDesc MakeBrgemmDesc(Isa isa, BrgemmDataType dtype, int64_t m,
+                          int64_t n, int64_t k);
+
+// Checks a descriptor before generation: sizes >= 1, leading dimensions
+// large enough, the layout matching the data type, the ISA able to run the
+// data type, strides only for strided batches. InvalidArgument says which
+// field is wrong; Unimplemented for valid but unsupported combinations
+// (f32 on AMX).
+absl::Status ValidateBrgemmDesc(const BrgemmDesc& desc);
+
+// Bytes a packed B block of this descriptor occupies: ceil(K / g) * ldb * g
+// elements. Packing writes exactly this many bytes.
+int64_t PackedBBytes(const BrgemmDesc& desc);
+
+}  // namespace microkernels
+}  // namespace hgc
+
+#endif  // HGC_MICROKERNELS_BRGEMM_DESC_H_

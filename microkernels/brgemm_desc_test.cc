@@ -1,0 +1,116 @@
+#include "microkernels/brgemm_desc.h"
+
+#include "absl/hash/hash_testing.h"
+#include "gtest/gtest.h"
+#include "microkernels/brgemm_blocking.h"
+
+namespace hgc {
+namespace microkernels {
+namespace {
+
+TEST(BrgemmDescTest, PrintsEveryField) {
+  BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512CoreBf16, BrgemmDataType::kBf16,
+                                32, 64, 512);
+  d.accumulate = true;
+  EXPECT_EQ(d.ToString(),
+            "brgemm:avx512_core_bf16:bf16bf16f32:M32N64K512:lda512:ldb64:"
+            "ldc64:beta1:list:vnni2");
+  d.batch_kind = BatchKind::kStrided;
+  d.stride_a_bytes = 32768;
+  d.stride_b_bytes = 65536;
+  d.accumulate = false;
+  EXPECT_EQ(d.ToString(),
+            "brgemm:avx512_core_bf16:bf16bf16f32:M32N64K512:lda512:ldb64:"
+            "ldc64:beta0:stride(32768,65536):vnni2");
+}
+
+TEST(BrgemmDescTest, EqualityAndHashCoverEveryField) {
+  const BrgemmDesc base =
+      MakeBrgemmDesc(Isa::kAvx512CoreVnni, BrgemmDataType::kU8S8, 6, 64, 256);
+  std::vector<BrgemmDesc> variants(12, base);
+  variants[1].m = 7;
+  variants[2].n = 48;
+  variants[3].k = 255;
+  variants[4].lda = 300;
+  variants[5].ldb = 80;
+  variants[6].ldc = 70;
+  variants[7].accumulate = true;
+  variants[8].batch_kind = BatchKind::kStrided;
+  variants[9].dtype = BrgemmDataType::kS8S8;
+  variants[10].isa = Isa::kAvx512CoreAmx;
+  variants[11].batch_kind = BatchKind::kStrided;
+  variants[11].stride_a_bytes = 64;
+  for (size_t i = 1; i < variants.size(); ++i) {
+    EXPECT_NE(variants[i], base) << i;
+  }
+  EXPECT_EQ(base, variants[0]);
+  EXPECT_TRUE(absl::VerifyTypeImplementsAbslHashCorrectly(variants));
+}
+
+TEST(BrgemmDescTest, LayoutsFollowTheDataType) {
+  EXPECT_EQ(RequiredBLayout(BrgemmDataType::kF32), BLayout::kPlain);
+  EXPECT_EQ(RequiredBLayout(BrgemmDataType::kBf16), BLayout::kVnni2);
+  EXPECT_EQ(RequiredBLayout(BrgemmDataType::kS8S8), BLayout::kVnni4);
+  EXPECT_EQ(VnniGranularity(BrgemmDataType::kBf16), 2);
+  EXPECT_EQ(VnniGranularity(BrgemmDataType::kU8S8), 4);
+  // K = 5 int8 rows pad to two groups of four.
+  BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512CoreVnni, BrgemmDataType::kU8S8,
+                                1, 17, 5);
+  d.ldb = 32;
+  EXPECT_EQ(PackedBBytes(d), 2 * 32 * 4);
+}
+
+TEST(BrgemmDescTest, ValidationNamesTheProblem) {
+  BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 4, 4, 4);
+  EXPECT_TRUE(ValidateBrgemmDesc(d).ok());
+  BrgemmDesc bad = d;
+  bad.k = 0;
+  EXPECT_EQ(ValidateBrgemmDesc(bad).code(), absl::StatusCode::kInvalidArgument);
+  bad = d;
+  bad.lda = 3;
+  EXPECT_NE(ValidateBrgemmDesc(bad).message().find("leading"), std::string::npos);
+  bad = d;
+  bad.b_layout = BLayout::kVnni2;
+  EXPECT_EQ(ValidateBrgemmDesc(bad).code(), absl::StatusCode::kInvalidArgument);
+  bad = d;
+  bad.stride_a_bytes = 16;  // strides on a pointer list
+  EXPECT_EQ(ValidateBrgemmDesc(bad).code(), absl::StatusCode::kInvalidArgument);
+  bad = d;
+  bad.isa = Isa::kAvx512CoreAmx;
+  EXPECT_EQ(ValidateBrgemmDesc(bad).code(), absl::StatusCode::kUnimplemented);
+  bad = MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kU8S8, 4, 4, 4);
+  EXPECT_NE(ValidateBrgemmDesc(bad).message().find("vnni"), std::string::npos);
+}
+
+TEST(BrgemmBlockingTest, FillsTheRegisterFileAndStaysInIt) {
+  for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
+                            BrgemmDataType::kU8S8, BrgemmDataType::kS8S8}) {
+    for (Isa isa : {Isa::kAvx512Core, Isa::kAvx512CoreBf16}) {
+      for (int64_t n : {1, 16, 17, 33, 64, 1000}) {
+        BrgemmDesc d = MakeBrgemmDesc(isa, dt, 1000, n, 64);
+        const BrgemmBlocking b = ChooseBlocking(d);
+        EXPECT_LE(b.rows * b.nvecs + b.reserved_regs, 32) << d.ToString();
+        EXPECT_GE(b.rows, 1);
+        EXPECT_EQ(b.nvecs, std::min<int64_t>(4, (n + 15) / 16));
+      }
+    }
+  }
+  // The documented shapes: 6 x 4 for f32, 5 x 4 for widened bf16.
+  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
+                                          BrgemmDataType::kF32, 100, 64, 64))
+                .ToString(),
+            "rows6x4v:ku8");
+  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
+                                          BrgemmDataType::kBf16, 100, 64, 64))
+                .rows,
+            5);
+  // Never taller than M.
+  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
+                                          BrgemmDataType::kF32, 2, 64, 64))
+                .rows,
+            2);
+}
+
+}  // namespace
+}  // namespace microkernels
+}  // namespace hgc

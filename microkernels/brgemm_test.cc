@@ -1,0 +1,146 @@
+// Every kernel variant against the reference over the tail grid:
+// M in {1 .. tile rows + 1}, N in {1, 15, 16, 17, 31, 48, 64, 65},
+// K in {1, 2, 3, 4, 5, 16, 63, 257}, batch in {1, 3}, beta 0 and 1, pointer
+// lists and strided batches, guard pages and guard bytes around every buffer
+// (brgemm_test_util.h). AMX plans run on the tile simulator everywhere and
+// natively where the CPU has AMX.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "microkernels/amx.h"
+#include "microkernels/amx_emulator.h"
+#include "microkernels/amx_plan.h"
+#include "microkernels/brgemm_blocking.h"
+#include "microkernels/brgemm_kernel.h"
+#include "microkernels/brgemm_test_util.h"
+#include "support/cpu_features.h"
+
+namespace hgc {
+namespace microkernels {
+namespace {
+
+enum class Path { kJit, kEmulatedAmx };
+
+struct Variant {
+  const char* name;
+  Isa isa;
+  BrgemmDataType dtype;
+  Path path;
+};
+
+const Variant kVariants[] = {
+    {"f32", Isa::kAvx512Core, BrgemmDataType::kF32, Path::kJit},
+    {"bf16_widen_fma", Isa::kAvx512Core, BrgemmDataType::kBf16, Path::kJit},
+    {"bf16_vdpbf16ps", Isa::kAvx512CoreBf16, BrgemmDataType::kBf16, Path::kJit},
+    {"u8s8_vnni", Isa::kAvx512CoreVnni, BrgemmDataType::kU8S8, Path::kJit},
+    {"s8s8_vnni", Isa::kAvx512CoreVnni, BrgemmDataType::kS8S8, Path::kJit},
+    {"bf16_amx", Isa::kAvx512CoreAmx, BrgemmDataType::kBf16, Path::kJit},
+    {"u8s8_amx", Isa::kAvx512CoreAmx, BrgemmDataType::kU8S8, Path::kJit},
+    {"s8s8_amx", Isa::kAvx512CoreAmx, BrgemmDataType::kS8S8, Path::kJit},
+    {"bf16_amx_emulated", Isa::kAvx512CoreAmx, BrgemmDataType::kBf16,
+     Path::kEmulatedAmx},
+    {"u8s8_amx_emulated", Isa::kAvx512CoreAmx, BrgemmDataType::kU8S8,
+     Path::kEmulatedAmx},
+    {"s8s8_amx_emulated", Isa::kAvx512CoreAmx, BrgemmDataType::kS8S8,
+     Path::kEmulatedAmx},
+};
+
+const int64_t kNs[] = {1, 15, 16, 17, 31, 48, 64, 65};
+const int64_t kKs[] = {1, 2, 3, 4, 5, 16, 63, 257};
+
+// The M values for one N: every height up to one past the register tile
+// (for AMX: one tile of 16 rows, plus the 32-row block edges).
+std::vector<int64_t> MValues(const Variant& v, int64_t n) {
+  int64_t tile_rows;
+  if (v.isa == Isa::kAvx512CoreAmx) {
+    tile_rows = 16;
+  } else {
+    BrgemmDesc probe = MakeBrgemmDesc(v.isa, v.dtype, 1000, n, 16);
+    tile_rows = ChooseBlocking(probe).rows;
+  }
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= tile_rows + 1; ++m) ms.push_back(m);
+  if (v.isa == Isa::kAvx512CoreAmx) {
+    ms.push_back(32);
+    ms.push_back(33);
+  } else {
+    ms.push_back(2 * tile_rows + 1);  // a loop over two full tiles + tail
+  }
+  return ms;
+}
+
+class BrgemmGridTest
+    : public ::testing::TestWithParam<std::tuple<int, int64_t>> {};
+
+TEST_P(BrgemmGridTest, MatchesReferenceOverTails) {
+  const Variant& v = kVariants[std::get<0>(GetParam())];
+  const int64_t n = std::get<1>(GetParam());
+  if (v.path == Path::kJit && !IsaAvailable(v.isa)) {
+    if (v.isa == Isa::kAvx512CoreAmx) {
+      GTEST_SKIP() << "SKIPPED: AMX not available on this CPU ("
+                   << DescribeCpu() << ")";
+    }
+    GTEST_SKIP() << "SKIPPED: " << IsaName(v.isa)
+                 << " not available on this CPU (" << DescribeCpu() << ")";
+  }
+  int cases = 0;
+  uint32_t seed = 1;
+  for (int64_t k : kKs) {
+    for (int64_t m : MValues(v, n)) {
+      for (bool accumulate : {false, true}) {
+        for (BatchKind kind : {BatchKind::kPointerList, BatchKind::kStrided}) {
+          BrgemmDesc desc = MakeBrgemmDesc(v.isa, v.dtype, m, n, k);
+          // Gaps after K in A and after N in C (checked by the harness).
+          desc.lda = k + 3;
+          desc.ldc = n + 2;
+          desc.accumulate = accumulate;
+          desc.batch_kind = kind;
+          SetTestStrides(&desc);
+          std::shared_ptr<BrgemmKernel> kernel;
+          AmxPlan plan;
+          if (v.path == Path::kJit) {
+            auto created = BrgemmKernel::Create(desc);
+            ASSERT_TRUE(created.ok()) << created.status();
+            kernel = std::move(*created);
+          } else {
+            plan = BuildAmxPlan(desc);
+          }
+          for (int64_t batch : {1, 3}) {
+            auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
+              if (kernel) {
+                return [&](const BrgemmCallArgs& args) { kernel->fn()(&args); };
+              }
+              return [&](const BrgemmCallArgs& args) {
+                ASSERT_TRUE(EmulateAmxPlan(plan, args).ok());
+              };
+            };
+            ASSERT_TRUE(CheckBrgemmCase(desc, batch, seed++, make_runner))
+                << v.name;
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
+std::string GridName(
+    const ::testing::TestParamInfo<std::tuple<int, int64_t>>& info) {
+  return std::string(kVariants[std::get<0>(info.param)].name) + "_N" +
+         std::to_string(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllVariants, BrgemmGridTest,
+    ::testing::Combine(
+        ::testing::Range(0, static_cast<int>(sizeof(kVariants) /
+                                             sizeof(kVariants[0]))),
+        ::testing::ValuesIn(kNs)),
+    GridName);
+
+}  // namespace
+}  // namespace microkernels
+}  // namespace hgc

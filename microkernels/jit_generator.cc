@@ -1,0 +1,73 @@
+#include "microkernels/jit_generator.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace hgc {
+namespace microkernels {
+namespace {
+
+// AutoGrow starts with this many bytes and doubles: most kernels fit.
+constexpr size_t kInitialCodeBytes = 16 * 1024;
+
+const Xbyak::Reg64 kCalleeSaved[] = {Xbyak::util::rbx, Xbyak::util::rbp,
+                                     Xbyak::util::r12, Xbyak::util::r13,
+                                     Xbyak::util::r14, Xbyak::util::r15};
+
+}  // namespace
+
+JitGenerator::JitGenerator(std::string name)
+    : Xbyak::CodeGenerator(kInitialCodeBytes, Xbyak::AutoGrow),
+      name_(std::move(name)) {}
+
+absl::Status JitGenerator::Create() {
+  // The allocation in the constructor may already have failed; Xbyak keeps
+  // the first error, so check before clearing.
+  if (Xbyak::GetError() != 0 && getCode() == nullptr) {
+    return absl::InternalError(absl::StrCat(
+        "xbyak: ", Xbyak::ConvertErrorToString(Xbyak::GetError()), " in ",
+        name_));
+  }
+  Xbyak::ClearError();
+  absl::Status status = Generate();
+  if (!status.ok()) {
+    Xbyak::ClearError();
+    return status;
+  }
+  readyRE();
+  const int err = Xbyak::GetError();
+  Xbyak::ClearError();
+  if (err != 0) {
+    return absl::InternalError(absl::StrCat(
+        "xbyak: ", Xbyak::ConvertErrorToString(err), " in ", name_));
+  }
+  return absl::OkStatus();
+}
+
+void JitGenerator::Preamble() {
+  for (const Xbyak::Reg64& r : kCalleeSaved) push(r);
+}
+
+void JitGenerator::Postamble() {
+  for (int i = static_cast<int>(sizeof(kCalleeSaved) / sizeof(kCalleeSaved[0])) - 1;
+       i >= 0; --i) {
+    pop(kCalleeSaved[i]);
+  }
+  vzeroupper();
+  ret();
+}
+
+void JitGenerator::AddImm(const Xbyak::Reg64& reg, int64_t imm,
+                          const Xbyak::Reg64& scratch) {
+  if (imm == 0) return;
+  if (imm >= INT32_MIN && imm <= INT32_MAX) {
+    add(reg, static_cast<int32_t>(imm));
+  } else {
+    mov(scratch, imm);
+    add(reg, scratch);
+  }
+}
+
+}  // namespace microkernels
+}  // namespace hgc

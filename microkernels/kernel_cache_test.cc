@@ -1,0 +1,70 @@
+#include "microkernels/kernel_cache.h"
+
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "support/cpu_features.h"
+
+namespace hgc {
+namespace microkernels {
+namespace {
+
+TEST(KernelCacheTest, SameDescriptorSameKernel) {
+  BrgemmKernelCache cache;
+  const BrgemmDesc d =
+      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 6, 64, 64);
+  auto k1 = cache.Get(d);
+  auto k2 = cache.Get(d);
+  ASSERT_TRUE(k1.ok() && k2.ok());
+  EXPECT_EQ(k1->get(), k2->get());
+  BrgemmDesc other = d;
+  other.accumulate = true;
+  auto k3 = cache.Get(other);
+  ASSERT_TRUE(k3.ok());
+  EXPECT_NE(k3->get(), k1->get());
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+TEST(KernelCacheTest, ThreadsShareOneKernelPerDescriptor) {
+  BrgemmKernelCache cache;
+  constexpr int kThreads = 8;
+  std::vector<const BrgemmKernel*> got(kThreads * 4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 4; ++i) {
+        // Four descriptors, every thread asks for each.
+        const BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512Core,
+                                            BrgemmDataType::kF32, 1 + i, 32, 8);
+        auto k = cache.Get(d);
+        got[t * 4 + i] = k.ok() ? k->get() : nullptr;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_NE(got[t * 4 + i], nullptr);
+      EXPECT_EQ(got[t * 4 + i], got[i]) << "thread " << t << " desc " << i;
+    }
+  }
+  EXPECT_EQ(cache.size(), 4u);
+}
+
+TEST(KernelCacheTest, ErrorsAreReturnedNotCached) {
+  BrgemmKernelCache cache;
+  BrgemmDesc bad = MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 1, 1, 1);
+  bad.lda = 0;
+  EXPECT_EQ(cache.Get(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(cache.size(), 0u);
+  SetMaxIsa(Isa::kNone);
+  auto capped = cache.Get(
+      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 1, 1, 1));
+  ResetMaxIsa();
+  EXPECT_EQ(capped.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace microkernels
+}  // namespace hgc

@@ -1,0 +1,78 @@
+#include "microkernels/pack.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace hgc {
+namespace microkernels {
+namespace {
+
+// Validates what packing needs (not the ISA: packing runs anywhere).
+absl::Status CheckPackable(const BrgemmDesc& desc) {
+  if (desc.k < 1 || desc.n < 1 || desc.ldb < desc.n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot pack B for ", desc.ToString()));
+  }
+  if (desc.b_layout != RequiredBLayout(desc.dtype)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("layout does not match the data type: ", desc.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+// Copies element-by-element as raw bytes of size `es`; one template-free loop
+// serves every data type.
+void PackBytes(const BrgemmDesc& desc, const BSource& src, char* dst) {
+  const int64_t es = InputElementSize(desc.dtype);
+  const int64_t g = VnniGranularity(desc.dtype);
+  const int64_t groups = (desc.k + g - 1) / g;
+  std::memset(dst, 0, groups * desc.ldb * g * es);
+  const char* s = static_cast<const char*>(src.data);
+  for (int64_t k = 0; k < desc.k; ++k) {
+    for (int64_t n = 0; n < desc.n; ++n) {
+      const int64_t from = src.transposed ? n * src.ld + k : k * src.ld + n;
+      const int64_t to = ((k / g) * desc.ldb + n) * g + k % g;
+      std::memcpy(dst + to * es, s + from * es, es);
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status PackB(const BrgemmDesc& desc, const BSource& src, void* dst) {
+  absl::Status ok = CheckPackable(desc);
+  if (!ok.ok()) return ok;
+  if (src.data == nullptr || dst == nullptr) {
+    return absl::InvalidArgumentError("PackB: null buffer");
+  }
+  if (src.ld < (src.transposed ? desc.k : desc.n)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PackB: source leading dimension ", src.ld, " is too small"));
+  }
+  PackBytes(desc, src, static_cast<char*>(dst));
+  return absl::OkStatus();
+}
+
+absl::Status UnpackB(const BrgemmDesc& desc, const void* packed, int64_t ld,
+                     void* dst) {
+  absl::Status ok = CheckPackable(desc);
+  if (!ok.ok()) return ok;
+  if (ld < desc.n) {
+    return absl::InvalidArgumentError("UnpackB: ld must be >= N");
+  }
+  const int64_t es = InputElementSize(desc.dtype);
+  const int64_t g = VnniGranularity(desc.dtype);
+  const char* p = static_cast<const char*>(packed);
+  char* d = static_cast<char*>(dst);
+  for (int64_t k = 0; k < desc.k; ++k) {
+    for (int64_t n = 0; n < desc.n; ++n) {
+      const int64_t from = ((k / g) * desc.ldb + n) * g + k % g;
+      std::memcpy(d + (k * ld + n) * es, p + from * es, es);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace microkernels
+}  // namespace hgc

@@ -1,0 +1,78 @@
+#include "microkernels/pack.h"
+
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace hgc {
+namespace microkernels {
+namespace {
+
+TEST(PackTest, Vnni2InterleavesPairsAndZeroPads) {
+  // B is 3 x 2 (K x N), bf16 bit patterns 1..6; ldb 3 pads a column.
+  BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512CoreBf16, BrgemmDataType::kBf16,
+                                1, 2, 3);
+  d.ldb = 3;
+  const uint16_t b[] = {1, 2, 3, 4, 5, 6};
+  std::vector<uint16_t> packed(PackedBBytes(d) / 2, 0xffff);
+  ASSERT_TRUE(PackB(d, {b, 2, false}, packed.data()).ok());
+  // Group 0: (k0,k1) per column; group 1: (k2, pad).
+  const std::vector<uint16_t> want = {1, 3, 2, 4, 0, 0, 5, 0, 6, 0, 0, 0};
+  EXPECT_EQ(packed, want);
+}
+
+TEST(PackTest, Vnni4GroupsFour) {
+  BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512CoreVnni, BrgemmDataType::kS8S8,
+                                1, 2, 5);
+  std::vector<int8_t> b(10);
+  std::iota(b.begin(), b.end(), 1);  // B[k][n] = 2k + n + 1
+  std::vector<int8_t> packed(PackedBBytes(d));
+  ASSERT_TRUE(PackB(d, {b.data(), 2, false}, packed.data()).ok());
+  const std::vector<int8_t> want = {1, 3, 5, 7, 2, 4, 6, 8,
+                                    9, 0, 0, 0, 10, 0, 0, 0};
+  EXPECT_EQ(packed, want);
+}
+
+TEST(PackTest, TransposedSourceGivesTheSamePacking) {
+  for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
+                            BrgemmDataType::kU8S8}) {
+    BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512CoreVnni, dt, 1, 19, 11);
+    d.ldb = 32;
+    const int64_t es = InputElementSize(dt);
+    std::vector<uint8_t> b(d.k * d.n * es), bt(d.n * (d.k + 1) * es);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(i * 7 + 1);
+    for (int64_t k = 0; k < d.k; ++k) {
+      for (int64_t n = 0; n < d.n; ++n) {
+        for (int64_t e = 0; e < es; ++e) {
+          bt[(n * (d.k + 1) + k) * es + e] = b[(k * d.n + n) * es + e];
+        }
+      }
+    }
+    std::vector<uint8_t> p1(PackedBBytes(d)), p2(PackedBBytes(d));
+    ASSERT_TRUE(PackB(d, {b.data(), d.n, false}, p1.data()).ok());
+    ASSERT_TRUE(PackB(d, {bt.data(), d.k + 1, true}, p2.data()).ok());
+    EXPECT_EQ(p1, p2) << DataTypeName(dt);
+    std::vector<uint8_t> back(b.size());
+    ASSERT_TRUE(UnpackB(d, p1.data(), d.n, back.data()).ok());
+    EXPECT_EQ(back, b);
+  }
+}
+
+TEST(PackTest, RejectsBadInput) {
+  BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 1, 8, 8);
+  float b[64] = {};
+  float out[64];
+  EXPECT_EQ(PackB(d, {b, 4, false}, out).code(),
+            absl::StatusCode::kInvalidArgument);  // ld < N
+  EXPECT_EQ(PackB(d, {nullptr, 8, false}, out).code(),
+            absl::StatusCode::kInvalidArgument);
+  d.b_layout = BLayout::kVnni4;
+  EXPECT_EQ(PackB(d, {b, 8, false}, out).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace microkernels
+}  // namespace hgc

@@ -1,0 +1,111 @@
+#include "microkernels/reference_brgemm.h"
+
+#include <cstring>
+
+#include "support/float16.h"
+
+namespace hgc {
+namespace microkernels {
+namespace {
+
+// Element (k, n) of a packed B block, widened.
+template <typename T>
+T PackedB(const T* b, int64_t k, int64_t n, int64_t ldb, int64_t g) {
+  return b[((k / g) * ldb + n) * g + k % g];
+}
+
+double LoadA(BrgemmDataType dt, const void* a, int64_t i) {
+  switch (dt) {
+    case BrgemmDataType::kF32: return static_cast<const float*>(a)[i];
+    case BrgemmDataType::kBf16:
+      return Bf16ToFloat(static_cast<const uint16_t*>(a)[i]);
+    case BrgemmDataType::kU8S8: return static_cast<const uint8_t*>(a)[i];
+    case BrgemmDataType::kS8S8: return static_cast<const int8_t*>(a)[i];
+  }
+  return 0;
+}
+
+}  // namespace
+
+absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
+                             const void* const* b_ptrs, int64_t batch,
+                             void* c) {
+  BrgemmDesc plain = desc;
+  plain.batch_kind = BatchKind::kPointerList;
+  plain.stride_a_bytes = plain.stride_b_bytes = 0;
+  absl::Status valid = ValidateBrgemmDesc(plain);
+  // The oracle runs every data type whatever the ISA says.
+  if (!valid.ok() && valid.code() != absl::StatusCode::kUnimplemented &&
+      desc.isa != Isa::kNone) {
+    return valid;
+  }
+  if (batch < 0) return absl::InvalidArgumentError("batch must be >= 0");
+  const int64_t g = VnniGranularity(desc.dtype);
+  const bool is_int = desc.dtype == BrgemmDataType::kU8S8 ||
+                      desc.dtype == BrgemmDataType::kS8S8;
+  for (int64_t m = 0; m < desc.m; ++m) {
+    for (int64_t n = 0; n < desc.n; ++n) {
+      double acc = 0;
+      uint32_t iacc = 0;  // int32 arithmetic wraps like vpdpbusd's.
+      for (int64_t i = 0; i < batch; ++i) {
+        const void* a = a_ptrs[i];
+        for (int64_t k = 0; k < desc.k; ++k) {
+          const double av = LoadA(desc.dtype, a, m * desc.lda + k);
+          switch (desc.dtype) {
+            case BrgemmDataType::kF32:
+              acc += av * PackedB(static_cast<const float*>(b_ptrs[i]), k, n,
+                                  desc.ldb, g);
+              break;
+            case BrgemmDataType::kBf16:
+              acc += av * Bf16ToFloat(PackedB(
+                              static_cast<const uint16_t*>(b_ptrs[i]), k, n,
+                              desc.ldb, g));
+              break;
+            case BrgemmDataType::kU8S8:
+            case BrgemmDataType::kS8S8:
+              iacc += static_cast<uint32_t>(
+                  static_cast<int32_t>(av) *
+                  PackedB(static_cast<const int8_t*>(b_ptrs[i]), k, n,
+                          desc.ldb, g));
+              break;
+          }
+        }
+      }
+      const int64_t ci = m * desc.ldc + n;
+      if (is_int) {
+        int32_t* cp = static_cast<int32_t*>(c) + ci;
+        uint32_t prev = desc.accumulate ? static_cast<uint32_t>(*cp) : 0u;
+        *cp = static_cast<int32_t>(prev + iacc);
+      } else {
+        float* cp = static_cast<float*>(c) + ci;
+        *cp = static_cast<float>(desc.accumulate ? *cp + acc : acc);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<const void*> StridedBatchPointers(const void* base,
+                                              int64_t stride_bytes,
+                                              int64_t batch) {
+  std::vector<const void*> ptrs(batch);
+  for (int64_t i = 0; i < batch; ++i) {
+    ptrs[i] = static_cast<const char*>(base) + i * stride_bytes;
+  }
+  return ptrs;
+}
+
+double BrgemmTolerance(const BrgemmDesc& desc, int64_t batch, double abs_sum) {
+  if (desc.dtype == BrgemmDataType::kU8S8 ||
+      desc.dtype == BrgemmDataType::kS8S8) {
+    return 0;  // integer arithmetic is exact.
+  }
+  // f32 accumulation of K * batch products: each add rounds by at most
+  // 2^-24 of the running magnitude (bounded by abs_sum); the FMA/dpbf16
+  // trees may add in any order, so use the linear bound with a margin.
+  const double terms = static_cast<double>(desc.k * batch) + 2;
+  return abs_sum * terms * 6e-8 + 1e-30;
+}
+
+}  // namespace microkernels
+}  // namespace hgc

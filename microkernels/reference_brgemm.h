@@ -1,0 +1,42 @@
+// The oracle: plain loops computing exactly what a BrgemmDesc promises.
+//
+// Reads B through the packed-layout formula of brgemm_desc.h, so it checks
+// the packing routines and the kernels together. f32 and bf16 accumulate in
+// double (the kernels accumulate in f32 in another order, so callers compare
+// with a tolerance); int8 accumulates exactly in int32 with wrap-around, as
+// the instructions do.
+#ifndef HGC_MICROKERNELS_REFERENCE_BRGEMM_H_
+#define HGC_MICROKERNELS_REFERENCE_BRGEMM_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "microkernels/brgemm_desc.h"
+
+namespace hgc {
+namespace microkernels {
+
+// C (= or +=) sum_i A_i * B_i for a pointer-list batch of `batch` blocks.
+// B_i are packed as desc.b_layout. The descriptor's batch_kind is ignored
+// (callers resolve strides with StridedBatchPointers). InvalidArgument for a
+// bad descriptor or batch < 0.
+absl::Status ReferenceBrgemm(const BrgemmDesc& desc,
+                             const void* const* a_ptrs,
+                             const void* const* b_ptrs, int64_t batch,
+                             void* c);
+
+// The pointer lists a strided batch stands for: base + i * stride.
+std::vector<const void*> StridedBatchPointers(const void* base,
+                                              int64_t stride_bytes,
+                                              int64_t batch);
+
+// Worst-case absolute error expected between a kernel's f32 accumulation and
+// the double reference for one C element, given sum_i |a_ik * b_kj| (the
+// magnitude of the dot product). Used by tests and the benchmark's check.
+double BrgemmTolerance(const BrgemmDesc& desc, int64_t batch, double abs_sum);
+
+}  // namespace microkernels
+}  // namespace hgc
+
+#endif  // HGC_MICROKERNELS_REFERENCE_BRGEMM_H_

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <iostream>
+#include <memory>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,6 +13,11 @@
 #include "absl/strings/str_join.h"
 #include "frontend/parser.h"
 #include "ir/printer.h"
+#include "passes/buffer_planning.h"
+#include "passes/graph_utils.h"
+#include "passes/pass_manager.h"
+#include "passes/pipelines.h"
+#include "passes/register_all_passes.h"
 #include "runtime/reference_interpreter.h"
 #include "support/diagnostics.h"
 #include "support/npy.h"
@@ -132,11 +139,14 @@ absl::Status WriteOutputs(const std::vector<Tensor>& outputs,
   return absl::OkStatus();
 }
 
-// --run [--check]: executes `graph` and reports. Returns the exit code.
-absl::StatusOr<int> Run(const Graph& graph, const DriverOptions& options,
-                        std::ostream& out, std::ostream& err) {
+// --run [--check]: executes `graph` (after the passes) and reports; with
+// --check, compares with `original` (the graph as parsed). Returns the exit
+// code.
+absl::StatusOr<int> Run(const Graph& graph, const Graph& original,
+                        const DriverOptions& options, std::ostream& out) {
   HGC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PrepareInputs(graph, options));
-  // Until the compiler exists, graphs execute on the reference interpreter.
+  // Until codegen lands, the optimized graph runs on the reference
+  // interpreter, which executes fusion ops by interpreting their bodies.
   HGC_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, Interpret(graph, inputs));
   if (!options.output_dir.empty()) {
     HGC_RETURN_IF_ERROR(WriteOutputs(outputs, options.output_dir));
@@ -146,9 +156,8 @@ absl::StatusOr<int> Run(const Graph& graph, const DriverOptions& options,
         << DescribeTensor(outputs[i]) << "\n";
   }
   if (!options.check) return 0;
-  err << "note: no compiled executor yet; --check compares the reference "
-         "interpreter with itself\n";
-  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> expected, Interpret(graph, inputs));
+  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> expected,
+                       Interpret(original, inputs));
   bool pass = true;
   for (size_t i = 0; i < outputs.size(); ++i) {
     Tolerance tolerance = DefaultTolerance(outputs[i].dtype());
@@ -163,23 +172,115 @@ absl::StatusOr<int> Run(const Graph& graph, const DriverOptions& options,
   return pass ? 0 : 1;
 }
 
+// The input module: the file, or stdin for "-".
+absl::StatusOr<Module> ReadInput(const std::string& file, SourceManager& sm) {
+  if (file != "-") return ParseFile(file, sm);
+  std::string text;
+  char buffer[1 << 16];
+  while (std::cin.read(buffer, sizeof(buffer)) || std::cin.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(std::cin.gcount()));
+    if (static_cast<int64_t>(text.size()) > kMaxSourceFileSize) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("<stdin> is larger than ", kMaxSourceFileSize,
+                       " bytes"));
+    }
+  }
+  return ParseModule(text, "<stdin>", sm);
+}
+
+// The passes the options ask for; an empty pipeline when none applies.
+absl::StatusOr<std::unique_ptr<PassManager>> BuildPassManager(
+    const DriverOptions& options, std::ostream& err) {
+  PassManagerOptions pm_options;
+  pm_options.verify_each = options.verify_each;
+  pm_options.print_ir_after_all = options.print_ir_after_all;
+  pm_options.print_ir_after.insert(options.print_ir_after.begin(),
+                                   options.print_ir_after.end());
+  pm_options.time_passes = options.time_passes;
+  pm_options.stop_after = options.stop_after;
+  pm_options.dump_stream = &err;
+  auto pm = std::make_unique<PassManager>(std::move(pm_options));
+  // --emit=ir alone prints the graph as parsed; running it compiles at O2.
+  std::string pipeline = options.pipeline;
+  if (pipeline.empty() && options.run) pipeline = "O2";
+  HGC_RETURN_IF_ERROR(AddPipeline(pipeline, GlobalPassRegistry(), *pm));
+  HGC_RETURN_IF_ERROR(pm->ValidateOptions());
+  return pm;
+}
+
 }  // namespace
+
+std::string ListPassesText() {
+  std::string out = "Passes (--pipeline=a,b{option=value},c):\n";
+  const PassRegistry& registry = GlobalPassRegistry();
+  for (const std::string& arg : registry.Arguments()) {
+    std::unique_ptr<Pass> pass = *registry.Create(arg);
+    absl::StrAppend(&out, absl::StrFormat("  %-18s %s\n", arg,
+                                          pass->description()));
+    for (const PassOptionInfo& o : pass->options()) {
+      absl::StrAppend(&out,
+                      absl::StrFormat("      %s=<%s> (default %s): %s\n",
+                                      o.name, o.type, o.value,
+                                      o.description));
+    }
+  }
+  absl::StrAppend(&out, "Pipelines (-O0, -O2, or --pipeline=NAME):\n");
+  for (const std::string& name : NamedPipelines()) {
+    absl::StrAppend(&out, absl::StrFormat("  %-18s %s\n", name,
+                                          DescribeNamedPipeline(name)));
+  }
+  return out;
+}
 
 int RunDriver(const DriverOptions& options, std::ostream& out,
               std::ostream& err) {
+  if (options.list_passes) {
+    out << ListPassesText();
+    return 0;
+  }
+  // Pipeline errors are flag errors: report them before reading the input.
+  absl::StatusOr<std::unique_ptr<PassManager>> pm =
+      BuildPassManager(options, err);
+  if (!pm.ok()) {
+    err << "hgc: error: " << pm.status().message() << "\n";
+    return 1;
+  }
   SourceManager sm;
   auto fail = [&](const absl::Status& status) {
     err << FormatError(status, sm, options.input_file);
     return 1;
   };
-  absl::StatusOr<Module> module = ParseFile(options.input_file, sm);
+  absl::StatusOr<Module> module = ReadInput(options.input_file, sm);
   if (!module.ok()) return fail(module.status());
   absl::StatusOr<const Graph*> graph =
       SelectGraph(*module, options.graph, options.input_file);
   if (!graph.ok()) return fail(graph.status());
+  const std::string entry_name = (*graph)->name();
+  // --check compares against the graph as written, so keep a copy.
+  Module original;
+  if (options.check) original = CloneModule(*module);
+  bool has_passes = !(*pm)->passes().empty() ||
+                    !options.stop_after.empty() ||
+                    !options.print_ir_after.empty();
+  if (has_passes) {
+    absl::Status s = (*pm)->Run(*module);
+    if (!s.ok()) return fail(s);
+  }
+  const Graph* entry = module->FindGraph(entry_name);
+  if (entry == nullptr) {
+    return fail(absl::InternalError(absl::StrCat(
+        "the passes removed the entry graph @", entry_name)));
+  }
   if (options.emit_ir) out << PrintModule(*module);
+  if (options.stats) {
+    BufferPlan plan = PlanBuffers(*entry);
+    err << "arena: " << plan.arena_size << " bytes (intermediates: "
+        << plan.sum_of_intermediates << " bytes)\n";
+  }
   if (!options.run) return 0;
-  absl::StatusOr<int> code = Run(**graph, options, out, err);
+  const Graph* reference =
+      options.check ? original.FindGraph(entry_name) : entry;
+  absl::StatusOr<int> code = Run(*entry, *reference, options, out);
   if (!code.ok()) return fail(code.status());
   return *code;
 }

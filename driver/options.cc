@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace hgc {
 namespace {
@@ -21,12 +22,32 @@ std::string HelpText() {
 hgc compiles deep-learning graphs written in the .graph text format.
 
 Actions (default: --emit=ir):
-  --emit=ir             print the verified graph in canonical form
-  --run                 execute the graph on seeded random inputs (or the
-                        files given with --input) and print each output
+  --emit=ir             print the graph in canonical form: as parsed, or
+                        after the passes when a pipeline is given
+  --run                 run the pipeline (default -O2), execute the result
+                        on seeded random inputs (or the files given with
+                        --input) and print each output
   --check               with --run: compare every output with the reference
-                        interpreter, print the error per output and
-                        'check: PASS' or 'check: FAIL'; exit 1 on FAIL
+                        interpreter on the ORIGINAL (unoptimized) graph,
+                        print the error per output and 'check: PASS' or
+                        'check: FAIL'; exit 1 on FAIL
+  --list-passes         print every pass (with options) and named pipeline
+
+Passes:
+  --pipeline=P          run pipeline P: passes and named pipelines separated
+                        by ',', options in braces, e.g.
+                        --pipeline=canonicalize,fusion{max-ops=8},dce
+  --pass-pipeline=P     the same (mlir-opt spelling)
+  -O0, -O2              named pipelines: O0 verifies only; O2 is the full
+                        graph pipeline (see --list-passes)
+  --print-ir-after-all  print the IR after every pass to stderr
+  --print-ir-after=A    print the IR after pass A (comma list, repeatable)
+  --verify-each         verify the IR after every pass (default on);
+  --no-verify-each      turn it off
+  --time-passes         print the time each pass took to stderr
+  --stop-after=A        stop the pipeline after the first run of pass A
+  --stats               print the entry graph's arena plan to stderr:
+                        'arena: N bytes (intermediates: M bytes)'
 
 Inputs and outputs:
   --input NAME=FILE.npy use FILE.npy for parameter %NAME (NAME without '%');
@@ -42,6 +63,7 @@ Execution:
 
   --help                print this text
 
+FILE may be '-' for stdin.
 Exit status: 0 on success, 1 on any error (bad input, bad flags, check FAIL).
 Errors in the input file are reported as FILE:LINE:COL: error: MESSAGE.
 )";
@@ -105,8 +127,64 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
       return d;
     };
 
+    auto set_pipeline = [&](std::string pipeline) -> absl::Status {
+      if (!options.pipeline.empty() && options.pipeline != pipeline) {
+        return FlagError(absl::StrCat("more than one pipeline ('",
+                                      options.pipeline, "' and '", pipeline,
+                                      "')"));
+      }
+      options.pipeline = std::move(pipeline);
+      return absl::OkStatus();
+    };
+
     if (name == "help" || name == "h") {
       options.help = true;
+    } else if (name == "pipeline" || name == "pass-pipeline") {
+      absl::StatusOr<std::string> v = take_value();
+      if (!v.ok()) return v.status();
+      if (v->empty()) return FlagError(absl::StrCat("--", name, " is empty"));
+      if (absl::Status s = set_pipeline(*v); !s.ok()) return s;
+    } else if (name == "O0" || name == "O2") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      if (absl::Status s = set_pipeline(name); !s.ok()) return s;
+    } else if (absl::StartsWith(name, "O") && name.size() == 2) {
+      return FlagError(absl::StrCat("unsupported optimization level '-", name,
+                                    "' (supported: -O0, -O2)"));
+    } else if (name == "print-ir-after-all") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.print_ir_after_all = true;
+    } else if (name == "print-ir-after") {
+      absl::StatusOr<std::string> v = take_value();
+      if (!v.ok()) return v.status();
+      for (absl::string_view a : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
+        options.print_ir_after.emplace_back(a);
+      }
+    } else if (name == "verify-each") {
+      if (!has_value || value == "true" || value == "1") {
+        options.verify_each = true;
+      } else if (value == "false" || value == "0") {
+        options.verify_each = false;
+      } else {
+        return FlagError(absl::StrCat("invalid value '", value,
+                                      "' for '--verify-each' (expected true "
+                                      "or false)"));
+      }
+    } else if (name == "no-verify-each") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.verify_each = false;
+    } else if (name == "time-passes") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.time_passes = true;
+    } else if (name == "stop-after") {
+      absl::StatusOr<std::string> v = take_value();
+      if (!v.ok()) return v.status();
+      options.stop_after = *v;
+    } else if (name == "list-passes") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.list_passes = true;
+    } else if (name == "stats") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.stats = true;
     } else if (name == "emit") {
       absl::StatusOr<std::string> v = take_value();
       if (!v.ok()) return v.status();
@@ -160,7 +238,7 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
       return FlagError(absl::StrCat("unknown flag '", arg, "'"));
     }
   }
-  if (options.help) return options;
+  if (options.help || options.list_passes) return options;
   if (options.input_file.empty()) return FlagError("no input file");
   if (options.check) options.run = true;
   if (!options.run) options.emit_ir = true;

@@ -28,10 +28,27 @@ struct DriverOptions {
   double rtol = -1;
   double atol = -1;
   bool help = false;
+
+  // Graph passes. `pipeline` is a pipeline string (passes/pipelines.h) from
+  // --pipeline / --pass-pipeline / -O0 / -O2; empty when none was given,
+  // which means: no passes for --emit=ir, O2 for --run.
+  std::string pipeline;
+  bool print_ir_after_all = false;
+  // --print-ir-after=a,b (pass arguments; repeatable).
+  std::vector<std::string> print_ir_after;
+  bool verify_each = true;
+  bool time_passes = false;
+  std::string stop_after;
+  // --list-passes: print the passes and pipelines, then exit.
+  bool list_passes = false;
+  // --stats: print the entry graph's arena plan to stderr.
+  bool stats = false;
 };
 
-// Parses argv (without argv[0]). Accepts `--flag=value` and `--flag value`.
-// Errors are InvalidArgument with a message for the user.
+// Parses argv (without argv[0]). Accepts `--flag=value` and `--flag value`;
+// `-` as the input file means stdin. Errors are InvalidArgument with a
+// message for the user. The pipeline string is not resolved here (the
+// driver reports unknown passes).
 absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args);
 
 // The text printed by --help.

@@ -49,11 +49,47 @@ TEST(OptionsTest, RejectsBadFlags) {
   EXPECT_TRUE(ParseOptions({"--help"})->help);
 }
 
+TEST(OptionsTest, PassFlags) {
+  DriverOptions o = *ParseOptions(
+      {"m.graph", "--pipeline=canonicalize,fusion{max-ops=2}",
+       "--print-ir-after-all", "--print-ir-after=cse,dce",
+       "--print-ir-after", "fusion", "--no-verify-each", "--time-passes",
+       "--stop-after=fusion", "--stats"});
+  EXPECT_EQ(o.pipeline, "canonicalize,fusion{max-ops=2}");
+  EXPECT_TRUE(o.print_ir_after_all);
+  EXPECT_EQ(o.print_ir_after,
+            (std::vector<std::string>{"cse", "dce", "fusion"}));
+  EXPECT_FALSE(o.verify_each);
+  EXPECT_TRUE(o.time_passes);
+  EXPECT_EQ(o.stop_after, "fusion");
+  EXPECT_TRUE(o.stats);
+  EXPECT_EQ(ParseOptions({"m.graph", "-O2"})->pipeline, "O2");
+  EXPECT_EQ(ParseOptions({"m.graph", "--pass-pipeline", "cse"})->pipeline,
+            "cse");
+  EXPECT_TRUE(ParseOptions({"m.graph"})->verify_each);
+  EXPECT_TRUE(ParseOptions({"m.graph", "--verify-each=true"})->verify_each);
+  EXPECT_FALSE(ParseOptions({"m.graph", "--verify-each=false"})->verify_each);
+  EXPECT_TRUE(ParseOptions({"--list-passes"})->list_passes);
+  EXPECT_EQ(ParseOptions({"-"})->input_file, "-");
+}
+
+TEST(OptionsTest, RejectsBadPassFlags) {
+  EXPECT_FALSE(ParseOptions({"m.graph", "-O3"}).ok());
+  EXPECT_FALSE(ParseOptions({"m.graph", "-O2", "--pipeline=cse"}).ok());
+  EXPECT_FALSE(ParseOptions({"m.graph", "--pipeline="}).ok());
+  EXPECT_FALSE(ParseOptions({"m.graph", "--verify-each=maybe"}).ok());
+  EXPECT_FALSE(ParseOptions({"m.graph", "--time-passes=1"}).ok());
+  EXPECT_TRUE(ParseOptions({"m.graph", "-O2", "--pipeline=O2"}).ok());
+}
+
 TEST(OptionsTest, HelpDocumentsEveryFlag) {
   std::string help = HelpText();
-  for (const char* flag : {"--emit=ir", "--run", "--check", "--input",
-                           "--seed", "--output-dir", "--graph", "--threads",
-                           "--rtol", "--atol", "--help"}) {
+  for (const char* flag :
+       {"--emit=ir", "--run", "--check", "--input", "--seed", "--output-dir",
+        "--graph", "--threads", "--rtol", "--atol", "--help", "--pipeline",
+        "--pass-pipeline", "-O0", "-O2", "--print-ir-after-all",
+        "--print-ir-after=", "--verify-each", "--no-verify-each",
+        "--time-passes", "--stop-after", "--list-passes", "--stats"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
 }

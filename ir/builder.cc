@@ -16,8 +16,9 @@ absl::StatusOr<Op*> Builder::CreateOp(absl::string_view kind,
   absl::StatusOr<std::vector<TensorType>> types =
       InferResultTypes(kind, operand_types, attrs, declared);
   if (!types.ok()) return AttachLoc(types.status(), loc);
-  return graph_->AddOp(std::string(kind), std::move(operands),
-                       std::move(attrs), std::move(*types), loc);
+  return graph_->InsertOp(insert_before_, std::string(kind),
+                          std::move(operands), std::move(attrs),
+                          std::move(*types), loc);
 }
 
 absl::StatusOr<Value*> Builder::Create(absl::string_view kind,

@@ -1,6 +1,6 @@
-// Builder: creates type-checked ops at the end of a graph. The parser and
-// every pass construct IR through it, so inference and attribute validation
-// happen in one place.
+// Builder: creates type-checked ops at an insertion point of a graph (its
+// end by default). The parser and every pass construct IR through it, so
+// inference and attribute validation happen in one place.
 #ifndef HGC_IR_BUILDER_H_
 #define HGC_IR_BUILDER_H_
 
@@ -15,8 +15,15 @@ namespace hgc {
 class Builder {
  public:
   explicit Builder(Graph* graph) : graph_(graph) {}
+  // A builder inserting immediately before `before`, an op of `graph`.
+  Builder(Graph* graph, Op* before) : graph_(graph), insert_before_(before) {}
 
-  // Appends `kind(operands) {attrs}` and returns its (single) result.
+  // New ops go immediately before `before` (an op of graph()), or at the end
+  // of the graph when it is nullptr.
+  void SetInsertionPoint(Op* before) { insert_before_ = before; }
+  Op* insertion_point() const { return insert_before_; }
+
+  // Inserts `kind(operands) {attrs}` and returns its (single) result.
   // `declared` are result types written by the user (required for
   // `constant`); when given they must match inference. Errors are
   // InvalidArgument located at `loc`.
@@ -47,6 +54,7 @@ class Builder {
 
  private:
   Graph* graph_;
+  Op* insert_before_ = nullptr;
 };
 
 }  // namespace hgc

@@ -130,5 +130,96 @@ TEST(GraphTest, ReplaceAllUsesAndErase) {
   EXPECT_EQ(n->defining_op()->operand(0), a);
 }
 
+TEST(GraphTest, InsertOpAndEraseKeepOrder) {
+  Module module;
+  Graph* g = module.AddGraph("g");
+  Value* a = g->AddParam("a", TensorType(DType::kF32, {2}));
+  Builder builder(g);
+  Value* n = *builder.Unary("neg", a);
+  g->SetResults({n});
+  g->SetDeclaredResultTypes({n->type()});
+  // Insert relu before neg and make neg read it.
+  builder.SetInsertionPoint(n->defining_op());
+  Value* r = *builder.Unary("relu", a);
+  n->defining_op()->set_operand(0, r);
+  ASSERT_TRUE(Verify(module).ok());
+  EXPECT_EQ(g->ops().front()->kind(), "relu");
+  EXPECT_EQ(g->ops().back()->kind(), "neg");
+  // Erase from the middle of a longer list.
+  builder.SetInsertionPoint(nullptr);
+  Value* e = *builder.Unary("exp", a);
+  g->Erase(r->defining_op());
+  n->defining_op()->set_operand(0, a);
+  g->Erase(e->defining_op());
+  ASSERT_TRUE(Verify(module).ok());
+  EXPECT_EQ(g->ops().size(), 1u);
+}
+
+TEST(ModuleTest, GraphsKnowTheirModuleAcrossMoves) {
+  Module module;
+  Graph* g = module.AddGraph("g");
+  Graph* h = module.AddGraph("h");
+  EXPECT_EQ(g->module(), &module);
+  Module moved(std::move(module));
+  EXPECT_EQ(g->module(), &moved);
+  Module assigned;
+  assigned = std::move(moved);
+  EXPECT_EQ(h->module(), &assigned);
+  assigned.EraseGraph(g);
+  EXPECT_EQ(assigned.graphs().size(), 1u);
+  EXPECT_EQ(assigned.FindGraph("g"), nullptr);
+  Graph standalone("s");
+  EXPECT_EQ(standalone.module(), nullptr);
+}
+
+// A graph @main calling @body through fusion, with the given body signature.
+std::string VerifyFusion(TensorType param, TensorType result,
+                         bool self_call = false) {
+  Module module;
+  Graph* g = module.AddGraph("main");
+  Value* x = g->AddParam("x", TensorType(DType::kF32, {2}));
+  AttrMap attrs = {{"body", Attribute::Symbol(self_call ? "main" : "body")},
+                   {"kind", Attribute::String("elementwise")}};
+  Value* f = *Builder(g).Create("fusion", {x}, attrs, {x->type()});
+  g->SetResults({f});
+  g->SetDeclaredResultTypes({f->type()});
+  Graph* body = module.AddGraph("body");
+  Value* a = body->AddParam("a", param);
+  Value* r = *Builder(body).Unary("relu", a);
+  body->SetResults({r});
+  body->SetDeclaredResultTypes({result});
+  absl::Status s = Verify(module);
+  return s.ok() ? "ok" : std::string(s.message());
+}
+
+TEST(VerifierTest, ChecksFusionBodies) {
+  TensorType f2(DType::kF32, {2});
+  EXPECT_EQ(VerifyFusion(f2, f2), "ok");
+  EXPECT_NE(VerifyFusion(TensorType(DType::kF32, {3}),
+                         TensorType(DType::kF32, {3}))
+                .find("operand 0 of fusion has type f32[2]"),
+            std::string::npos);
+  EXPECT_NE(VerifyFusion(f2, f2, /*self_call=*/true).find("calls itself"),
+            std::string::npos);
+}
+
+TEST(VerifierTest, FusionNeedsAWrittenTypeAndAKnownKind) {
+  Module module;
+  Graph* g = module.AddGraph("main");
+  Value* x = g->AddParam("x", TensorType(DType::kF32, {2}));
+  Builder b(g);
+  AttrMap attrs = {{"body", Attribute::Symbol("main")},
+                   {"kind", Attribute::String("elementwise")}};
+  EXPECT_FALSE(b.Create("fusion", {x}, attrs).ok());
+  attrs["kind"] = Attribute::String("magic");
+  EXPECT_FALSE(b.Create("fusion", {x}, attrs, {x->type()}).ok());
+  attrs["kind"] = Attribute::String("matmul");
+  attrs["packed_operands"] = Attribute::IntList({1});
+  EXPECT_FALSE(b.Create("fusion", {x}, attrs, {x->type()}).ok());
+  attrs["packed_operands"] = Attribute::IntList({0});
+  attrs["b_layout"] = Attribute::String("vnni4");
+  EXPECT_TRUE(b.Create("fusion", {x}, attrs, {x->type()}).ok());
+}
+
 }  // namespace
 }  // namespace hgc

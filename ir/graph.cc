@@ -31,6 +31,14 @@ Value* Graph::FindParam(absl::string_view name) const {
 
 Op* Graph::AddOp(std::string kind, std::vector<Value*> operands, AttrMap attrs,
                  std::vector<TensorType> result_types, SourceLoc loc) {
+  return InsertOp(nullptr, std::move(kind), std::move(operands),
+                  std::move(attrs), std::move(result_types), loc);
+}
+
+Op* Graph::InsertOp(Op* before, std::string kind, std::vector<Value*> operands,
+                    AttrMap attrs, std::vector<TensorType> result_types,
+                    SourceLoc loc) {
+  HGC_CHECK(before == nullptr || before->graph_ == this);
   std::unique_ptr<Op> op(
       new Op(std::move(kind), std::move(operands), std::move(attrs), loc));
   op->graph_ = this;
@@ -40,8 +48,10 @@ Op* Graph::AddOp(std::string kind, std::vector<Value*> operands, AttrMap attrs,
                   static_cast<int>(i))));
     op->results_.back()->set_loc(loc);
   }
-  ops_.push_back(std::move(op));
-  return ops_.back().get();
+  auto it = ops_.insert(before == nullptr ? ops_.end() : before->self_,
+                        std::move(op));
+  (*it)->self_ = it;
+  return it->get();
 }
 
 std::vector<Op*> Graph::OpsSnapshot() const {
@@ -52,12 +62,8 @@ std::vector<Op*> Graph::OpsSnapshot() const {
 }
 
 void Graph::Erase(Op* op) {
-  auto it = std::find_if(ops_.begin(), ops_.end(),
-                         [op](const std::unique_ptr<Op>& p) {
-                           return p.get() == op;
-                         });
-  HGC_CHECK(it != ops_.end());
-  ops_.erase(it);
+  HGC_CHECK(op != nullptr && op->graph_ == this);
+  ops_.erase(op->self_);
 }
 
 void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
@@ -76,9 +82,33 @@ void Graph::SetResults(std::vector<Value*> results, SourceLoc loc) {
   return_loc_ = loc;
 }
 
+Module::Module(Module&& other) noexcept : graphs_(std::move(other.graphs_)) {
+  AdoptGraphs();
+}
+
+Module& Module::operator=(Module&& other) noexcept {
+  graphs_ = std::move(other.graphs_);
+  AdoptGraphs();
+  return *this;
+}
+
+void Module::AdoptGraphs() {
+  for (auto& g : graphs_) g->module_ = this;
+}
+
 Graph* Module::AddGraph(std::string name, SourceLoc loc) {
   graphs_.push_back(std::make_unique<Graph>(std::move(name), loc));
+  graphs_.back()->module_ = this;
   return graphs_.back().get();
+}
+
+void Module::EraseGraph(const Graph* graph) {
+  auto it = std::find_if(graphs_.begin(), graphs_.end(),
+                         [graph](const std::unique_ptr<Graph>& g) {
+                           return g.get() == graph;
+                         });
+  HGC_CHECK(it != graphs_.end());
+  graphs_.erase(it);
 }
 
 Graph* Module::FindGraph(absl::string_view name) const {

@@ -21,6 +21,7 @@ namespace hgc {
 
 class Op;
 class Graph;
+class Module;
 
 // An SSA value: a graph parameter or an op result.
 class Value {
@@ -93,6 +94,9 @@ class Op {
   AttrMap attrs_;
   SourceLoc loc_;
   Graph* graph_ = nullptr;
+  // This op's position in graph_->ops_, so that Erase and InsertOp before it
+  // are O(1).
+  std::list<std::unique_ptr<Op>>::iterator self_;
 };
 
 // A named function: parameters, ops in topological order, returned values.
@@ -105,6 +109,11 @@ class Graph {
 
   const std::string& name() const { return name_; }
   SourceLoc loc() const { return loc_; }
+
+  // The module holding this graph (kept current when the module is moved),
+  // or nullptr for a graph built on its own. Passes and the interpreter use
+  // it to resolve `@name` references such as a fusion op's body.
+  Module* module() const { return module_; }
 
   // Adds a parameter `%name: type [const]`.
   Value* AddParam(std::string name, TensorType type, bool is_const = false,
@@ -120,12 +129,19 @@ class Graph {
   // default to "" and are assigned by the caller or the printer.
   Op* AddOp(std::string kind, std::vector<Value*> operands, AttrMap attrs,
             std::vector<TensorType> result_types, SourceLoc loc = {});
+  // Like AddOp, but places the op immediately before `before` (an op of this
+  // graph), or at the end when `before` is nullptr. The caller keeps the
+  // order topological.
+  Op* InsertOp(Op* before, std::string kind, std::vector<Value*> operands,
+               AttrMap attrs, std::vector<TensorType> result_types,
+               SourceLoc loc = {});
 
   // Ops in order. Iteration is stable under Erase of other ops.
   const std::list<std::unique_ptr<Op>>& ops() const { return ops_; }
   // A snapshot of op pointers, safe to iterate while erasing.
   std::vector<Op*> OpsSnapshot() const;
-  // Removes `op`; its results must have no remaining uses.
+  // Removes `op` (an op of this graph) in O(1); its results must have no
+  // remaining uses.
   void Erase(Op* op);
   // Replaces every use of `from` (operands and returns) with `to`.
   void ReplaceAllUsesWith(Value* from, Value* to);
@@ -142,8 +158,10 @@ class Graph {
   SourceLoc return_loc() const { return return_loc_; }
 
  private:
+  friend class Module;
   std::string name_;
   SourceLoc loc_;
+  Module* module_ = nullptr;
   std::vector<std::unique_ptr<Value>> params_;
   std::list<std::unique_ptr<Op>> ops_;
   std::vector<Value*> results_;
@@ -157,15 +175,22 @@ class Module {
   Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
-  Module(Module&&) = default;
-  Module& operator=(Module&&) = default;
+  // Moves keep every graph's module() pointing at the module holding it.
+  Module(Module&& other) noexcept;
+  Module& operator=(Module&& other) noexcept;
 
+  // Appends a graph (names are not checked here; the verifier does).
   Graph* AddGraph(std::string name, SourceLoc loc = {});
   const std::vector<std::unique_ptr<Graph>>& graphs() const { return graphs_; }
   // The graph named `name` (without '@'), or nullptr.
   Graph* FindGraph(absl::string_view name) const;
+  // Removes and destroys `graph` (a graph of this module); nothing may still
+  // refer to it.
+  void EraseGraph(const Graph* graph);
 
  private:
+  void AdoptGraphs();
+
   std::vector<std::unique_ptr<Graph>> graphs_;
 };
 

@@ -45,6 +45,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterNormalizationOps(*r);
     RegisterShapeOps(*r);
     RegisterQuantOps(*r);
+    RegisterFusionOps(*r);
     return r;
   }();
   return *registry;

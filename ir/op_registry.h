@@ -128,6 +128,9 @@ void RegisterMatmulOps(OpRegistry& registry);
 void RegisterNormalizationOps(OpRegistry& registry);
 void RegisterShapeOps(OpRegistry& registry);
 void RegisterQuantOps(OpRegistry& registry);
+// `fusion` (ir/ops/fusion.cc): a call to a body graph; its signature is
+// checked by the verifier, which sees the whole module.
+void RegisterFusionOps(OpRegistry& registry);
 
 }  // namespace hgc
 

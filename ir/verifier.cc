@@ -2,10 +2,12 @@
 
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/op_registry.h"
 #include "support/diagnostics.h"
+#include "support/status_macros.h"
 
 namespace hgc {
 namespace {
@@ -83,6 +85,91 @@ absl::Status VerifyGraph(const Graph& graph) {
   return absl::OkStatus();
 }
 
+namespace {
+
+absl::Status VerifyFusionSignature(const Op& op, const Graph& body) {
+  if (body.num_params() != op.num_operands()) {
+    return ErrorAt(op.loc(), absl::StrCat("fusion body @", body.name(),
+                                          " takes ", body.num_params(),
+                                          " parameter(s), but the op has ",
+                                          op.num_operands(), " operand(s)"));
+  }
+  for (int i = 0; i < op.num_operands(); ++i) {
+    if (body.param(i)->type() != op.operand(i)->type()) {
+      return ErrorAt(
+          op.loc(),
+          absl::StrCat("operand ", i, " of fusion has type ",
+                       op.operand(i)->type().ToString(), " but parameter %",
+                       body.param(i)->name(), " of @", body.name(), " is ",
+                       body.param(i)->type().ToString()));
+    }
+  }
+  const std::vector<TensorType>& results = body.declared_result_types();
+  if (results.size() != 1 || op.num_results() != 1 ||
+      results[0] != op.result(0)->type()) {
+    return ErrorAt(op.loc(),
+                   absl::StrCat("fusion result type ",
+                                op.num_results() == 1
+                                    ? op.result(0)->type().ToString()
+                                    : "?",
+                                " does not match the result of @",
+                                body.name()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status VerifyCalls(const Module& module) {
+  // Callees of each graph, then a depth-first search for a cycle.
+  absl::flat_hash_map<const Graph*, std::vector<std::pair<const Graph*,
+                                                          const Op*>>>
+      callees;
+  for (const auto& g : module.graphs()) {
+    for (const auto& op : g->ops()) {
+      if (op->kind() != "fusion") continue;
+      const Attribute* body_attr = op->FindAttr("body");
+      if (body_attr == nullptr || !body_attr->is_symbol()) continue;
+      const Graph* body = module.FindGraph(body_attr->as_symbol());
+      if (body == nullptr) {
+        return ErrorAt(op->loc(), absl::StrCat("fusion body @",
+                                               body_attr->as_symbol(),
+                                               " is not a graph of the module"));
+      }
+      HGC_RETURN_IF_ERROR(VerifyFusionSignature(*op, *body));
+      callees[g.get()].push_back({body, op.get()});
+    }
+  }
+  // 0 = unvisited, 1 = on the stack, 2 = done. Iterative, so that a long
+  // chain of bodies cannot overflow the stack.
+  absl::flat_hash_map<const Graph*, int> state;
+  for (const auto& root : module.graphs()) {
+    if (state[root.get()] != 0) continue;
+    std::vector<std::pair<const Graph*, size_t>> stack = {{root.get(), 0}};
+    state[root.get()] = 1;
+    while (!stack.empty()) {
+      auto& [g, next] = stack.back();
+      const auto& calls = callees[g];
+      if (next == calls.size()) {
+        state[g] = 2;
+        stack.pop_back();
+        continue;
+      }
+      auto [callee, op] = calls[next++];
+      if (state[callee] == 1) {
+        return ErrorAt(op->loc(), absl::StrCat("fusion body @", callee->name(),
+                                               " calls itself (through @",
+                                               g->name(), ")"));
+      }
+      if (state[callee] == 0) {
+        state[callee] = 1;
+        stack.push_back({callee, 0});
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Verify(const Module& module) {
   if (module.graphs().empty()) {
     return absl::InvalidArgumentError("no graph in module");
@@ -96,7 +183,7 @@ absl::Status Verify(const Module& module) {
     absl::Status s = VerifyGraph(*g);
     if (!s.ok()) return s;
   }
-  return absl::OkStatus();
+  return VerifyCalls(module);
 }
 
 }  // namespace hgc

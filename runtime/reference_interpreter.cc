@@ -69,10 +69,55 @@ absl::Status WithContext(const absl::Status& s, absl::string_view context) {
   return absl::Status(s.code(), absl::StrCat(context, ": ", s.message()));
 }
 
+// How deeply fusion bodies may nest. The verifier rejects cyclic bodies; the
+// bound keeps an unverified module from recursing without limit.
+constexpr int kMaxFusionDepth = 64;
+
+absl::StatusOr<std::vector<Tensor>> InterpretAt(
+    const Graph& graph, absl::Span<const Tensor> inputs,
+    const InterpretOptions& options, int depth);
+
+// A fusion op runs its body graph, found through the module holding the
+// op's graph, on its operands.
+absl::StatusOr<Tensor> EvaluateFusion(const Op& op,
+                                      absl::Span<const Tensor> operands,
+                                      const InterpretOptions& options,
+                                      int depth) {
+  const Attribute* body_attr = op.FindAttr("body");
+  const Module* module = op.graph() ? op.graph()->module() : nullptr;
+  if (body_attr == nullptr || !body_attr->is_symbol() || module == nullptr) {
+    return absl::InvalidArgumentError(
+        "'fusion' needs a body graph of the module holding it");
+  }
+  const Graph* body = module->FindGraph(body_attr->as_symbol());
+  if (body == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fusion body @", body_attr->as_symbol(), " is not in the module"));
+  }
+  if (depth >= kMaxFusionDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fusion bodies nest more than ", kMaxFusionDepth, " deep (at @",
+        body->name(), ")"));
+  }
+  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> results,
+                       InterpretAt(*body, operands, options, depth + 1));
+  if (results.size() != 1 || results[0].type() != op.result(0)->type()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fusion body @", body->name(), " does not return one ",
+        op.result(0)->type().ToString()));
+  }
+  return std::move(results[0]);
+}
+
+absl::StatusOr<Tensor> EvaluateOpAt(const Op& op,
+                                    absl::Span<const Tensor> operands,
+                                    const InterpretOptions& options, int depth);
+
 }  // namespace
 
 bool HasReferenceKernel(absl::string_view kind) {
-  return Kernels().find(kind) != Kernels().end();
+  // fusion has no kernel of its own: EvaluateOp(const Op&) runs its body.
+  return kind == "fusion" || Kernels().find(kind) != Kernels().end();
 }
 
 absl::StatusOr<Tensor> EvaluateOp(absl::string_view kind,
@@ -97,6 +142,11 @@ absl::StatusOr<Tensor> EvaluateOp(absl::string_view kind,
                      kind, "' has ", types.size()));
   }
   auto it = Kernels().find(kind);
+  if (kind == "fusion") {
+    return absl::UnimplementedError(
+        "'fusion' is evaluated through its op (EvaluateOp(const Op&) or "
+        "Interpret), which knows the module holding its body");
+  }
   if (it == Kernels().end()) {
     return absl::UnimplementedError(absl::StrCat(
         "the reference interpreter has no kernel for op '", kind, "'"));
@@ -109,6 +159,21 @@ absl::StatusOr<Tensor> EvaluateOp(absl::string_view kind,
 absl::StatusOr<Tensor> EvaluateOp(const Op& op,
                                   absl::Span<const Tensor> operands,
                                   const InterpretOptions& options) {
+  return EvaluateOpAt(op, operands, options, /*depth=*/0);
+}
+
+absl::StatusOr<std::vector<Tensor>> Interpret(const Graph& graph,
+                                              absl::Span<const Tensor> inputs,
+                                              const InterpretOptions& options) {
+  return InterpretAt(graph, inputs, options, /*depth=*/0);
+}
+
+namespace {
+
+absl::StatusOr<Tensor> EvaluateOpAt(const Op& op,
+                                    absl::Span<const Tensor> operands,
+                                    const InterpretOptions& options,
+                                    int depth) {
   if (static_cast<int>(operands.size()) != op.num_operands()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "'", op.kind(), "' has ", op.num_operands(), " operands, but ",
@@ -131,13 +196,16 @@ absl::StatusOr<Tensor> EvaluateOp(const Op& op,
         absl::StrCat("the reference interpreter supports single-result ops; '",
                      op.kind(), "' has ", op.num_results()));
   }
+  if (op.kind() == "fusion") {
+    return EvaluateFusion(op, operands, options, depth);
+  }
   return EvaluateOp(op.kind(), operands, op.attrs(), op.result(0)->type(),
                     options);
 }
 
-absl::StatusOr<std::vector<Tensor>> Interpret(const Graph& graph,
-                                              absl::Span<const Tensor> inputs,
-                                              const InterpretOptions& options) {
+absl::StatusOr<std::vector<Tensor>> InterpretAt(
+    const Graph& graph, absl::Span<const Tensor> inputs,
+    const InterpretOptions& options, int depth) {
   if (static_cast<int>(inputs.size()) != graph.num_params()) {
     return absl::InvalidArgumentError(
         absl::StrCat("graph @", graph.name(), " takes ", graph.num_params(),
@@ -184,7 +252,7 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const Graph& graph,
       }
       operands.push_back(it->second);
     }
-    absl::StatusOr<Tensor> result = EvaluateOp(op, operands, options);
+    absl::StatusOr<Tensor> result = EvaluateOpAt(op, operands, options, depth);
     if (!result.ok()) return WithContext(result.status(), context);
     values[op.result(0)] = *std::move(result);
     for (const Value* v : op.operands()) {
@@ -207,4 +275,5 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const Graph& graph,
   return results;
 }
 
+}  // namespace
 }  // namespace hgc

@@ -49,6 +49,10 @@
 //   0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
 // * layernorm: biased variance (divide by N), two-pass, in double:
 //   (x - mean) / sqrt(var + epsilon) * gamma + beta.
+// * fusion (the passes' fused groups, docs/compiler.md §1) runs its body
+//   graph, found by name in the module holding the op's graph, on its
+//   operands: exactly the numbers of the unfused ops. Bodies nest at most 64
+//   deep.
 // * Rounding uses the default floating-point environment (round to nearest
 //   even); nothing in hgc changes it.
 //
@@ -89,7 +93,8 @@ absl::StatusOr<std::vector<Tensor>> Interpret(
 
 // Evaluates one op of a graph on `operands` (which must have the types of
 // the op's operands). The op must have one result; its type is checked
-// against inference.
+// against inference. A `fusion` op interprets its body graph, which needs
+// the op's graph to belong to a Module (InvalidArgument otherwise).
 absl::StatusOr<Tensor> EvaluateOp(const Op& op,
                                   absl::Span<const Tensor> operands,
                                   const InterpretOptions& options = {});
@@ -98,14 +103,15 @@ absl::StatusOr<Tensor> EvaluateOp(const Op& op,
 // folding). Runs the op registry's inference first, so any invalid
 // combination is InvalidArgument rather than undefined behaviour.
 // `result_type` is required for `constant` and, when given for other ops,
-// must equal the inferred type.
+// must equal the inferred type. `fusion` is Unimplemented here (it needs
+// its module; use the Op overload).
 absl::StatusOr<Tensor> EvaluateOp(
     absl::string_view kind, absl::Span<const Tensor> operands,
     const AttrMap& attrs = {},
     const std::optional<TensorType>& result_type = std::nullopt,
     const InterpretOptions& options = {});
 
-// Whether the interpreter has a kernel for `kind`.
+// Whether the interpreter can evaluate `kind` (fusion: through its body).
 bool HasReferenceKernel(absl::string_view kind);
 
 }  // namespace hgc

@@ -250,6 +250,70 @@ TEST(EvaluateOpTest, ChecksOperandsAgainstTheOp) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A module whose entry graph calls @body = relu(a + b) through `fusion`.
+Graph* BuildFusionModule(Module& module, const std::string& body_name) {
+  Graph* g = module.AddGraph("main");
+  Value* x = g->AddParam("x", F32Type({2}));
+  Value* y = g->AddParam("y", F32Type({2}));
+  AttrMap attrs = {{"body", Attribute::Symbol(body_name)},
+                   {"kind", Attribute::String("elementwise")}};
+  Value* f = *Builder(g).Create("fusion", {x, y}, attrs, {F32Type({2})});
+  g->SetResults({f});
+  g->SetDeclaredResultTypes({f->type()});
+  return g;
+}
+
+TEST(InterpretTest, FusionRunsItsBody) {
+  Module module;
+  Graph* g = BuildFusionModule(module, "body");
+  Graph* body = module.AddGraph("body");
+  Value* a = body->AddParam("a", F32Type({2}));
+  Value* b = body->AddParam("b", F32Type({2}));
+  Builder builder(body);
+  Value* r = *builder.Unary("relu", *builder.Binary("add", a, b));
+  body->SetResults({r});
+  body->SetDeclaredResultTypes({r->type()});
+  absl::StatusOr<std::vector<Tensor>> out =
+      Interpret(*g, {F32({2}, {1, -3}), F32({2}, {0.5, 1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectValues((*out)[0], {1.5, 0});
+  // The module may move (StatusOr<Module> does): the body is still found.
+  Module moved = std::move(module);
+  out = Interpret(*moved.graphs()[0], {F32({2}, {1, 2}), F32({2}, {1, 1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectValues((*out)[0], {2, 3});
+}
+
+TEST(InterpretTest, FusionErrors) {
+  {
+    // The body is missing.
+    Module module;
+    Graph* g = BuildFusionModule(module, "nowhere");
+    absl::StatusOr<std::vector<Tensor>> out =
+        Interpret(*g, {F32({2}, {1, 2}), F32({2}, {1, 2})});
+    ASSERT_FALSE(out.ok());
+    EXPECT_NE(out.status().message().find("@nowhere"), std::string::npos);
+  }
+  {
+    // A body that calls itself ends with an error, not a stack overflow.
+    Module module;
+    BuildFusionModule(module, "main");
+    absl::StatusOr<std::vector<Tensor>> out = Interpret(
+        *module.graphs()[0], {F32({2}, {1, 2}), F32({2}, {1, 2})});
+    ASSERT_FALSE(out.ok());
+    EXPECT_NE(out.status().message().find("nest more than"),
+              std::string::npos);
+  }
+  // Without an op there is no module to find the body in.
+  EXPECT_EQ(EvaluateOp("fusion", {F32({2}, {1, 2})},
+                       {{"body", Attribute::Symbol("b")},
+                        {"kind", Attribute::String("elementwise")}},
+                       F32Type({2}))
+                .status()
+                .code(),
+            absl::StatusCode::kUnimplemented);
+}
+
 TEST(EvaluateOpTest, EveryRegisteredOpHasAKernel) {
   for (const std::string& name : OpRegistry::Get().Names()) {
     EXPECT_TRUE(HasReferenceKernel(name))

@@ -1,0 +1,117 @@
+#include "passes/fusion_rules.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "ir/op_registry.h"
+#include "passes/const_only.h"
+#include "passes/graph_utils.h"
+
+namespace hgc {
+
+bool IsPointwise(const Op& op) {
+  if (op.num_results() != 1) return false;
+  if (op.kind() == "quantize" || op.kind() == "dequantize") return true;
+  const OpInfo* info = OpRegistry::Get().Find(op.kind());
+  return info != nullptr && info->elementwise;
+}
+
+std::string AnchorKind(const Op& op) {
+  const std::string& k = op.kind();
+  if (k == "matmul" || k == "softmax" || k == "layernorm") return k;
+  if (k == "reduce_sum" || k == "reduce_max" || k == "reduce_mean") {
+    return "reduce";
+  }
+  return "";
+}
+
+namespace {
+
+class GroupBuilder {
+ public:
+  GroupBuilder(const Graph& graph, const FusionOptions& options)
+      : options_(options), uses_(graph), consts_(graph) {}
+
+  std::vector<FusionGroup> Build(const Graph& graph) {
+    for (const auto& op : graph.ops()) Visit(op.get());
+    // Order by last op, the position where each fusion op will stand.
+    absl::flat_hash_map<const Op*, int> position;
+    int i = 0;
+    for (const auto& op : graph.ops()) position[op.get()] = i++;
+    std::sort(groups_.begin(), groups_.end(),
+              [&](const FusionGroup& a, const FusionGroup& b) {
+                return position[a.last()] < position[b.last()];
+              });
+    return std::move(groups_);
+  }
+
+ private:
+  void Visit(Op* op) {
+    std::string anchor = AnchorKind(*op);
+    if (anchor == "matmul") {
+      Start(op, anchor, op);
+    } else if (!anchor.empty()) {
+      int g = JoinableProducer(op, op->operand(0));
+      if (g >= 0 && groups_[g].anchor == nullptr) {
+        Join(g, op);
+        groups_[g].kind = anchor;
+        groups_[g].anchor = op;
+      } else {
+        Start(op, anchor, op);
+      }
+    } else if (IsPointwise(*op)) {
+      for (Value* v : op->operands()) {
+        int g = JoinableProducer(op, v);
+        if (g >= 0 && v->type().shape == op->result(0)->type().shape) {
+          Join(g, op);
+          return;
+        }
+      }
+      Start(op, "elementwise", nullptr);
+    }
+  }
+
+  // The group whose output `v` is, when `op` may join it through `v`;
+  // -1 otherwise.
+  int JoinableProducer(const Op* op, const Value* v) const {
+    const Op* def = v->defining_op();
+    if (def == nullptr) return -1;
+    auto it = group_of_.find(def);
+    if (it == group_of_.end()) return -1;
+    const FusionGroup& group = groups_[it->second];
+    if (group.last() != def || !uses_.OnlyUsedBy(v, op)) return -1;
+    if (group.const_only && !consts_.IsConstOnly(op)) return -1;
+    if (static_cast<int64_t>(group.ops.size()) >= options_.max_ops) return -1;
+    return it->second;
+  }
+
+  void Start(Op* op, const std::string& kind, Op* anchor) {
+    FusionGroup group;
+    group.ops = {op};
+    group.kind = kind;
+    group.anchor = anchor;
+    group.const_only = consts_.IsConstOnly(op);
+    group_of_[op] = static_cast<int>(groups_.size());
+    groups_.push_back(std::move(group));
+  }
+
+  void Join(int g, Op* op) {
+    groups_[g].ops.push_back(op);
+    group_of_[op] = g;
+  }
+
+  const FusionOptions& options_;
+  UseInfo uses_;
+  ConstOnlyAnalysis consts_;
+  std::vector<FusionGroup> groups_;
+  absl::flat_hash_map<const Op*, int> group_of_;
+};
+
+}  // namespace
+
+std::vector<FusionGroup> FormFusionGroups(const Graph& graph,
+                                          const FusionOptions& options) {
+  return GroupBuilder(graph, options).Build(graph);
+}
+
+}  // namespace hgc

@@ -1,0 +1,217 @@
+#include "passes/graph_utils.h"
+
+#include "absl/strings/str_cat.h"
+#include "ir/tensor.h"
+#include "support/check.h"
+
+namespace hgc {
+
+UseInfo::UseInfo(const Graph& graph) {
+  for (const auto& op : graph.ops()) {
+    for (const Value* v : op->operands()) {
+      ++uses_[v];
+      std::vector<Op*>& users = users_[v];
+      if (users.empty() || users.back() != op.get()) users.push_back(op.get());
+    }
+  }
+  for (const Value* v : graph.results()) {
+    ++uses_[v];
+    returned_.insert(v);
+  }
+}
+
+int UseInfo::NumUses(const Value* v) const {
+  auto it = uses_.find(v);
+  return it == uses_.end() ? 0 : it->second;
+}
+
+const std::vector<Op*>& UseInfo::Users(const Value* v) const {
+  static const std::vector<Op*>* const kNone = new std::vector<Op*>;
+  auto it = users_.find(v);
+  return it == users_.end() ? *kNone : it->second;
+}
+
+bool UseInfo::OnlyUsedBy(const Value* v, const Op* user) const {
+  const std::vector<Op*>& users = Users(v);
+  return !IsReturned(v) && users.size() == 1 && users[0] == user;
+}
+
+bool UseInfo::IsDead(const Op& op) const {
+  for (int i = 0; i < op.num_results(); ++i) {
+    if (NumUses(op.result(i)) > 0) return false;
+  }
+  return true;
+}
+
+Value* ValueReplacer::Resolve(Value* v) const {
+  // Chains are short: Replace stores resolved targets, so one step is
+  // enough unless a target was itself replaced later.
+  for (auto it = map_.find(v); it != map_.end(); it = map_.find(v)) {
+    v = it->second;
+  }
+  return v;
+}
+
+void ValueReplacer::Replace(Value* from, Value* to) {
+  to = Resolve(to);
+  HGC_CHECK(from != to);
+  map_[from] = to;
+}
+
+bool ValueReplacer::RemapOperands(Op& op) const {
+  if (map_.empty()) return false;
+  bool changed = false;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    Value* v = Resolve(op.operand(i));
+    if (v != op.operand(i)) {
+      op.set_operand(i, v);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+bool ValueReplacer::RemapResults(Graph& graph) const {
+  if (map_.empty()) return false;
+  std::vector<Value*> results = graph.results();
+  bool changed = false;
+  for (Value*& v : results) {
+    Value* r = Resolve(v);
+    changed = changed || r != v;
+    v = r;
+  }
+  if (changed) graph.SetResults(std::move(results), graph.return_loc());
+  return changed;
+}
+
+int EraseDeadOps(Graph& graph, std::vector<AttrMap>* erased_fusion_attrs) {
+  absl::flat_hash_map<const Value*, int> uses;
+  for (const auto& op : graph.ops()) {
+    for (const Value* v : op->operands()) ++uses[v];
+  }
+  for (const Value* v : graph.results()) ++uses[v];
+  // Reverse order visits users before producers, so one sweep erases whole
+  // dead chains.
+  std::vector<Op*> ops = graph.OpsSnapshot();
+  int erased = 0;
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    Op* op = *it;
+    bool dead = true;
+    for (int i = 0; i < op->num_results() && dead; ++i) {
+      dead = uses[op->result(i)] == 0;
+    }
+    if (!dead) continue;
+    for (const Value* v : op->operands()) --uses[v];
+    if (erased_fusion_attrs != nullptr && op->kind() == "fusion") {
+      erased_fusion_attrs->push_back(op->attrs());
+    }
+    graph.Erase(op);
+    ++erased;
+  }
+  return erased;
+}
+
+const Op* LiteralConstantOp(const Value* v) {
+  const Op* def = v->defining_op();
+  return def != nullptr && def->kind() == "constant" ? def : nullptr;
+}
+
+double RoundToDType(double v, DType dtype) {
+  absl::StatusOr<Tensor> t = Tensor::Create(TensorType(dtype, {}));
+  HGC_CHECK(t.ok());
+  t->SetDouble(0, v);
+  return t->GetDouble(0);
+}
+
+std::optional<double> SplatValue(const Value* v) {
+  const Op* c = LiteralConstantOp(v);
+  if (c == nullptr || v->type().dtype == DType::kBool) return std::nullopt;
+  const Attribute* value = c->FindAttr("value");
+  if (value == nullptr) return std::nullopt;
+  std::optional<double> splat;
+  if (value->is_number()) {
+    splat = value->as_number();
+  } else if (value->is_number_list() && !value->as_list().empty()) {
+    std::vector<double> values = value->as_number_list();
+    for (double x : values) {
+      if (x != values[0]) return std::nullopt;
+    }
+    splat = values[0];
+  }
+  if (!splat.has_value() || v->type().NumElements() == 0) return std::nullopt;
+  return RoundToDType(*splat, v->type().dtype);
+}
+
+absl::flat_hash_set<const Graph*> FusionBodies(const Module& module) {
+  absl::flat_hash_set<const Graph*> bodies;
+  for (const auto& g : module.graphs()) {
+    for (const auto& op : g->ops()) {
+      if (op->kind() != "fusion") continue;
+      const Attribute* body = op->FindAttr("body");
+      if (body == nullptr || !body->is_symbol()) continue;
+      if (const Graph* b = module.FindGraph(body->as_symbol())) {
+        bodies.insert(b);
+      }
+    }
+  }
+  return bodies;
+}
+
+std::vector<Graph*> TopLevelGraphs(const Module& module) {
+  absl::flat_hash_set<const Graph*> bodies = FusionBodies(module);
+  std::vector<Graph*> out;
+  for (const auto& g : module.graphs()) {
+    if (!bodies.contains(g.get())) out.push_back(g.get());
+  }
+  return out;
+}
+
+std::string FreshGraphName(const Module& module, absl::string_view base,
+                           int* next) {
+  while (true) {
+    std::string name = absl::StrCat(base, "_", (*next)++);
+    if (module.FindGraph(name) == nullptr) return name;
+  }
+}
+
+Op* CloneOp(const Op& op, Graph& dst, Op* before,
+            std::vector<Value*> operands) {
+  std::vector<TensorType> types;
+  for (int i = 0; i < op.num_results(); ++i) {
+    types.push_back(op.result(i)->type());
+  }
+  Op* copy = dst.InsertOp(before, op.kind(), std::move(operands), op.attrs(),
+                          std::move(types), op.loc());
+  for (int i = 0; i < op.num_results(); ++i) {
+    copy->result(i)->set_name(op.result(i)->name());
+    copy->result(i)->set_loc(op.result(i)->loc());
+  }
+  return copy;
+}
+
+Module CloneModule(const Module& module) {
+  Module copy;
+  for (const auto& g : module.graphs()) {
+    Graph* dst = copy.AddGraph(g->name(), g->loc());
+    absl::flat_hash_map<const Value*, Value*> map;
+    for (const auto& p : g->params()) {
+      map[p.get()] =
+          dst->AddParam(p->name(), p->type(), p->is_const(), p->loc());
+    }
+    for (const auto& op : g->ops()) {
+      std::vector<Value*> operands;
+      for (const Value* v : op->operands()) operands.push_back(map.at(v));
+      Op* c = CloneOp(*op, *dst, nullptr, std::move(operands));
+      for (int i = 0; i < op->num_results(); ++i) {
+        map[op->result(i)] = c->result(i);
+      }
+    }
+    std::vector<Value*> results;
+    for (const Value* v : g->results()) results.push_back(map.at(v));
+    dst->SetResults(std::move(results), g->return_loc());
+    dst->SetDeclaredResultTypes(g->declared_result_types());
+  }
+  return copy;
+}
+
+}  // namespace hgc

@@ -1,0 +1,102 @@
+// Helpers the passes share: use lists (the IR keeps none, so passes compute
+// them when they need them), in-order value replacement, literal-constant
+// queries, dead-op erasure, graph naming and cloning.
+//
+// Rewrites are done in one in-order sweep per graph: ops are in topological
+// order, so by the time a sweep reaches an op every operand has its final
+// value, and a ValueReplacer turns N replacements into O(ops) work instead
+// of one whole-graph walk per Graph::ReplaceAllUsesWith.
+#ifndef HGC_PASSES_GRAPH_UTILS_H_
+#define HGC_PASSES_GRAPH_UTILS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
+#include "ir/graph.h"
+
+namespace hgc {
+
+// Who reads each value of a graph, computed once. Invalidated by any change
+// to the graph.
+class UseInfo {
+ public:
+  explicit UseInfo(const Graph& graph);
+
+  // Operand slots plus return slots reading `v`.
+  int NumUses(const Value* v) const;
+  // The distinct ops reading `v`, in graph order.
+  const std::vector<Op*>& Users(const Value* v) const;
+  // Whether the graph returns `v`.
+  bool IsReturned(const Value* v) const { return returned_.contains(v); }
+  // Every use of `v` is an operand slot of `user` (one or more) and `v` is
+  // not returned.
+  bool OnlyUsedBy(const Value* v, const Op* user) const;
+  // No result of `op` is read or returned.
+  bool IsDead(const Op& op) const;
+
+ private:
+  absl::flat_hash_map<const Value*, std::vector<Op*>> users_;
+  absl::flat_hash_map<const Value*, int> uses_;
+  absl::flat_hash_set<const Value*> returned_;
+};
+
+// Replacements recorded during an in-order sweep. Call RemapOperands(op)
+// before inspecting each op, Replace(result, new_value) to retire an op's
+// result, and RemapResults(graph) after the sweep; then erase the retired
+// ops (EraseDeadOps).
+class ValueReplacer {
+ public:
+  // `v` after all recorded replacements.
+  Value* Resolve(Value* v) const;
+  // From now on, uses of `from` read `to` (resolved first).
+  void Replace(Value* from, Value* to);
+  // Rewrites `op`'s operands; returns whether any changed.
+  bool RemapOperands(Op& op) const;
+  // Rewrites the graph's returned values; returns whether any changed.
+  bool RemapResults(Graph& graph) const;
+  bool empty() const { return map_.empty(); }
+
+ private:
+  absl::flat_hash_map<Value*, Value*> map_;
+};
+
+// Erases every op of `graph` whose results are neither read nor returned,
+// transitively (all hgc ops are pure). Returns the number erased. When
+// `erased_fusion_attrs` is given, the attributes of every erased `fusion` op
+// are appended to it (DCE uses them to find bodies that lost their caller).
+int EraseDeadOps(Graph& graph,
+                 std::vector<AttrMap>* erased_fusion_attrs = nullptr);
+
+// The `constant` op defining `v`, or nullptr.
+const Op* LiteralConstantOp(const Value* v);
+// The element value when `v` is a literal constant whose elements are all
+// the same number, as stored (rounded to v's dtype); nullopt otherwise
+// (lists of differing values, bool constants, empty tensors).
+std::optional<double> SplatValue(const Value* v);
+// `v` rounded to `dtype` the way a tensor of that dtype stores it.
+double RoundToDType(double v, DType dtype);
+
+// Graphs of `module` named as the `body` of some fusion op.
+absl::flat_hash_set<const Graph*> FusionBodies(const Module& module);
+// The graphs of `module` that are not fusion bodies (user graphs), in order.
+std::vector<Graph*> TopLevelGraphs(const Module& module);
+// "<base>_<n>" for the smallest n >= *next naming no graph of `module`;
+// advances *next past it.
+std::string FreshGraphName(const Module& module, absl::string_view base,
+                           int* next);
+
+// Copies `op` into `dst` before `before` (nullptr = at the end), reading
+// `operands`, with the same kind, attributes, result types, location and
+// result names.
+Op* CloneOp(const Op& op, Graph& dst, Op* before, std::vector<Value*> operands);
+// A deep copy of `module`, which must verify: same graphs, names, types,
+// attributes and locations. The copy prints identically.
+Module CloneModule(const Module& module);
+
+}  // namespace hgc
+
+#endif  // HGC_PASSES_GRAPH_UTILS_H_

@@ -1,0 +1,102 @@
+#include "passes/graph_utils.h"
+
+#include "gtest/gtest.h"
+#include "ir/builder.h"
+#include "ir/printer.h"
+#include "passes/test_util.h"
+
+namespace hgc {
+namespace {
+
+using pass_test::Parse;
+
+TEST(UseInfoTest, CountsOperandAndReturnSlots) {
+  Module m = Parse(R"(
+graph @g(%x: f32[4]) -> (f32[4], f32[4]) {
+  %a = relu(%x)
+  %b = add(%a, %a)
+  %c = neg(%a)
+  return %b, %b
+}
+)");
+  const Graph& g = *m.graphs()[0];
+  UseInfo uses(g);
+  const Value* a = g.ops().front()->result(0);
+  const Value* b = (*std::next(g.ops().begin()))->result(0);
+  EXPECT_EQ(uses.NumUses(a), 3);
+  EXPECT_EQ(uses.Users(a).size(), 2u);  // distinct ops: add, neg
+  EXPECT_FALSE(uses.OnlyUsedBy(a, b->defining_op()));
+  EXPECT_EQ(uses.NumUses(b), 2);
+  EXPECT_TRUE(uses.IsReturned(b));
+  EXPECT_TRUE(uses.IsDead(*g.ops().back()));
+  EXPECT_TRUE(uses.Users(g.param(0)).size() == 1);
+}
+
+TEST(ValueReplacerTest, ResolvesChainsAndRemaps) {
+  Module m = Parse(R"(
+graph @g(%x: f32[4]) -> f32[4] {
+  %a = relu(%x)
+  %b = relu(%a)
+  %c = neg(%b)
+  return %c
+}
+)");
+  Graph& g = *m.graphs()[0];
+  std::vector<Op*> ops = g.OpsSnapshot();
+  ValueReplacer r;
+  r.Replace(ops[1]->result(0), ops[0]->result(0));  // b -> a
+  r.Replace(ops[0]->result(0), g.param(0));         // a -> x
+  EXPECT_EQ(r.Resolve(ops[1]->result(0)), g.param(0));
+  EXPECT_TRUE(r.RemapOperands(*ops[2]));
+  EXPECT_EQ(ops[2]->operand(0), g.param(0));
+  EXPECT_FALSE(r.RemapResults(g));
+  EXPECT_EQ(EraseDeadOps(g), 2);
+  EXPECT_EQ(g.ops().size(), 1u);
+}
+
+TEST(SplatValueTest, OnlyUniformNumbersRoundedToTheDType) {
+  Module m = Parse(R"(
+graph @g() -> (f32[2], f32[2], bf16[], bool[], f32[0]) {
+  %a = constant() {value = [1.5, 1.5]} : f32[2]
+  %b = constant() {value = [1.0, 2.0]} : f32[2]
+  %c = constant() {value = 1.00001} : bf16[]
+  %d = constant() {value = true} : bool[]
+  %e = constant() {value = []} : f32[0]
+  return %a, %b, %c, %d, %e
+}
+)");
+  const Graph& g = *m.graphs()[0];
+  EXPECT_EQ(SplatValue(g.results()[0]), 1.5);
+  EXPECT_FALSE(SplatValue(g.results()[1]).has_value());
+  EXPECT_EQ(SplatValue(g.results()[2]), 1.0);  // bf16 rounds to 1
+  EXPECT_FALSE(SplatValue(g.results()[3]).has_value());
+  EXPECT_FALSE(SplatValue(g.results()[4]).has_value());
+  EXPECT_EQ(LiteralConstantOp(g.results()[0]), g.ops().front().get());
+}
+
+TEST(GraphUtilsTest, CloneModulePrintsTheSame) {
+  Module m = Parse(R"(
+graph @g(%x: f32[4], %w: f32[4] const) -> f32[4] {
+  %f = fusion(%x, %w) {body = @h, kind = "elementwise"} : f32[4]
+  return %f
+}
+graph @h(%a: f32[4], %b: f32[4] const) -> f32[4] {
+  %0 = add(%a, %b)
+  return %0
+}
+)");
+  Module copy = CloneModule(m);
+  EXPECT_EQ(PrintModule(copy), PrintModule(m));
+  EXPECT_EQ(copy.graphs()[0]->module(), &copy);
+  absl::flat_hash_set<const Graph*> bodies = FusionBodies(m);
+  EXPECT_EQ(bodies.size(), 1u);
+  EXPECT_TRUE(bodies.contains(m.FindGraph("h")));
+  EXPECT_EQ(TopLevelGraphs(m), std::vector<Graph*>{m.FindGraph("g")});
+  int next = 0;
+  EXPECT_EQ(FreshGraphName(m, "g_fused", &next), "g_fused_0");
+  m.AddGraph("g_fused_1");
+  EXPECT_EQ(FreshGraphName(m, "g_fused", &next), "g_fused_2");
+}
+
+}  // namespace
+}  // namespace hgc

@@ -1,0 +1,85 @@
+#include "passes/pipelines.h"
+
+#include "absl/strings/str_cat.h"
+#include "passes/canonicalize.h"
+#include "passes/cse.h"
+#include "passes/dce.h"
+#include "passes/fold_constants.h"
+#include "passes/fusion.h"
+#include "passes/mlp_fusion.h"
+#include "passes/pipeline_parser.h"
+#include "passes/prepack_weights.h"
+#include "passes/verify_pass.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+
+void AddO0Pipeline(PassManager& pm) {
+  // Nothing is rewritten; the module is only checked.
+  pm.AddPass<VerifyPass>();
+}
+
+void AddO2Pipeline(PassManager& pm) {
+  // Algebra first: removes identities and turns x/c into x*(1/c), so that
+  // later passes see fewer ops and more constants.
+  pm.AddPass<CanonicalizePass>();
+  // Literal-only subgraphs (including constants canonicalize made) become
+  // single constants.
+  pm.AddPass<FoldConstantsPass>();
+  // Folding can expose new identities (x * folded_one).
+  pm.AddPass<CanonicalizePass>();
+  // Before fusion: duplicates merged, so a shared value is seen as shared
+  // and fusion never duplicates work...
+  pm.AddPass<CsePass>();
+  // ...and dead readers removed, so use counts are exact: a dead use would
+  // stop a chain from fusing.
+  pm.AddPass<DcePass>();
+  // matmul + post-ops, elementwise chains, row ops with their neighbours.
+  pm.AddPass<FusionPass>();
+  // Small consecutive layers share one outer loop; needs the groups fusion
+  // formed.
+  pm.AddPass<MlpFusionPass>();
+  // Last: records packed layouts on the final groups (mlp-fusion drops
+  // them when it merges).
+  pm.AddPass<PrepackWeightsPass>();
+  // Constants copied into bodies leave their originals unused.
+  pm.AddPass<DcePass>();
+}
+
+std::vector<std::string> NamedPipelines() { return {"O0", "O2"}; }
+
+bool IsNamedPipeline(absl::string_view name) {
+  return name == "O0" || name == "O2";
+}
+
+std::string DescribeNamedPipeline(absl::string_view name) {
+  PassManager pm;
+  if (name == "O0") AddO0Pipeline(pm);
+  if (name == "O2") AddO2Pipeline(pm);
+  return pm.PipelineString();
+}
+
+absl::Status AddPipeline(absl::string_view text, const PassRegistry& registry,
+                         PassManager& pm) {
+  HGC_ASSIGN_OR_RETURN(std::vector<PipelineEntry> entries, ParsePipeline(text));
+  for (const PipelineEntry& entry : entries) {
+    if (IsNamedPipeline(entry.name)) {
+      if (!entry.options.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("pipeline ", entry.name, " takes no options"));
+      }
+      if (entry.name == "O0") AddO0Pipeline(pm);
+      if (entry.name == "O2") AddO2Pipeline(pm);
+      continue;
+    }
+    HGC_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass,
+                         registry.Create(entry.name));
+    for (const auto& [key, value] : entry.options) {
+      HGC_RETURN_IF_ERROR(pass->SetOption(key, value));
+    }
+    pm.AddPass(std::move(pass));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hgc

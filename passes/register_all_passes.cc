@@ -1,0 +1,34 @@
+#include "passes/register_all_passes.h"
+
+#include "passes/canonicalize.h"
+#include "passes/cse.h"
+#include "passes/dce.h"
+#include "passes/fold_constants.h"
+#include "passes/fusion.h"
+#include "passes/mlp_fusion.h"
+#include "passes/prepack_weights.h"
+#include "passes/verify_pass.h"
+
+namespace hgc {
+
+void RegisterAllPasses(PassRegistry& registry) {
+  registry.Register<VerifyPass>();
+  registry.Register<CanonicalizePass>();
+  registry.Register<FoldConstantsPass>();
+  registry.Register<CsePass>();
+  registry.Register<DcePass>();
+  registry.Register<FusionPass>();
+  registry.Register<MlpFusionPass>();
+  registry.Register<PrepackWeightsPass>();
+}
+
+const PassRegistry& GlobalPassRegistry() {
+  static const PassRegistry* registry = [] {
+    auto* r = new PassRegistry;
+    RegisterAllPasses(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace hgc

@@ -1,0 +1,114 @@
+// Unary ops -> dnnl::eltwise_forward; binary arithmetic and comparisons ->
+// dnnl::binary.
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ir/dtype.h"
+#include "runtime/primitives/common.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace primitive_internal {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+struct BinaryAlgInfo {
+  algorithm alg;
+  algorithm swapped;  // the algorithm computing the same with operands swapped
+  bool swappable;
+  bool comparison;
+};
+
+std::optional<BinaryAlgInfo> BinaryFor(const std::string& k) {
+  if (k == "add") return BinaryAlgInfo{algorithm::binary_add, algorithm::binary_add, true, false};
+  if (k == "mul") return BinaryAlgInfo{algorithm::binary_mul, algorithm::binary_mul, true, false};
+  if (k == "max") return BinaryAlgInfo{algorithm::binary_max, algorithm::binary_max, true, false};
+  if (k == "min") return BinaryAlgInfo{algorithm::binary_min, algorithm::binary_min, true, false};
+  if (k == "sub") return BinaryAlgInfo{algorithm::binary_sub, algorithm::binary_sub, false, false};
+  if (k == "div") return BinaryAlgInfo{algorithm::binary_div, algorithm::binary_div, false, false};
+  if (k == "equal") return BinaryAlgInfo{algorithm::binary_eq, algorithm::binary_eq, true, true};
+  if (k == "greater") return BinaryAlgInfo{algorithm::binary_gt, algorithm::binary_lt, true, true};
+  if (k == "greater_equal") return BinaryAlgInfo{algorithm::binary_ge, algorithm::binary_le, true, true};
+  if (k == "less") return BinaryAlgInfo{algorithm::binary_lt, algorithm::binary_gt, true, true};
+  if (k == "less_equal") return BinaryAlgInfo{algorithm::binary_le, algorithm::binary_ge, true, true};
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<Built> BuildEltwise(const Op& op, BuildContext& ctx) {
+  HGC_RETURN_IF_ERROR(CheckDnnlTypes(op));
+  const Value* x = op.operand(0);
+  std::optional<EltwiseParams> params = EltwiseFor(op);
+  if (!params.has_value()) {
+    return absl::UnimplementedError("no oneDNN eltwise algorithm");
+  }
+  // Integer relu/neg/abs/clamp wrap or saturate in hgc's own way; oneDNN
+  // computes eltwise in f32.
+  if (!IsFloat(x->type().dtype)) {
+    return absl::UnimplementedError(absl::StrCat(
+        "integer ", op.kind(), " (oneDNN eltwise computes in f32)"));
+  }
+  memory::desc md = PlainDesc(x->type().shape, x->type().dtype);
+  return OnePrimitive<dnnl::eltwise_forward::primitive_desc,
+                      dnnl::eltwise_forward>(
+      op, ctx, op.kind(),
+      [&] {
+        return dnnl::eltwise_forward::primitive_desc(
+            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                        params->alg, md, params->alpha,
+                                        params->beta),
+            ctx.engine());
+      },
+      [&](auto& args) {
+        args[DNNL_ARG_SRC] = ctx.Bind(md, ctx.SlotOf(x));
+        args[DNNL_ARG_DST] = ctx.Bind(md, ctx.DefineResult(op.result()));
+      });
+}
+
+absl::StatusOr<Built> BuildBinary(const Op& op, BuildContext& ctx) {
+  HGC_RETURN_IF_ERROR(CheckDnnlTypes(op));
+  std::optional<BinaryAlgInfo> info = BinaryFor(op.kind());
+  if (!info.has_value()) return absl::UnimplementedError("no binary algorithm");
+  const Value* a = op.operand(0);
+  const Value* b = op.operand(1);
+  const Value* out = op.result();
+  // Integer arithmetic wraps in hgc (oneDNN saturates, in f32); bool and
+  // integer comparisons are left to the reference kernels too.
+  if (!IsFloat(a->type().dtype)) {
+    return absl::UnimplementedError(
+        absl::StrCat(DTypeName(a->type().dtype), " operands"));
+  }
+  const int rank = std::max<int>(1, static_cast<int>(out->type().rank()));
+  memory::dims out_dims = PaddedDims(out->type().shape, rank);
+  // oneDNN broadcasts src1 only: src0 must have the result's shape.
+  algorithm alg = info->alg;
+  if (PaddedDims(a->type().shape, rank) != out_dims) {
+    if (!info->swappable || PaddedDims(b->type().shape, rank) != out_dims) {
+      return absl::UnimplementedError(
+          "oneDNN binary broadcasts the second operand only");
+    }
+    std::swap(a, b);
+    alg = info->swapped;
+  }
+  memory::desc src0 = PlainDesc(a->type().shape, a->type().dtype, rank);
+  memory::desc src1 = PlainDesc(b->type().shape, b->type().dtype, rank);
+  memory::desc dst = PlainDesc(out->type().shape, out->type().dtype, rank);
+  return OnePrimitive<dnnl::binary::primitive_desc, dnnl::binary>(
+      op, ctx, op.kind(),
+      [&] {
+        return dnnl::binary::primitive_desc(
+            dnnl::binary::desc(alg, src0, src1, dst), ctx.engine());
+      },
+      [&](auto& args) {
+        args[DNNL_ARG_SRC_0] = ctx.Bind(src0, ctx.SlotOf(a));
+        args[DNNL_ARG_SRC_1] = ctx.Bind(src1, ctx.SlotOf(b));
+        args[DNNL_ARG_DST] = ctx.Bind(dst, ctx.DefineResult(out));
+      });
+}
+
+}  // namespace primitive_internal
+}  // namespace hgc

@@ -94,11 +94,18 @@ Module& Module::operator=(Module&& other) noexcept {
 
 void Module::AdoptGraphs() {
   for (auto& g : graphs_) g->module_ = this;
+  RebuildIndex();
+}
+
+void Module::RebuildIndex() {
+  by_name_.clear();
+  for (const auto& g : graphs_) by_name_.emplace(g->name(), g.get());
 }
 
 Graph* Module::AddGraph(std::string name, SourceLoc loc) {
   graphs_.push_back(std::make_unique<Graph>(std::move(name), loc));
   graphs_.back()->module_ = this;
+  by_name_.emplace(graphs_.back()->name(), graphs_.back().get());
   return graphs_.back().get();
 }
 
@@ -108,14 +115,15 @@ void Module::EraseGraph(const Graph* graph) {
                            return g.get() == graph;
                          });
   HGC_CHECK(it != graphs_.end());
+  bool indexed = FindGraph(graph->name()) == graph;
   graphs_.erase(it);
+  // A later graph of the same name (an invalid module) becomes the match.
+  if (indexed) RebuildIndex();
 }
 
 Graph* Module::FindGraph(absl::string_view name) const {
-  for (const auto& g : graphs_) {
-    if (g->name() == name) return g.get();
-  }
-  return nullptr;
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
 }
 
 }  // namespace hgc

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "ir/attribute.h"
 #include "ir/tensor_type.h"
@@ -190,8 +191,12 @@ class Module {
 
  private:
   void AdoptGraphs();
+  void RebuildIndex();
 
   std::vector<std::unique_ptr<Graph>> graphs_;
+  // The first graph of each name, so lookups stay O(1) in modules with
+  // thousands of fused bodies.
+  absl::flat_hash_map<std::string, Graph*> by_name_;
 };
 
 }  // namespace hgc

@@ -47,8 +47,10 @@ class OmpThreads {
 class FallbackStep : public Step {
  public:
   FallbackStep(const Op& op, std::vector<int> operand_slots, int result_slot)
-      : op_(op), operand_slots_(std::move(operand_slots)),
-        result_slot_(result_slot), staging_(op.num_operands()) {}
+      : op_(op),
+        operand_slots_(std::move(operand_slots)),
+        result_slot_(result_slot),
+        staging_(op.num_operands()) {}
 
   absl::Status Execute(const RunState& state, dnnl::stream&) override {
     std::vector<Tensor> operands;
@@ -149,9 +151,9 @@ absl::Status CheckSupported(const Op& op) {
         ") is not supported; it runs entry graphs of design.md's ops"));
   }
   if (op.num_results() != 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        "primitive executor: ", OpLabel(op), " has ", op.num_results(),
-        " results"));
+    return absl::UnimplementedError(
+        absl::StrCat("primitive executor: ", OpLabel(op), " has ",
+                     op.num_results(), " results"));
   }
   std::vector<TensorType> operand_types;
   for (const Value* v : op.operands()) operand_types.push_back(v->type());
@@ -160,8 +162,9 @@ absl::Status CheckSupported(const Op& op) {
   absl::StatusOr<std::vector<TensorType>> inferred =
       InferResultTypes(op.kind(), operand_types, op.attrs(), declared);
   if (!inferred.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "primitive executor: ", OpLabel(op), ": ", inferred.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("primitive executor: ", OpLabel(op), ": ",
+                     inferred.status().message()));
   }
   if (inferred->size() != 1 || (*inferred)[0] != op.result()->type()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -225,8 +228,7 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
     impl->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
     impl->stream = dnnl::stream(impl->engine);
   } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("oneDNN CPU engine: ", e.what()));
+    return absl::InternalError(absl::StrCat("oneDNN CPU engine: ", e.what()));
   }
   BuildOptions build_options;
   build_options.fuse_post_ops = options.fuse_post_ops;
@@ -248,12 +250,19 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
   // step runs where its last post-op stood). Constants are materialized
   // here; a reshape aliases its operand.
   for (const Op* op : ops) {
+    for (const Value* v : op->operands()) {
+      if (ctx.SlotOf(v) < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("primitive executor: ", OpLabel(*op),
+                         " uses a value not defined before it in the graph"));
+      }
+    }
     if (op->kind() == "constant") {
       absl::StatusOr<Tensor> value = EvaluateOp(*op, {});
       if (!value.ok()) {
-        return absl::Status(value.status().code(),
-                            absl::StrCat(OpLabel(*op), ": ",
-                                         value.status().message()));
+        return absl::Status(
+            value.status().code(),
+            absl::StrCat(OpLabel(*op), ": ", value.status().message()));
       }
       ctx.AddConstantSlot(op->result(), *std::move(value));
     } else if (op->kind() == "reshape") {
@@ -274,10 +283,9 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
     }
     OpBuilderFn builder = BuilderFor(op.kind());
     absl::StatusOr<Built> built =
-        builder != nullptr
-            ? builder(op, ctx)
-            : absl::StatusOr<Built>(
-                  absl::UnimplementedError("no oneDNN primitive for this op"));
+        builder != nullptr ? builder(op, ctx)
+                           : absl::StatusOr<Built>(absl::UnimplementedError(
+                                 "no oneDNN primitive for this op"));
     if (built.ok()) {
       int order = i;
       for (const Op* a : built->absorbed) {
@@ -294,10 +302,10 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
                                        ": ", built.status().message()));
     }
     if (!options.allow_fallback) {
-      return absl::UnimplementedError(absl::StrCat(
-          "primitive executor: ", OpLabel(op),
-          " has no oneDNN primitive (fallbacks are off): ",
-          built.status().message()));
+      return absl::UnimplementedError(
+          absl::StrCat("primitive executor: ", OpLabel(op),
+                       " has no oneDNN primitive (fallbacks are off): ",
+                       built.status().message()));
     }
     std::vector<int> operand_slots;
     for (const Value* v : op.operands()) {
@@ -305,8 +313,8 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
       slot_used[ctx.SlotOf(v)] = true;
     }
     slot_used[ctx.SlotOf(op.result())] = true;
-    auto step = std::make_unique<FallbackStep>(
-        op, std::move(operand_slots), ctx.DefineResult(op.result()));
+    auto step = std::make_unique<FallbackStep>(op, std::move(operand_slots),
+                                               ctx.DefineResult(op.result()));
     step->info.description = absl::StrCat("ref:", op.kind());
     step->info.impl = "reference";
     step->info.fallback = true;
@@ -331,19 +339,19 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
       continue;
     }
     slot_used[s] = true;
-    auto copy = std::make_unique<CopyStep>(
-        s, i, results[i]->type().SizeInBytes());
+    auto copy =
+        std::make_unique<CopyStep>(s, i, results[i]->type().SizeInBytes());
     copy->info.description = "copy";
     copy->info.impl = "memcpy";
     copy->info.op_label = absl::StrCat("return ", i);
     copy->order = INT_MAX;
     steps.push_back(std::move(copy));
   }
-  std::stable_sort(steps.begin(), steps.end(),
-                   [](const std::unique_ptr<Step>& a,
-                      const std::unique_ptr<Step>& b) {
-                     return a->order < b->order;
-                   });
+  std::stable_sort(
+      steps.begin(), steps.end(),
+      [](const std::unique_ptr<Step>& a, const std::unique_ptr<Step>& b) {
+        return a->order < b->order;
+      });
 
   // Buffers: one per unclaimed intermediate that some step reads or writes
   // (values fused away into a matmul need none), allocated now.
@@ -360,9 +368,9 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
     for (int b = 0; b < static_cast<int>(impl->bindings.size()); ++b) {
       auto& [mem, s] = impl->bindings[b];
       const Slot& slot = slots[s];
-      const bool owned = slot.kind == SlotKind::kConstant ||
-                         (slot.kind == SlotKind::kIntermediate &&
-                          slot.output_index < 0);
+      const bool owned =
+          slot.kind == SlotKind::kConstant ||
+          (slot.kind == SlotKind::kIntermediate && slot.output_index < 0);
       if (owned) {
         mem.set_data_handle(slots[s].owned.mutable_raw());
       } else {
@@ -455,9 +463,8 @@ absl::Status PrimitiveExecutor::BindRun(absl::Span<const Tensor> all_inputs,
   }
   const std::vector<Value*>& results = graph.results();
   if (outputs.size() != results.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected ", results.size(), " outputs, got ",
-                     outputs.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected ", results.size(), " outputs, got ", outputs.size()));
   }
   RunState& state = impl_->state;
   for (int p = 0; p < graph.num_params(); ++p) {
@@ -475,9 +482,9 @@ absl::Status PrimitiveExecutor::BindRun(absl::Span<const Tensor> all_inputs,
     }
     if (outputs[i].type() != type ||
         (outputs[i].raw() == nullptr && type.NumElements() > 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "output ", i, " must be a ", type.ToString(), " tensor, found ",
-          outputs[i].type().ToString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("output ", i, " must be a ", type.ToString(),
+                       " tensor, found ", outputs[i].type().ToString()));
     }
     state.out_ptr[i] = outputs[i].mutable_raw();
   }

@@ -4,9 +4,9 @@
 #include "runtime/primitive_executor.h"
 
 #include <algorithm>
-#include <optional>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,8 +83,8 @@ std::unique_ptr<PrimitiveExecutor> Check(
           CompareTensors((*actual)[i], (*expected)[i], tolerance);
       EXPECT_TRUE(cmp.ok()) << cmp.status();
       if (!cmp.ok()) return nullptr;
-      EXPECT_TRUE(cmp->ok()) << "output " << i << ": " << cmp->Summary()
-                             << "\n" << (*exec)->Summary();
+      EXPECT_TRUE(cmp->ok()) << "output " << i << ": " << cmp->Summary() << "\n"
+                             << (*exec)->Summary();
     }
   }
   return *std::move(exec);
@@ -114,9 +114,10 @@ Graph* BuildMlp(Module& m, std::vector<int64_t> widths, int64_t batch,
   for (size_t i = 1; i < widths.size(); ++i) {
     Value* w = g->AddParam(absl::StrCat("w", i),
                            Ty(dtype, {widths[i - 1], widths[i]}), true);
-    Value* bias = g->AddParam(absl::StrCat("b", i), Ty(dtype, {widths[i]}),
-                              true);
-    x = Get(b.Create("relu", {Get(b.Create("add", {Get(b.Matmul(x, w)), bias}))}));
+    Value* bias =
+        g->AddParam(absl::StrCat("b", i), Ty(dtype, {widths[i]}), true);
+    x = Get(
+        b.Create("relu", {Get(b.Create("add", {Get(b.Matmul(x, w)), bias}))}));
   }
   g->SetResults({x});
   return g;
@@ -207,7 +208,8 @@ TEST_P(ExecutorTest, FusionBoundaries) {
   Value* m2 = Get(b.Matmul(t1, w));
   Value* s = Get(b.Binary("sub", r, m2));  // matmul on the right of sub
   Value* m3 = Get(b.Matmul(t2, w));
-  Value* c = Get(b.Create("clamp", {m3}, {{"min", Fl(-0.25)}, {"max", Fl(0.5)}}));
+  Value* c =
+      Get(b.Create("clamp", {m3}, {{"min", Fl(-0.25)}, {"max", Fl(0.5)}}));
   Value* m4 = Get(b.Matmul(c, w));  // a graph result: not fused
   Value* relu = Get(b.Unary("relu", m4));
   g->SetResults({s, m4, relu});
@@ -245,7 +247,7 @@ TEST_P(ExecutorTest, MultiHeadAttention) {
 TEST_P(ExecutorTest, BatchedMatmulTransposesAndBroadcasts) {
   Graph* g = module_.AddGraph("bmm");
   Builder b(g);
-  Value* a = g->AddParam("a", F32({2, 1, 24, 16}));  // used transposed: K=24
+  Value* a = g->AddParam("a", F32({2, 1, 24, 16}));     // used transposed: K=24
   Value* w = g->AddParam("w", F32({3, 20, 24}), true);  // transposed: [24, 20]
   Value* a2 = g->AddParam("a2", F32({5, 16, 24}));
   Value* w2 = g->AddParam("w2", F32({24, 12}));
@@ -294,8 +296,8 @@ TEST_P(ExecutorTest, GeluBothForms) {
   Value* ge = Get(b.Create("gelu", {x}));
   Value* gt = Get(b.Create("gelu", {x}, {{"approximate", S("tanh")}}));
   Value* fe = Get(b.Create("gelu", {Get(b.Matmul(x, w))}));
-  Value* ft = Get(b.Create("gelu", {Get(b.Matmul(x, w))},
-                           {{"approximate", S("tanh")}}));
+  Value* ft = Get(
+      b.Create("gelu", {Get(b.Matmul(x, w))}, {{"approximate", S("tanh")}}));
   g->SetResults({ge, gt, fe, ft});
   auto exec = Check(*g, threads(), {}, {-4.0, 4.0});
   ASSERT_NE(exec, nullptr);
@@ -310,7 +312,8 @@ TEST_P(ExecutorTest, UnaryOps) {
   for (const char* k : {"relu", "sigmoid", "tanh", "exp", "neg", "abs"}) {
     outs.push_back(Get(b.Unary(k, x)));
   }
-  outs.push_back(Get(b.Create("clamp", {x}, {{"min", Fl(-0.3)}, {"max", I(0)}})));
+  outs.push_back(
+      Get(b.Create("clamp", {x}, {{"min", Fl(-0.3)}, {"max", I(0)}})));
   outs.push_back(Get(b.Create("clamp", {x}, {{"min", Fl(0.1)}})));
   Value* pos = g->AddParam("p", F32({5, 17}));
   for (const char* k : {"log", "sqrt", "rsqrt"}) {
@@ -341,18 +344,19 @@ TEST_P(ExecutorTest, BinaryBroadcastingAndComparisons) {
   Value* col = g->AddParam("col", F32({4, 1, 1}));
   Value* c = g->AddParam("c", F32({6, 1}));
   std::vector<Value*> outs = {
-      Get(b.Binary("add", a, row)),    // src1 broadcast
-      Get(b.Binary("mul", row, a)),    // swapped
+      Get(b.Binary("add", a, row)),  // src1 broadcast
+      Get(b.Binary("mul", row, a)),  // swapped
       Get(b.Binary("sub", a, col)),
-      Get(b.Binary("div", a, Get(b.Binary("add", Get(b.Unary("abs", row)),
-                                          Get(b.Splat(1.0, F32({}))))))),
+      Get(b.Binary("div", a,
+                   Get(b.Binary("add", Get(b.Unary("abs", row)),
+                                Get(b.Splat(1.0, F32({}))))))),
       Get(b.Binary("max", col, a)),
       Get(b.Binary("min", a, a)),
       Get(b.Binary("greater", col, a)),  // swapped to less
       Get(b.Binary("less_equal", a, row)),
       Get(b.Binary("equal", a, a)),
-      Get(b.Binary("sub", row, a)),    // not swappable: reference
-      Get(b.Binary("add", col, c)),    // both broadcast: reference
+      Get(b.Binary("sub", row, a)),  // not swappable: reference
+      Get(b.Binary("add", col, c)),  // both broadcast: reference
   };
   Value* cond = Get(b.Binary("greater_equal", a, row));
   outs.push_back(Get(b.Create("select", {cond, a, row})));
@@ -364,6 +368,21 @@ TEST_P(ExecutorTest, BinaryBroadcastingAndComparisons) {
   EXPECT_EQ(std::count(d.begin(), d.end(), "ref:add"), 1) << exec->Summary();
   EXPECT_EQ(std::count(d.begin(), d.end(), "ref:select"), 1);
   EXPECT_EQ(exec->num_fallbacks(), 3) << exec->Summary();
+}
+
+// f16: whatever oneDNN 2.6 has no primitive for on this CPU (matmul at
+// least) runs on the reference kernels; the results match either way.
+TEST_P(ExecutorTest, F16Graph) {
+  Graph* g = module_.AddGraph("f16");
+  Builder b(g);
+  Value* x = g->AddParam("x", TensorType(DType::kF16, {8, 32}));
+  Value* w = g->AddParam("w", TensorType(DType::kF16, {32, 16}), true);
+  Value* mm = Get(b.Matmul(x, w));
+  g->SetResults({mm, Get(b.Binary("add", x, x)), Get(b.Unary("tanh", x)),
+                 Get(b.Create("cast", {x}, {{"to", D(DType::kF32)}}))});
+  auto exec = Check(*g, threads());
+  ASSERT_NE(exec, nullptr);
+  EXPECT_EQ(exec->Describe()[0], "ref:matmul") << exec->Summary();
 }
 
 TEST_P(ExecutorTest, IntegerElementwiseFallsBack) {
@@ -397,12 +416,12 @@ TEST_P(ExecutorTest, Reductions) {
   Value* x = g->AddParam("x", F32({4, 16, 24}));
   g->SetResults({
       Get(b.Create("reduce_sum", {x}, {{"axes", Ints({1})}})),
-      Get(b.Create("reduce_max", {x}, {{"axes", Ints({0, -1})},
-                                       {"keep_dims", B(true)}})),
+      Get(b.Create("reduce_max", {x},
+                   {{"axes", Ints({0, -1})}, {"keep_dims", B(true)}})),
       Get(b.Create("reduce_mean", {x})),  // all axes -> scalar
       Get(b.Create("reduce_sum", {x}, {{"axes", Ints({})}})),  // identity
-      Get(b.Create("reduce_mean", {x}, {{"axes", Ints({2})},
-                                        {"keep_dims", B(true)}})),
+      Get(b.Create("reduce_mean", {x},
+                   {{"axes", Ints({2})}, {"keep_dims", B(true)}})),
   });
   auto exec = Check(*g, threads());
   ASSERT_NE(exec, nullptr);
@@ -462,7 +481,8 @@ TEST_P(ExecutorTest, Bf16TwoLayers) {
   ASSERT_TRUE(exec1->SetConstants(in1).ok());
   Tensor hidden = Get(exec1->Run(in1))[0];
   Graph* layer2 = BuildMlp(m, {96, 48}, 32, DType::kBF16);
-  std::vector<Tensor> expected = Get(Interpret(*layer2, {hidden, in[3], in[4]}));
+  std::vector<Tensor> expected =
+      Get(Interpret(*layer2, {hidden, in[3], in[4]}));
   CompareResult cmp = Get(CompareTensors(out, expected[0]));
   EXPECT_TRUE(cmp.ok()) << cmp.Summary();
 }
@@ -476,11 +496,11 @@ TEST_P(ExecutorTest, Int8Matmuls) {
   Value* w2 = g->AddParam("w2", Ty(DType::kS8, {48, 64}));
   Value* uu = g->AddParam("uu", Ty(DType::kU8, {64, 8}));
   Value* w3 = g->AddParam("w3", Ty(DType::kS8, {64, 24}), true);
-  Value* acc = Get(b.Matmul(a, w));                      // u8 . s8 const
-  Value* relu = Get(b.Unary("relu", acc));               // s32: not fused
-  Value* acc2 = Get(b.Matmul(sa, w2, false, true));      // s8 . s8^T
-  Value* acc3 = Get(b.Matmul(a, uu));                    // u8 . u8: reference
-  Value* acc4 = Get(b.Matmul(sa, w3));                   // s8 . s8 const
+  Value* acc = Get(b.Matmul(a, w));                  // u8 . s8 const
+  Value* relu = Get(b.Unary("relu", acc));           // s32: not fused
+  Value* acc2 = Get(b.Matmul(sa, w2, false, true));  // s8 . s8^T
+  Value* acc3 = Get(b.Matmul(a, uu));                // u8 . u8: reference
+  Value* acc4 = Get(b.Matmul(sa, w3));               // s8 . s8 const
   Value* y = Get(b.Create("dequantize", {acc}, {{"scale", Fl(0.05)}}));
   g->SetResults({acc, relu, acc2, acc3, acc4, y});
   auto exec = Check(*g, threads());
@@ -503,25 +523,29 @@ TEST_P(ExecutorTest, ShapeAndQuantOps) {
   Value* cs8 = Get(b.Create("cast", {big}, {{"to", D(DType::kS8)}}));
   Value* cs32 = Get(b.Create("cast", {big}, {{"to", D(DType::kS32)}}));
   Value* cb = Get(b.Create("cast", {cs8}, {{"to", D(DType::kBool)}}));
-  Value* q = Get(b.Create("quantize", {x}, {{"scale", Fl(0.0078125)},
-                                            {"zero_point", I(128)},
-                                            {"to", D(DType::kU8)}}));
-  Value* qc = Get(b.Create("quantize", {x}, {{"scale", Floats({0.25, 0.5, 0.125})},
-                                             {"axis", I(1)},
-                                             {"to", D(DType::kS8)}}));
-  Value* q3 = Get(b.Create("quantize", {x}, {{"scale", Fl(0.01)},
-                                             {"to", D(DType::kS8)}}));
-  Value* dq = Get(b.Create("dequantize", {q}, {{"scale", Fl(0.0078125)},
-                                               {"zero_point", I(128)}}));
-  Value* dqc = Get(b.Create("dequantize", {qc}, {{"scale", Floats({0.3, 0.5, 0.7})},
-                                                 {"axis", I(1)}}));
-  Value* dqz = Get(b.Create("dequantize", {qc}, {{"scale", Fl(0.1)},
-                                                 {"zero_point", Ints({1, 2, 3})},
-                                                 {"axis", I(1)}}));
-  Value* ts8 = Get(b.Create("transpose", {cs8}, {{"perm", Ints({3, 1, 2, 0})}}));
+  Value* q = Get(b.Create("quantize", {x},
+                          {{"scale", Fl(0.0078125)},
+                           {"zero_point", I(128)},
+                           {"to", D(DType::kU8)}}));
+  Value* qc = Get(b.Create("quantize", {x},
+                           {{"scale", Floats({0.25, 0.5, 0.125})},
+                            {"axis", I(1)},
+                            {"to", D(DType::kS8)}}));
+  Value* q3 = Get(
+      b.Create("quantize", {x}, {{"scale", Fl(0.01)}, {"to", D(DType::kS8)}}));
+  Value* dq = Get(b.Create("dequantize", {q},
+                           {{"scale", Fl(0.0078125)}, {"zero_point", I(128)}}));
+  Value* dqc =
+      Get(b.Create("dequantize", {qc},
+                   {{"scale", Floats({0.3, 0.5, 0.7})}, {"axis", I(1)}}));
+  Value* dqz = Get(b.Create(
+      "dequantize", {qc},
+      {{"scale", Fl(0.1)}, {"zero_point", Ints({1, 2, 3})}, {"axis", I(1)}}));
+  Value* ts8 =
+      Get(b.Create("transpose", {cs8}, {{"perm", Ints({3, 1, 2, 0})}}));
   Value* tb = Get(b.Create("transpose", {cb}, {{"perm", Ints({1, 0, 3, 2})}}));
-  g->SetResults({r, e, rev, c16, c32, cs8, cs32, cb, q, qc, q3, dq, dqc, dqz,
-                 ts8, tb});
+  g->SetResults(
+      {r, e, rev, c16, c32, cs8, cs32, cb, q, qc, q3, dq, dqc, dqz, ts8, tb});
   auto exec = Check(*g, threads());
   ASSERT_NE(exec, nullptr);
   std::vector<std::string> d = exec->Describe();
@@ -539,22 +563,22 @@ TEST_P(ExecutorTest, RoundingTiesAndSaturation) {
   Graph* g = module_.AddGraph("ties");
   Builder b(g);
   Value* x = g->AddParam("x", F32({12}));
-  Value* c = Get(b.Create(
-      "constant", {},
-      {{"value", Floats({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 126.5, 127.5,
-                         -128.5, 254.5, 300, -300})}},
-      {F32({12})}));
+  Value* c =
+      Get(b.Create("constant", {},
+                   {{"value", Floats({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 126.5,
+                                      127.5, -128.5, 254.5, 300, -300})}},
+                   {F32({12})}));
   Value* v = Get(b.Binary("add", x, c));
   g->SetResults({
       Get(b.Create("cast", {v}, {{"to", D(DType::kS8)}})),
       Get(b.Create("cast", {v}, {{"to", D(DType::kU8)}})),
       Get(b.Create("cast", {v}, {{"to", D(DType::kBF16)}})),
-      Get(b.Create("quantize", {v}, {{"scale", Fl(0.5)},
-                                     {"zero_point", I(-3)},
-                                     {"to", D(DType::kS8)}})),
-      Get(b.Create("quantize", {v}, {{"scale", Fl(2.0)},
-                                     {"zero_point", I(7)},
-                                     {"to", D(DType::kU8)}})),
+      Get(b.Create(
+          "quantize", {v},
+          {{"scale", Fl(0.5)}, {"zero_point", I(-3)}, {"to", D(DType::kS8)}})),
+      Get(b.Create(
+          "quantize", {v},
+          {{"scale", Fl(2.0)}, {"zero_point", I(7)}, {"to", D(DType::kU8)}})),
   });
   PrimitiveExecutor::Options o;
   o.num_threads = threads();
@@ -574,15 +598,14 @@ TEST_P(ExecutorTest, ResultsThatAreNotOpOutputs) {
   Builder b(g);
   Value* x = g->AddParam("x", F32({3, 4}));
   Value* w = g->AddParam("w", F32({4, 4}), true);
-  Value* c = Get(b.Create("constant", {}, {{"value", Floats({1, 2, 3, 4})}},
-                          {F32({4})}));
+  Value* c = Get(
+      b.Create("constant", {}, {{"value", Floats({1, 2, 3, 4})}}, {F32({4})}));
   Value* y = Get(b.Binary("add", Get(b.Matmul(x, w)), c));
   Value* r = Get(b.Create("reshape", {y}, {{"shape", Ints({12})}}));
   g->SetResults({x, y, y, c, w, r});
   auto exec = Check(*g, threads());
   ASSERT_NE(exec, nullptr);
-  EXPECT_EQ(Joined(*exec),
-            "matmul+bias | copy | copy | copy | copy | copy");
+  EXPECT_EQ(Joined(*exec), "matmul+bias | copy | copy | copy | copy | copy");
 }
 
 // A weight that is a `constant` op is prepacked without SetConstants.
@@ -590,8 +613,8 @@ TEST_P(ExecutorTest, ConstantWeights) {
   Graph* g = module_.AddGraph("constw");
   Builder b(g);
   Value* x = g->AddParam("x", F32({2, 3}));
-  Value* w = Get(b.Create("constant", {}, {{"value", Floats({1, 2, 3, 4, 5, 6})}},
-                          {F32({3, 2})}));
+  Value* w = Get(b.Create(
+      "constant", {}, {{"value", Floats({1, 2, 3, 4, 5, 6})}}, {F32({3, 2})}));
   g->SetResults({Get(b.Matmul(x, w))});
   PrimitiveExecutor::Options o;
   o.num_threads = threads();

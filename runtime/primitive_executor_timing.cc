@@ -120,10 +120,10 @@ int Main(int argc, char** argv) {
 
   Module module;
   std::vector<Workload> workloads;
-  for (auto w : {Mlp(module, "mlp_bottom", {13, 512, 256, 128}, 128, dtype),
-                 Mlp(module, "mlp_top", {479, 1024, 1024, 512, 256, 1}, 128,
-                     dtype),
-                 Mha(module, 1, 16, 384, 64, dtype)}) {
+  for (auto w :
+       {Mlp(module, "mlp_bottom", {13, 512, 256, 128}, 128, dtype),
+        Mlp(module, "mlp_top", {479, 1024, 1024, 512, 256, 1}, 128, dtype),
+        Mha(module, 1, 16, 384, 64, dtype)}) {
     if (!w.ok()) {
       std::fprintf(stderr, "%s\n", w.status().ToString().c_str());
       return 1;
@@ -168,15 +168,15 @@ int Main(int argc, char** argv) {
           return 1;
         }
         if (i >= 20) {
-          ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0)
-                           .count());
+          ms.push_back(
+              std::chrono::duration<double, std::milli>(t1 - t0).count());
         }
       }
       std::sort(ms.begin(), ms.end());
       const double median = ms[ms.size() / 2];
       std::printf("%-11s %4s %7d %10.4f %10.4f %9.1f\n", w.name.c_str(),
-                  std::string(DTypeName(dtype)).c_str(), threads, median,
-                  ms[0], w.flops / (median * 1e-3) / 1e9);
+                  std::string(DTypeName(dtype)).c_str(), threads, median, ms[0],
+                  w.flops / (median * 1e-3) / 1e9);
       if (verbose) std::printf("%s", (*exec)->Summary().c_str());
     }
   }

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace hgc {
 namespace primitive_internal {
@@ -17,8 +17,8 @@ absl::Status PrimitiveStep::PrepareConstants(const RunState& state,
     for (Call& call : prepare_calls) call.primitive.execute(stream, call.args);
     stream.wait();
   } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(info.op_label, ": oneDNN: ",
-                                            e.what()));
+    return absl::InternalError(
+        absl::StrCat(info.op_label, ": oneDNN: ", e.what()));
   }
   return absl::OkStatus();
 }
@@ -28,8 +28,8 @@ absl::Status PrimitiveStep::Execute(const RunState& state,
   try {
     for (Call& call : calls) call.primitive.execute(stream, call.args);
   } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(info.op_label, ": oneDNN: ",
-                                            e.what()));
+    return absl::InternalError(
+        absl::StrCat(info.op_label, ": oneDNN: ", e.what()));
   }
   return absl::OkStatus();
 }
@@ -123,9 +123,9 @@ std::optional<EltwiseParams> EltwiseFor(const Op& op) {
     const Attribute* approx = op.FindAttr("approximate");
     bool tanh = approx != nullptr && approx->is_string() &&
                 approx->as_string() == "tanh";
-    return EltwiseParams{tanh ? algorithm::eltwise_gelu_tanh
-                              : algorithm::eltwise_gelu_erf,
-                         0, 0};
+    return EltwiseParams{
+        tanh ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf, 0,
+        0};
   }
   if (k == "clamp") {
     const Attribute* lo = op.FindAttr("min");
@@ -142,13 +142,20 @@ std::optional<EltwiseParams> EltwiseFor(const Op& op) {
 
 std::optional<memory::data_type> DnnlType(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return memory::data_type::f32;
-    case DType::kBF16: return memory::data_type::bf16;
-    case DType::kF16: return memory::data_type::f16;
-    case DType::kS32: return memory::data_type::s32;
-    case DType::kS8: return memory::data_type::s8;
-    case DType::kU8: return memory::data_type::u8;
-    case DType::kBool: return memory::data_type::u8;
+    case DType::kF32:
+      return memory::data_type::f32;
+    case DType::kBF16:
+      return memory::data_type::bf16;
+    case DType::kF16:
+      return memory::data_type::f16;
+    case DType::kS32:
+      return memory::data_type::s32;
+    case DType::kS8:
+      return memory::data_type::s8;
+    case DType::kU8:
+      return memory::data_type::u8;
+    case DType::kBool:
+      return memory::data_type::u8;
   }
   return std::nullopt;
 }

@@ -219,8 +219,10 @@ auto TryDnnl(F&& f) -> absl::StatusOr<decltype(f())> {
     return f();
   } catch (const dnnl::error& e) {
     return absl::UnimplementedError(
-        std::string("oneDNN: ") + e.what() + " (status " +
-        std::to_string(static_cast<int>(e.status)) + ")");
+        std::string("oneDNN: ") + e.what() +
+        (e.status == dnnl_unimplemented
+             ? std::string(" (unimplemented for these types on this CPU)")
+             : " (status " + std::to_string(static_cast<int>(e.status)) + ")"));
   } catch (const std::exception& e) {
     return absl::ResourceExhaustedError(std::string("oneDNN: ") + e.what());
   }
@@ -234,8 +236,7 @@ absl::Status CheckDnnlTypes(const Op& op);
 std::string OpLabel(const Op& op);
 
 // `info` for a step built from `op`.
-StepInfo PrimitiveInfo(std::string description, std::string impl,
-                       const Op& op);
+StepInfo PrimitiveInfo(std::string description, std::string impl, const Op& op);
 
 // Builds a one-primitive step: `make_pd` creates the primitive descriptor
 // (a dnnl::error there means "no primitive": Unimplemented), then `bind`

@@ -17,23 +17,33 @@ using dnnl::memory;
 
 struct BinaryAlgInfo {
   algorithm alg;
-  algorithm swapped;  // the algorithm computing the same with operands swapped
-  bool swappable;
-  bool comparison;
+  // The algorithm computing the same with the operands swapped, or
+  // undef when there is none (sub, div).
+  algorithm swapped;
 };
 
 std::optional<BinaryAlgInfo> BinaryFor(const std::string& k) {
-  if (k == "add") return BinaryAlgInfo{algorithm::binary_add, algorithm::binary_add, true, false};
-  if (k == "mul") return BinaryAlgInfo{algorithm::binary_mul, algorithm::binary_mul, true, false};
-  if (k == "max") return BinaryAlgInfo{algorithm::binary_max, algorithm::binary_max, true, false};
-  if (k == "min") return BinaryAlgInfo{algorithm::binary_min, algorithm::binary_min, true, false};
-  if (k == "sub") return BinaryAlgInfo{algorithm::binary_sub, algorithm::binary_sub, false, false};
-  if (k == "div") return BinaryAlgInfo{algorithm::binary_div, algorithm::binary_div, false, false};
-  if (k == "equal") return BinaryAlgInfo{algorithm::binary_eq, algorithm::binary_eq, true, true};
-  if (k == "greater") return BinaryAlgInfo{algorithm::binary_gt, algorithm::binary_lt, true, true};
-  if (k == "greater_equal") return BinaryAlgInfo{algorithm::binary_ge, algorithm::binary_le, true, true};
-  if (k == "less") return BinaryAlgInfo{algorithm::binary_lt, algorithm::binary_gt, true, true};
-  if (k == "less_equal") return BinaryAlgInfo{algorithm::binary_le, algorithm::binary_ge, true, true};
+  struct Entry {
+    const char* kind;
+    algorithm alg;
+    algorithm swapped;
+  };
+  static constexpr Entry kTable[] = {
+      {"add", algorithm::binary_add, algorithm::binary_add},
+      {"mul", algorithm::binary_mul, algorithm::binary_mul},
+      {"max", algorithm::binary_max, algorithm::binary_max},
+      {"min", algorithm::binary_min, algorithm::binary_min},
+      {"sub", algorithm::binary_sub, algorithm::undef},
+      {"div", algorithm::binary_div, algorithm::undef},
+      {"equal", algorithm::binary_eq, algorithm::binary_eq},
+      {"greater", algorithm::binary_gt, algorithm::binary_lt},
+      {"greater_equal", algorithm::binary_ge, algorithm::binary_le},
+      {"less", algorithm::binary_lt, algorithm::binary_gt},
+      {"less_equal", algorithm::binary_le, algorithm::binary_ge},
+  };
+  for (const Entry& e : kTable) {
+    if (k == e.kind) return BinaryAlgInfo{e.alg, e.swapped};
+  }
   return std::nullopt;
 }
 
@@ -87,7 +97,8 @@ absl::StatusOr<Built> BuildBinary(const Op& op, BuildContext& ctx) {
   // oneDNN broadcasts src1 only: src0 must have the result's shape.
   algorithm alg = info->alg;
   if (PaddedDims(a->type().shape, rank) != out_dims) {
-    if (!info->swappable || PaddedDims(b->type().shape, rank) != out_dims) {
+    if (info->swapped == algorithm::undef ||
+        PaddedDims(b->type().shape, rank) != out_dims) {
       return absl::UnimplementedError(
           "oneDNN binary broadcasts the second operand only");
     }

@@ -65,8 +65,7 @@ dnnl::matmul::primitive_desc MakePd(const MatmulPlan& plan,
       if (p.binary) {
         ops.append_binary(p.binary_alg, p.src1);
       } else {
-        ops.append_eltwise(1.f, p.eltwise.alg, p.eltwise.alpha,
-                           p.eltwise.beta);
+        ops.append_eltwise(1.f, p.eltwise.alg, p.eltwise.alpha, p.eltwise.beta);
       }
     }
     attr.set_post_ops(ops);
@@ -125,11 +124,10 @@ absl::StatusOr<Built> BuildMatmul(const Op& op, BuildContext& ctx) {
   const bool const_weights = ctx.IsConstSlot(b_slot);
   // Constant weights: let oneDNN pick its preferred layout; they are
   // reordered into it once, in SetConstants.
-  plan.weights = const_weights
-                     ? memory::desc(plan.weights_user.dims(),
-                                    plan.weights_user.data_type(),
-                                    memory::format_tag::any)
-                     : plan.weights_user;
+  plan.weights = const_weights ? memory::desc(plan.weights_user.dims(),
+                                              plan.weights_user.data_type(),
+                                              memory::format_tag::any)
+                               : plan.weights_user;
   plan.dst = PlainDesc(out->type().shape, out_dtype, rank);
 
   HGC_ASSIGN_OR_RETURN(dnnl::matmul::primitive_desc pd,
@@ -167,8 +165,8 @@ absl::StatusOr<Built> BuildMatmul(const Op& op, BuildContext& ctx) {
         if (next->kind() == "add" && !plan.has_bias && plan.post_ops.empty() &&
             IsRowVector(other, rank, n)) {
           post.is_bias = true;
-          post.operand_desc = PlainDesc(other->type().shape,
-                                        other->type().dtype, rank);
+          post.operand_desc =
+              PlainDesc(other->type().shape, other->type().dtype, rank);
           trial.has_bias = true;
           trial.bias = post.operand_desc;
         } else {
@@ -240,8 +238,8 @@ absl::StatusOr<Built> BuildMatmul(const Op& op, BuildContext& ctx) {
       step->calls.push_back(std::move(call));
       step->info = PrimitiveInfo(description, ImplName(pd), op);
     } catch (const std::exception& e) {
-      return absl::InternalError(absl::StrCat(OpLabel(op), ": oneDNN: ",
-                                              e.what()));
+      return absl::InternalError(
+          absl::StrCat(OpLabel(op), ": oneDNN: ", e.what()));
     }
     return absl::OkStatus();
   }();

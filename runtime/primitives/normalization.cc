@@ -47,10 +47,9 @@ absl::StatusOr<Built> BuildSoftmax(const Op& op, BuildContext& ctx) {
       op, ctx, "softmax",
       [&] {
         return dnnl::softmax_v2_forward::primitive_desc(
-            dnnl::softmax_v2_forward::desc(
-                dnnl::prop_kind::forward_inference,
-                dnnl::algorithm::softmax_accurate, md, md,
-                static_cast<int>(axis)),
+            dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_inference,
+                                           dnnl::algorithm::softmax_accurate,
+                                           md, md, static_cast<int>(axis)),
             ctx.engine());
       },
       [&](auto& args) {
@@ -81,7 +80,8 @@ absl::StatusOr<Built> BuildLayernorm(const Op& op, BuildContext& ctx) {
   }
   const memory::data_type dt = *DnnlType(x->type().dtype);
   memory::desc md({outer, inner}, dt, memory::format_tag::ab);
-  memory::desc param_f32({inner}, memory::data_type::f32, memory::format_tag::a);
+  memory::desc param_f32({inner}, memory::data_type::f32,
+                         memory::format_tag::a);
   memory::desc param_user({inner}, dt, memory::format_tag::a);
 
   HGC_ASSIGN_OR_RETURN(
@@ -161,11 +161,10 @@ absl::StatusOr<Built> BuildReduce(const Op& op, BuildContext& ctx) {
         },
         [&](auto& args) { bind(args, DNNL_ARG_FROM, DNNL_ARG_TO); });
   }
-  dnnl::algorithm alg = op.kind() == "reduce_sum"
-                            ? dnnl::algorithm::reduction_sum
-                        : op.kind() == "reduce_max"
-                            ? dnnl::algorithm::reduction_max
-                            : dnnl::algorithm::reduction_mean;
+  dnnl::algorithm alg =
+      op.kind() == "reduce_sum"   ? dnnl::algorithm::reduction_sum
+      : op.kind() == "reduce_max" ? dnnl::algorithm::reduction_max
+                                  : dnnl::algorithm::reduction_mean;
   return OnePrimitive<dnnl::reduction::primitive_desc, dnnl::reduction>(
       op, ctx, op.kind(),
       [&] {

@@ -65,9 +65,9 @@ absl::StatusOr<QuantParams> ReadQuantParams(const Op& op) {
   const bool per_channel = scale->is_list() || (zp != nullptr && zp->is_list());
   if (per_channel) {
     if (axis == nullptr) return absl::InvalidArgumentError("missing axis");
-    HGC_ASSIGN_OR_RETURN(int64_t a,
-                         NormalizeAxis(op.kind(), axis->as_int(),
-                                       op.operand(0)->type().rank()));
+    HGC_ASSIGN_OR_RETURN(
+        int64_t a,
+        NormalizeAxis(op.kind(), axis->as_int(), op.operand(0)->type().rank()));
     p.axis = static_cast<int>(a);
   }
   return p;

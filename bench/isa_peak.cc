@@ -1,7 +1,8 @@
 #include "bench/isa_peak.h"
 
+#include <time.h>
+
 #include <algorithm>
-#include <chrono>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -74,13 +75,18 @@ class PeakLoop : public microkernels::JitGenerator {
 };
 
 double Seconds(void (*fn)(int64_t), int64_t iterations) {
-  const auto start = std::chrono::steady_clock::now();
+  const double start = ThreadSeconds();
   fn(iterations);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
+  return ThreadSeconds() - start;
 }
 
 }  // namespace
+
+double ThreadSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 const char* PeakInstructionName(PeakInstruction instr) {
   switch (instr) {

@@ -47,6 +47,12 @@ class PeakMeter {
   std::unique_ptr<Impl> impl_;
 };
 
+// Seconds of CPU time this thread has used (CLOCK_THREAD_CPUTIME_ID). Every
+// figure of the benchmark is timed with it: on a machine shared with other
+// work, time the thread spends descheduled is not counted, while the cost of
+// refilling caches that others disturbed still is.
+double ThreadSeconds();
+
 // The median of 5 Sample(0.03) runs.
 absl::StatusOr<double> MeasurePeakGops(PeakInstruction instr);
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "microkernels/jit_generator.h"
 #include "support/check.h"
 #include "support/cpu_features.h"
 
@@ -40,7 +41,69 @@ absl::Status Request() {
   return absl::OkStatus();
 }
 
+// Three leaf functions: store_config(void* dst), load_config(const void*),
+// release().
+class TileStubs : public JitGenerator {
+ public:
+  TileStubs() : JitGenerator("amx_tile_stubs") {}
+  void (*store)(void*) = nullptr;
+  void (*load)(const void*) = nullptr;
+  void (*release)() = nullptr;
+
+ protected:
+  absl::Status Generate() override {
+    using namespace Xbyak::util;  // NOLINT
+    sttilecfg(ptr[rdi]);
+    ret();
+    align(16);
+    L(load_label_);
+    ldtilecfg(ptr[rdi]);
+    ret();
+    align(16);
+    L(release_label_);
+    tilerelease();
+    ret();
+    return absl::OkStatus();
+  }
+
+ public:
+  void Resolve() {
+    store = reinterpret_cast<void (*)(void*)>(const_cast<uint8_t*>(getCode()));
+    load = reinterpret_cast<void (*)(const void*)>(
+        const_cast<uint8_t*>(load_label_.getAddress()));
+    release = reinterpret_cast<void (*)()>(
+        const_cast<uint8_t*>(release_label_.getAddress()));
+  }
+
+ private:
+  Xbyak::Label load_label_, release_label_;
+};
+
+const TileStubs& Stubs() {
+  static const TileStubs* stubs = [] {
+    HGC_CHECK(RequestAmxPermission().ok());
+    auto* s = new TileStubs();
+    HGC_CHECK(s->Create().ok());
+    s->Resolve();
+    return s;
+  }();
+  return *stubs;
+}
+
 }  // namespace
+
+std::array<uint8_t, 64> CurrentTileConfig() {
+  alignas(64) std::array<uint8_t, 64> bytes{};
+  Stubs().store(bytes.data());
+  return bytes;
+}
+
+void LoadTileConfig(const TileConfig& config) {
+  alignas(64) const std::array<uint8_t, 64> bytes = config.ToBytes();
+  Stubs().load(bytes.data());
+}
+
+void ReleaseTiles() { Stubs().release(); }
 
 void TileConfig::Set(int t, int rows_, int colsb_) {
   HGC_CHECK(t >= 0 && t < kAmxTiles);

@@ -57,6 +57,29 @@ bool AmxSupported();
 // the CPU or cap rules AMX out or the kernel refuses. Thread-safe.
 absl::Status RequestAmxPermission();
 
+// The tile configuration of a thread is cached where it lives: in the
+// core's TILECFG state. AMX kernels (brgemm_amx.h) read it back with
+// sttilecfg on entry (about 10 ns), run ldtilecfg (about 120 ns, and it
+// zeroes the tiles) only when it differs from theirs, and return with the
+// tiles still configured, so back-to-back calls of kernels with one shape
+// configure once per thread. Reading the state rather than a software copy
+// keeps this right when other code on the thread (oneDNN, another JIT)
+// reconfigures or releases the tiles in between.
+//
+// The helpers below need AMX permission (RequestAmxPermission() OK); they
+// act on the calling thread only.
+
+// The calling thread's current configuration (sttilecfg): all zero bytes
+// when the tiles are released (init state).
+std::array<uint8_t, 64> CurrentTileConfig();
+// ldtilecfg `config` on the calling thread (tests and foreign-code
+// simulations; kernels configure themselves).
+void LoadTileConfig(const TileConfig& config);
+// tilerelease: returns the thread's tiles to the init state, so context
+// switches stop saving 8 KB of tile data. Call when a thread is done with
+// AMX work (BrgemmGemm::Run does at its end); harmless when released.
+void ReleaseTiles();
+
 }  // namespace microkernels
 }  // namespace hgc
 

@@ -146,6 +146,62 @@ TEST(AmxNativeTest, PermissionAndKernelMatchReference) {
   }));
 }
 
+// Kernels leave their configuration in the tiles and reload only when the
+// thread's current one differs: released tiles, another kernel's shape, a
+// foreign ldtilecfg and multi-configuration kernels in between must all
+// still give exact results.
+TEST(AmxNativeTest, TileConfigIsCachedAcrossCallsAndReloadedWhenStale) {
+  if (!AmxSupported()) {
+    GTEST_SKIP() << "SKIPPED: AMX not available on this CPU ("
+                 << DescribeCpu() << ")";
+  }
+  ASSERT_TRUE(RequestAmxPermission().ok());
+  const BrgemmDesc d1 =
+      MakeBrgemmDesc(Isa::kAvx512CoreAmx, BrgemmDataType::kBf16, 64, 64, 128);
+  const BrgemmDesc d2 =
+      MakeBrgemmDesc(Isa::kAvx512CoreAmx, BrgemmDataType::kU8S8, 16, 16, 64);
+  const BrgemmDesc tails =
+      MakeBrgemmDesc(Isa::kAvx512CoreAmx, BrgemmDataType::kS8S8, 49, 37, 67);
+  ASSERT_TRUE(BuildAmxPlan(d1).single_config);
+  ASSERT_FALSE(BuildAmxPlan(tails).single_config);
+  auto k1 = BrgemmKernel::Create(d1);
+  auto k2 = BrgemmKernel::Create(d2);
+  auto k3 = BrgemmKernel::Create(tails);
+  ASSERT_TRUE(k1.ok() && k2.ok() && k3.ok());
+  auto check = [](const BrgemmKernel* k, uint32_t seed) {
+    return CheckBrgemmCase(k->desc(), 3, seed,
+                           [k](const BrgemmDesc&) -> BrgemmRunner {
+                             return [k](const BrgemmCallArgs& args) {
+                               k->fn()(&args);
+                             };
+                           });
+  };
+  const std::array<uint8_t, 64> cfg1 =
+      BuildAmxPlan(d1).kinds[0][0].config.ToBytes();
+  // 16 x 16 is all tail: the plan's only kind is [1][1].
+  const std::array<uint8_t, 64> cfg2 =
+      BuildAmxPlan(d2).kinds[1][1].config.ToBytes();
+  ReleaseTiles();
+  EXPECT_EQ(CurrentTileConfig(), (std::array<uint8_t, 64>{}));
+  EXPECT_TRUE(check(k1->get(), 1));  // configures from the init state
+  EXPECT_EQ(CurrentTileConfig(), cfg1);
+  EXPECT_TRUE(check(k1->get(), 2));  // reuses it
+  EXPECT_TRUE(check(k2->get(), 3));  // another shape reconfigures
+  EXPECT_EQ(CurrentTileConfig(), cfg2);
+  EXPECT_TRUE(check(k1->get(), 4));
+  TileConfig foreign;
+  for (int t = 0; t < kAmxTiles; ++t) foreign.Set(t, 1, 4);
+  LoadTileConfig(foreign);  // as another library on this thread would
+  EXPECT_EQ(CurrentTileConfig(), foreign.ToBytes());
+  EXPECT_TRUE(check(k1->get(), 5));
+  EXPECT_EQ(CurrentTileConfig(), cfg1);
+  EXPECT_TRUE(check(k3->get(), 6));  // loads its kinds' configs itself
+  EXPECT_TRUE(check(k1->get(), 7));
+  ReleaseTiles();
+  EXPECT_TRUE(check(k1->get(), 8));
+  ReleaseTiles();
+}
+
 TEST(AmxNativeTest, CapTurnsAmxOff) {
   SetMaxIsa(Isa::kAvx512CoreFp16);
   EXPECT_FALSE(AmxSupported());

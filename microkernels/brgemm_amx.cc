@@ -34,12 +34,28 @@ constexpr int kSavedRsp = kAmxStageBytes;
 constexpr int kNCount = kAmxStageBytes + 8;
 constexpr int kMCount = kAmxStageBytes + 16;
 constexpr int kKCount = kAmxStageBytes + 24;
-constexpr int kFrameBytes = kAmxStageBytes + 64;
+constexpr int kCfgReadback = kAmxStageBytes + 64;  // 64 bytes, aligned
+constexpr int kFrameBytes = kAmxStageBytes + 128;
 
 }  // namespace
 
 BrgemmAmx::BrgemmAmx(const BrgemmDesc& desc, AmxPlan plan)
-    : JitGenerator(desc.ToString()), desc_(desc), plan_(std::move(plan)) {}
+    : JitGenerator(desc.ToString()), desc_(desc), plan_(std::move(plan)) {
+  // The first (M kind, N kind) block the kernel runs: its configuration is
+  // the one the kernel needs on entry and, for single-config plans, the one
+  // it leaves behind.
+  for (int ni = 0; ni < 2 && entry_kind_ < 0; ++ni) {
+    for (int mi = 0; mi < 2 && entry_kind_ < 0; ++mi) {
+      if (plan_.m_count[mi] != 0 && plan_.n_count[ni] != 0) {
+        entry_kind_ = mi * 2 + ni;
+      }
+    }
+  }
+}
+
+const TileConfig& BrgemmAmx::entry_config() const {
+  return plan_.kinds[entry_kind_ / 2][entry_kind_ % 2].config;
+}
 
 absl::Status BrgemmAmx::Generate() {
   const int64_t es = InputElementSize(desc_.dtype);
@@ -64,14 +80,18 @@ absl::Status BrgemmAmx::Generate() {
   mov(reg_c_n, ptr[reg_args + kArgC]);
   xor_(reg_boff, reg_boff);
   if (plan_.single_config) {
-    for (int mi = 0; mi < 2; ++mi) {
-      for (int ni = 0; ni < 2; ++ni) {
-        if (plan_.m_count[mi] != 0 && plan_.n_count[ni] != 0) {
-          ldtilecfg(ptr[rip + configs_[mi][ni]]);
-          mi = ni = 2;
-        }
-      }
-    }
+    // The thread's tiles may already hold this configuration (the last
+    // kernel of the same shape left them so): read it back and skip the
+    // ldtilecfg, which costs ~12x the check and zeroes the tiles.
+    const Xbyak::Label& cfg = configs_[entry_kind_ / 2][entry_kind_ % 2];
+    Xbyak::Label configured;
+    sttilecfg(ptr[rsp + kCfgReadback]);
+    vmovdqu64(zmm0, ptr[rsp + kCfgReadback]);
+    vpcmpeqq(k1, zmm0, ptr[rip + cfg]);
+    kortestb(k1, k1);
+    jc(configured, T_NEAR);  // CF: all eight qwords equal
+    ldtilecfg(ptr[rip + cfg]);
+    L(configured);
   }
   for (int ni = 0; ni < 2; ++ni) {
     if (plan_.n_count[ni] == 0) continue;
@@ -97,7 +117,7 @@ absl::Status BrgemmAmx::Generate() {
     dec(qword[rsp + kNCount]);
     jnz(n_loop, T_NEAR);
   }
-  tilerelease();
+  // No tilerelease: the configuration stays for the next call (amx.h).
   mov(rsp, ptr[rsp + kSavedRsp]);
   Postamble();
   // The configurations, read by ldtilecfg through rip-relative addresses.

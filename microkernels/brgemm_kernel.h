@@ -4,7 +4,9 @@
 // can run it, requests AMX permission when needed, picks the generator for
 // the descriptor's ISA family and data type, and emits the code. Kernels are
 // immutable after creation and safe to call from any number of threads at
-// once (each call brings its own pointers).
+// once (each call brings its own pointers). AMX kernels leave the calling
+// thread's tiles configured so the next call of the same shape skips
+// ldtilecfg (amx.h); ReleaseTiles() hands the state back.
 #ifndef HGC_MICROKERNELS_BRGEMM_KERNEL_H_
 #define HGC_MICROKERNELS_BRGEMM_KERNEL_H_
 

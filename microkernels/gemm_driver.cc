@@ -1,8 +1,13 @@
 #include "microkernels/gemm_driver.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "microkernels/amx.h"
 #include "microkernels/kernel_cache.h"
 #include "microkernels/pack.h"
 #include "support/status_macros.h"
@@ -11,18 +16,62 @@ namespace hgc {
 namespace microkernels {
 namespace {
 
-// Defaults: a B chunk of about 32 KB, so it stays in the 48 KB L1 while the
-// kernel sweeps all rows of A; AMX reads B through tile loads that prefer
-// longer runs of K, so its chunk is L2-sized.
-GemmBlocking DefaultBlocking(Isa isa, BrgemmDataType dtype) {
+constexpr int64_t kAlign = 64;
+
+int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// Defaults, measured on Sapphire Rapids (bench/brgemm_bench.cc --blocking):
+//  - AVX-512: a B chunk of kb x 64 columns = 32 KB, so it stays in the 48 KB
+//    L1 while the kernel sweeps the register tiles of a row block; 192 rows
+//    of A (768 KB of f32 at K = 1024) stay in L2 across panels.
+//  - AMX: long K runs per call (the C tiles stay in registers across the
+//    whole chunk); same panel width and row block.
+//  - A packing: the copy is a pass over A per GEMM, which measured as a net
+//    loss wherever A's rows are already 64-byte aligned, including the
+//    4 KB-strided f32 rows at K = 1024 (equal within noise) and AMX at
+//    256^3 (-15%: the tiles outrun the copy). So it is on only where it is
+//    needed: s8s8 on VNNI and AMX with unaligned rows.
+GemmBlocking DefaultBlocking(Isa isa, BrgemmDataType dtype, int64_t k) {
   GemmBlocking b;
-  b.nb = 64;
   const int64_t es = InputElementSize(dtype);
-  b.kb = isa == Isa::kAvx512CoreAmx ? 1024 / es : 128 * 4 / es;
-  // 192 rows of a 1024-long K row block: 768 KB of f32 A, within L2 with
-  // room for the B panel and C.
+  b.nb = 64;
   b.mb = 192;
+  if (isa == Isa::kAvx512CoreAmx) {
+    b.kb = 1024 / es;
+    b.pack_a = (k * es) % kAlign != 0;
+  } else {
+    b.kb = 128 * 4 / es;
+    b.pack_a = dtype == BrgemmDataType::kS8S8;
+  }
   return b;
+}
+
+// C[rows x cols] (leading dimension ldc) += comp[cols], s32.
+__attribute__((target("avx512f"))) void AddCompensation(
+    int32_t* c, int64_t ldc, int64_t rows, int64_t cols, const int32_t* comp) {
+  for (int64_t i = 0; i < rows; ++i) {
+    int32_t* row = c + i * ldc;
+    int64_t j = 0;
+    for (; j + 16 <= cols; j += 16) {
+      const __m512i sum = _mm512_add_epi32(_mm512_loadu_si512(row + j),
+                                           _mm512_loadu_si512(comp + j));
+      _mm512_storeu_si512(row + j, sum);
+    }
+    for (; j < cols; ++j) row[j] += comp[j];
+  }
+}
+
+// dst[i] = src[i] ^ 0x80 for `bytes` bytes: s8 -> u8 plus 128.
+__attribute__((target("avx512f"))) void FlipSignBits(const uint8_t* src,
+                                                     uint8_t* dst,
+                                                     int64_t bytes) {
+  const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+  int64_t i = 0;
+  for (; i + 64 <= bytes; i += 64) {
+    _mm512_storeu_si512(dst + i,
+                        _mm512_xor_si512(_mm512_loadu_si512(src + i), bias));
+  }
+  for (; i < bytes; ++i) dst[i] = src[i] ^ 0x80;
 }
 
 }  // namespace
@@ -33,40 +82,70 @@ absl::StatusOr<std::unique_ptr<BrgemmGemm>> BrgemmGemm::Create(
   if (m < 1 || n < 1 || k < 1) {
     return absl::InvalidArgumentError("gemm sizes must be >= 1");
   }
-  const GemmBlocking def = DefaultBlocking(isa, dtype);
+  const GemmBlocking def = DefaultBlocking(isa, dtype, k);
   if (blocking.nb <= 0) blocking.nb = def.nb;
   if (blocking.kb <= 0) blocking.kb = def.kb;
   if (blocking.mb <= 0) blocking.mb = def.mb;
+  if (blocking.pack_a < 0) blocking.pack_a = def.pack_a;
   std::unique_ptr<BrgemmGemm> g(new BrgemmGemm());
   g->dtype_ = dtype;
   g->m_ = m;
   g->n_ = n;
   g->k_ = k;
   g->blocking_ = blocking;
+  g->amx_ = isa == Isa::kAvx512CoreAmx;
+  g->s8s8_comp_ = dtype == BrgemmDataType::kS8S8 && isa != Isa::kAvx512CoreAmx;
+  if (g->s8s8_comp_ && !blocking.pack_a) {
+    return absl::InvalidArgumentError(
+        "s8s8 on VNNI needs A packing (the copy makes A unsigned)");
+  }
+  // The kernels' data type: s8s8 on VNNI runs the u8s8 kernel.
+  const BrgemmDataType kdt = g->s8s8_comp_ ? BrgemmDataType::kU8S8 : dtype;
+  const int64_t es = InputElementSize(dtype);
+  const int64_t mb = std::min(blocking.mb, m);
+  int64_t lda = k;
+  if (blocking.pack_a) {
+    // An odd number of cache lines per row: consecutive rows fall in
+    // consecutive L1 sets.
+    int64_t lines = RoundUp(k * es, kAlign) / kAlign;
+    if (lines % 2 == 0) ++lines;
+    g->lda_pack_ = lines * kAlign / es;
+    lda = g->lda_pack_;
+    g->scratch_bytes_ = mb * g->lda_pack_ * es;
+  }
   // Packed B offsets depend on (panel, chunk) only; every row block reuses
   // them.
+  const int64_t chunks = (k + blocking.kb - 1) / blocking.kb;
   std::vector<int64_t> offsets;
   for (int64_t n0 = 0; n0 < n; n0 += blocking.nb) {
     for (int64_t k0 = 0; k0 < k; k0 += blocking.kb) {
       offsets.push_back(g->packed_bytes_);
-      BrgemmDesc d = MakeBrgemmDesc(isa, dtype, 1, std::min(blocking.nb, n - n0),
+      BrgemmDesc d = MakeBrgemmDesc(isa, kdt, 1, std::min(blocking.nb, n - n0),
                                     std::min(blocking.kb, k - k0));
-      g->packed_bytes_ += (PackedBBytes(d) + 63) / 64 * 64;
+      g->packed_bytes_ += RoundUp(PackedBBytes(d), kAlign);
     }
   }
-  for (int64_t m0 = 0; m0 < m; m0 += blocking.mb) {
-    size_t next = 0;
+  if (g->s8s8_comp_) {
+    g->comp_offset_ = g->packed_bytes_;
+    g->packed_bytes_ += RoundUp(n * 4, kAlign);
+  }
+  const int64_t row_blocks[2] = {m / mb, m % mb};
+  for (int kind = 0; kind < 2; ++kind) {
+    const int64_t rows = kind == 0 ? mb : m % mb;
+    if (row_blocks[kind] == 0) continue;
     for (int64_t n0 = 0; n0 < n; n0 += blocking.nb) {
       for (int64_t k0 = 0; k0 < k; k0 += blocking.kb) {
-        BrgemmDesc d = MakeBrgemmDesc(
-            isa, dtype, std::min(blocking.mb, m - m0),
-            std::min(blocking.nb, n - n0), std::min(blocking.kb, k - k0));
-        d.lda = k;
+        BrgemmDesc d =
+            MakeBrgemmDesc(isa, kdt, rows, std::min(blocking.nb, n - n0),
+                           std::min(blocking.kb, k - k0));
+        d.lda = lda;
         d.ldc = n;
         d.accumulate = k0 > 0;
         HGC_ASSIGN_OR_RETURN(std::shared_ptr<const BrgemmKernel> kernel,
                              BrgemmKernelCache::Global().Get(d));
-        g->blocks_.push_back({m0, n0, k0, offsets[next++], kernel.get(), d});
+        const size_t idx = (n0 / blocking.nb) * chunks + k0 / blocking.kb;
+        g->calls_[kind].push_back({n0, k0, offsets[idx], kernel.get(), d,
+                                   k0 + blocking.kb >= k});
         if (std::find(g->kernels_.begin(), g->kernels_.end(), kernel) ==
             g->kernels_.end()) {
           g->kernels_.push_back(std::move(kernel));
@@ -79,33 +158,98 @@ absl::StatusOr<std::unique_ptr<BrgemmGemm>> BrgemmGemm::Create(
 
 absl::Status BrgemmGemm::PackB(const void* b, int64_t ldb,
                                void* packed) const {
+  if (reinterpret_cast<uintptr_t>(packed) % kAlign != 0) {
+    return absl::InvalidArgumentError("packed B must be 64-byte aligned");
+  }
   const int64_t es = InputElementSize(dtype_);
-  for (const Block& blk : blocks_) {
-    if (blk.m0 != 0) break;  // later row blocks share the packed panels
-    const BSource src{static_cast<const char*>(b) + (blk.k0 * ldb + blk.n0) * es,
-                      ldb, false};
+  const std::vector<Call>& calls = calls_[calls_[0].empty() ? 1 : 0];
+  for (const Call& call : calls) {
+    const BSource src{
+        static_cast<const char*>(b) + (call.k0 * ldb + call.n0) * es, ldb,
+        false};
     HGC_RETURN_IF_ERROR(microkernels::PackB(
-        blk.desc, src, static_cast<char*>(packed) + blk.packed_offset));
+        call.desc, src, static_cast<char*>(packed) + call.packed_offset));
+  }
+  if (s8s8_comp_) {
+    int32_t* comp =
+        reinterpret_cast<int32_t*>(static_cast<char*>(packed) + comp_offset_);
+    const int8_t* bs = static_cast<const int8_t*>(b);
+    for (int64_t j = 0; j < n_; ++j) {
+      int32_t sum = 0;
+      for (int64_t kk = 0; kk < k_; ++kk) sum += bs[kk * ldb + j];
+      comp[j] = -128 * sum;
+    }
   }
   return absl::OkStatus();
 }
 
-void BrgemmGemm::Run(const void* a, const void* packed_b, void* c) const {
+void BrgemmGemm::PackA(const void* a, int64_t m0, int64_t rows,
+                       void* dst) const {
   const int64_t es = InputElementSize(dtype_);
-  for (const Block& blk : blocks_) {
-    const void* a_ptr =
-        static_cast<const char*>(a) + (blk.m0 * k_ + blk.k0) * es;
-    const void* b_ptr = static_cast<const char*>(packed_b) + blk.packed_offset;
-    blk.kernel->Execute(&a_ptr, &b_ptr, 1,
-                        static_cast<char*>(c) + (blk.m0 * n_ + blk.n0) * 4);
+  const uint8_t* src = static_cast<const uint8_t*>(a) + m0 * k_ * es;
+  uint8_t* out = static_cast<uint8_t*>(dst);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (s8s8_comp_) {
+      FlipSignBits(src + i * k_, out + i * lda_pack_, k_);
+    } else {
+      std::memcpy(out + i * lda_pack_ * es, src + i * k_ * es, k_ * es);
+    }
   }
 }
 
+void BrgemmGemm::Run(const void* a, const void* packed_b, void* c,
+                     void* scratch) const {
+  const int64_t es = InputElementSize(dtype_);
+  const int64_t mb = std::min(blocking_.mb, m_);
+  const char* pb = static_cast<const char*>(packed_b);
+  const int32_t* comp = reinterpret_cast<const int32_t*>(pb + comp_offset_);
+  for (int64_t m0 = 0; m0 < m_; m0 += mb) {
+    const int64_t rows = std::min(mb, m_ - m0);
+    const std::vector<Call>& calls = calls_[rows == mb ? 0 : 1];
+    const char* a_blk = static_cast<const char*>(a) + m0 * k_ * es;
+    if (blocking_.pack_a) {
+      PackA(a, m0, rows, scratch);
+      a_blk = static_cast<const char*>(scratch);
+    }
+    char* c_blk = static_cast<char*>(c) + m0 * n_ * 4;
+    for (const Call& call : calls) {
+      const void* a_ptr = a_blk + call.k0 * es;
+      const void* b_ptr = pb + call.packed_offset;
+      char* c_ptr = c_blk + call.n0 * 4;
+      call.kernel->Execute(&a_ptr, &b_ptr, 1, c_ptr);
+      if (s8s8_comp_ && call.last_chunk) {
+        AddCompensation(reinterpret_cast<int32_t*>(c_ptr), n_, rows,
+                        call.desc.n, comp + call.n0);
+      }
+    }
+  }
+  // The kernels configured the tiles once for all their calls; leave none
+  // of it to the caller.
+  if (amx_) ReleaseTiles();
+}
+
+void BrgemmGemm::Run(const void* a, const void* packed_b, void* c) const {
+  struct Scratch {
+    ~Scratch() { std::free(data); }
+    void* data = nullptr;
+    int64_t bytes = 0;
+  };
+  thread_local Scratch scratch;
+  if (scratch.bytes < scratch_bytes_) {
+    std::free(scratch.data);
+    scratch.bytes = RoundUp(scratch_bytes_, kAlign);
+    scratch.data = std::aligned_alloc(kAlign, scratch.bytes);
+  }
+  Run(a, packed_b, c, scratch.data);
+}
+
 std::string BrgemmGemm::ToString() const {
+  const std::vector<Call>& calls = calls_[calls_[0].empty() ? 1 : 0];
   return absl::StrCat("gemm:M", m_, "N", n_, "K", k_, ":mb", blocking_.mb,
-                      ":nb", blocking_.nb,
-                      ":kb", blocking_.kb, " over ",
-                      blocks_.empty() ? "" : blocks_[0].desc.ToString());
+                      ":nb", blocking_.nb, ":kb", blocking_.kb,
+                      blocking_.pack_a ? ":packa" : "",
+                      s8s8_comp_ ? ":s8s8comp" : "", " over ",
+                      calls.empty() ? "" : calls[0].desc.ToString());
 }
 
 }  // namespace microkernels

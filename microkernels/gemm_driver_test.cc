@@ -1,9 +1,12 @@
 #include "microkernels/gemm_driver.h"
 
+#include <array>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "microkernels/amx.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "support/cpu_features.h"
 #include "support/float16.h"
@@ -12,53 +15,120 @@ namespace hgc {
 namespace microkernels {
 namespace {
 
-// C = A * B against plain loops, for each data type and a shape with tails
-// in every blocked dimension; small-integer inputs make results exact.
+// 64-byte aligned bytes, as PackB requires.
+struct AlignedBytes {
+  explicit AlignedBytes(int64_t n)
+      : p(static_cast<uint8_t*>(std::aligned_alloc(64, (n + 63) / 64 * 64))) {}
+  ~AlignedBytes() { std::free(p); }
+  uint8_t* p;
+};
+
+// C = A * B against plain loops for one data type, ISA and blocking; small
+// integer inputs make every result exact.
+void CheckGemm(Isa isa, BrgemmDataType dt, int64_t m, int64_t n, int64_t k,
+               GemmBlocking blocking, uint32_t seed) {
+  auto gemm = BrgemmGemm::Create(isa, dt, m, n, k, blocking);
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  std::mt19937 rng(seed);
+  // Extremes included: -128 and 127 exercise the s8s8 compensation.
+  std::uniform_int_distribution<int> small(-4, 4), wide(-128, 127);
+  const bool int8 = dt == BrgemmDataType::kU8S8 || dt == BrgemmDataType::kS8S8;
+  std::vector<int> ai(m * k), bi(k * n);
+  for (int& v : ai) {
+    v = int8 ? wide(rng) : small(rng);
+    if (dt == BrgemmDataType::kU8S8) v += 128;
+  }
+  for (int& v : bi) v = int8 ? wide(rng) : small(rng);
+  const int64_t es = InputElementSize(dt);
+  std::vector<uint8_t> a(m * k * es), b(k * n * es);
+  auto store = [&](std::vector<uint8_t>& dst, size_t i, int v) {
+    if (dt == BrgemmDataType::kF32) {
+      reinterpret_cast<float*>(dst.data())[i] = static_cast<float>(v);
+    } else if (dt == BrgemmDataType::kBf16) {
+      reinterpret_cast<uint16_t*>(dst.data())[i] =
+          FloatToBf16(static_cast<float>(v));
+    } else {
+      dst[i] = static_cast<uint8_t>(v);
+    }
+  };
+  for (size_t i = 0; i < ai.size(); ++i) store(a, i, ai[i]);
+  for (size_t i = 0; i < bi.size(); ++i) store(b, i, bi[i]);
+  AlignedBytes packed((*gemm)->packed_b_bytes());
+  ASSERT_TRUE((*gemm)->PackB(b.data(), n, packed.p).ok());
+  std::vector<int32_t> c(m * n, 12345);
+  (*gemm)->Run(a.data(), packed.p, c.data());
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t want = 0;
+      for (int64_t kk = 0; kk < k; ++kk) want += ai[i * k + kk] * bi[kk * n + j];
+      const int32_t got =
+          int8 ? c[i * n + j]
+               : static_cast<int32_t>(
+                     reinterpret_cast<float*>(c.data())[i * n + j]);
+      ASSERT_EQ(got, want) << DataTypeName(dt) << " C[" << i << "][" << j
+                           << "] " << (*gemm)->ToString();
+    }
+  }
+}
+
+// Every data type on the dispatcher's ISA, with tails in every blocked
+// dimension, A read in place and A packed (s8s8 on VNNI always packs).
 TEST(GemmDriverTest, MatchesNaiveGemmWithTails) {
-  const int64_t m = 37, n = 70, k = 300;
   for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
                             BrgemmDataType::kU8S8, BrgemmDataType::kS8S8}) {
     auto isa = SelectBrgemmIsa(dt);
-    if (!isa.ok()) {
-      GTEST_SKIP() << "SKIPPED: " << isa.status().message();
-    }
-    auto gemm = BrgemmGemm::Create(*isa, dt, m, n, k, {32, 96, 24});
-    ASSERT_TRUE(gemm.ok()) << gemm.status();
-    std::mt19937 rng(5);
-    std::uniform_int_distribution<int> small(-4, 4);
-    std::vector<int> ai(m * k), bi(k * n);
-    for (int& v : ai) v = dt == BrgemmDataType::kU8S8 ? small(rng) + 4 : small(rng);
-    for (int& v : bi) v = small(rng);
-    const int64_t es = InputElementSize(dt);
-    std::vector<uint8_t> a(m * k * es), b(k * n * es);
-    auto store = [&](std::vector<uint8_t>& dst, size_t i, int v) {
-      if (dt == BrgemmDataType::kF32) {
-        reinterpret_cast<float*>(dst.data())[i] = static_cast<float>(v);
-      } else if (dt == BrgemmDataType::kBf16) {
-        reinterpret_cast<uint16_t*>(dst.data())[i] = FloatToBf16(static_cast<float>(v));
-      } else {
-        dst[i] = static_cast<uint8_t>(v);
+    if (!isa.ok()) GTEST_SKIP() << "SKIPPED: " << isa.status().message();
+    for (int pack_a : {0, 1}) {
+      if (pack_a == 0 && dt == BrgemmDataType::kS8S8 &&
+          *isa != Isa::kAvx512CoreAmx) {
+        continue;  // VNNI s8s8 needs the sign-flipping copy
       }
-    };
-    for (size_t i = 0; i < ai.size(); ++i) store(a, i, ai[i]);
-    for (size_t i = 0; i < bi.size(); ++i) store(b, i, bi[i]);
-    std::vector<uint8_t> packed((*gemm)->packed_b_bytes());
-    ASSERT_TRUE((*gemm)->PackB(b.data(), n, packed.data()).ok());
-    std::vector<int32_t> c(m * n, 12345);
-    (*gemm)->Run(a.data(), packed.data(), c.data());
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        int32_t want = 0;
-        for (int64_t kk = 0; kk < k; ++kk) want += ai[i * k + kk] * bi[kk * n + j];
-        const int32_t got =
-            dt == BrgemmDataType::kF32 || dt == BrgemmDataType::kBf16
-                ? static_cast<int32_t>(reinterpret_cast<float*>(c.data())[i * n + j])
-                : c[i * n + j];
-        ASSERT_EQ(got, want) << DataTypeName(dt) << " C[" << i << "][" << j
-                             << "] " << (*gemm)->ToString();
-      }
+      SCOPED_TRACE(pack_a);
+      CheckGemm(*isa, dt, 37, 70, 300, {32, 96, 24, pack_a}, 5);
     }
   }
+}
+
+// The same on every AVX-512 family below AMX (int8 needs VNNI), so the
+// s8s8 compensation path runs even where AMX is the dispatcher's pick, and
+// and on the default blocking (K of 1 KB of A: chunk-aligned, no tails).
+TEST(GemmDriverTest, EveryAvx512FamilyAndDefaultBlocking) {
+  for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
+                            BrgemmDataType::kU8S8, BrgemmDataType::kS8S8}) {
+    const bool int8 = dt == BrgemmDataType::kU8S8 || dt == BrgemmDataType::kS8S8;
+    const Isa isa = int8 ? Isa::kAvx512CoreVnni : Isa::kAvx512Core;
+    if (!IsaAvailable(isa)) GTEST_SKIP() << "SKIPPED: " << IsaName(isa);
+    SCOPED_TRACE(DataTypeName(dt));
+    CheckGemm(isa, dt, 200, 80, 1024 / InputElementSize(dt), GemmBlocking(), 6);
+    CheckGemm(isa, dt, 5, 17, 3, GemmBlocking(), 7);
+  }
+}
+
+TEST(GemmDriverTest, AmxGemmLeavesTheTilesReleased) {
+  if (!IsaAvailable(Isa::kAvx512CoreAmx) || !RequestAmxPermission().ok()) {
+    GTEST_SKIP() << "SKIPPED: AMX not available on this CPU";
+  }
+  for (BrgemmDataType dt : {BrgemmDataType::kBf16, BrgemmDataType::kU8S8,
+                            BrgemmDataType::kS8S8}) {
+    CheckGemm(Isa::kAvx512CoreAmx, dt, 100, 96, 200, GemmBlocking(), 8);
+    EXPECT_EQ(CurrentTileConfig(), (std::array<uint8_t, 64>{}));
+  }
+}
+
+TEST(GemmDriverTest, RejectsUnalignedPackedBAndS8s8WithoutPacking) {
+  if (!IsaAvailable(Isa::kAvx512CoreVnni)) GTEST_SKIP() << "SKIPPED: no VNNI";
+  auto gemm =
+      BrgemmGemm::Create(Isa::kAvx512Core, BrgemmDataType::kF32, 8, 8, 8);
+  ASSERT_TRUE(gemm.ok());
+  AlignedBytes packed((*gemm)->packed_b_bytes() + 64);
+  std::vector<float> b(64, 1.0f);
+  EXPECT_EQ((*gemm)->PackB(b.data(), 8, packed.p + 4).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(BrgemmGemm::Create(Isa::kAvx512CoreVnni, BrgemmDataType::kS8S8, 8,
+                               8, 8, {0, 0, 0, 0})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(GemmDriverTest, RejectsEmptySizes) {

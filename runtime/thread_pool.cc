@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <chrono>
+#include <thread>
 
 namespace hgc {
 namespace {
@@ -13,6 +14,21 @@ namespace {
 constexpr auto kSpinTime = std::chrono::microseconds(200);
 
 inline void CpuRelax() { _mm_pause(); }
+
+// Waits for `done()` by spinning, then yielding the core: when the machine
+// has more runnable threads than cores, the thread we wait for may be
+// waiting for this core, and a pure spin would hold it for a whole
+// scheduler time slice.
+template <typename Done>
+void SpinThenYield(Done done) {
+  for (int spins = 0; !done(); ++spins) {
+    if (spins < 2000) {
+      CpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
 
 }  // namespace
 
@@ -50,7 +66,8 @@ void ThreadPool::Run(absl::FunctionRef<void(int)> fn) {
   }
   if (parked_.load(std::memory_order_acquire) > 0) park_cv_.notify_all();
   fn(0);
-  while (pending_.load(std::memory_order_acquire) != 0) CpuRelax();
+  SpinThenYield(
+      [&] { return pending_.load(std::memory_order_acquire) == 0; });
   task_ = nullptr;
 }
 
@@ -58,8 +75,12 @@ void ThreadPool::WaitForWork(uint64_t seen_generation) {
   auto spin_until = std::chrono::steady_clock::now() + kSpinTime;
   int polls = 0;
   while (generation_.load(std::memory_order_acquire) == seen_generation) {
-    CpuRelax();
-    if (++polls % 64 != 0) continue;
+    if (++polls < 2000) {
+      CpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+    if (polls % 64 != 0) continue;
     if (std::chrono::steady_clock::now() < spin_until) continue;
     std::unique_lock<std::mutex> lock(park_mutex_);
     parked_.fetch_add(1, std::memory_order_acq_rel);
@@ -90,7 +111,8 @@ void ThreadPool::Barrier() {
     barrier_phase_.fetch_add(1, std::memory_order_acq_rel);
     return;
   }
-  while (barrier_phase_.load(std::memory_order_acquire) == phase) CpuRelax();
+  SpinThenYield(
+      [&] { return barrier_phase_.load(std::memory_order_acquire) != phase; });
 }
 
 void ThreadPool::BarrierCallback(void* ctx) {

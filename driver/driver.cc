@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "driver/bench.h"
+#include "codegen/compile.h"
 #include "frontend/parser.h"
 #include "ir/printer.h"
 #include "passes/buffer_planning.h"
@@ -18,6 +20,7 @@
 #include "passes/pass_manager.h"
 #include "passes/pipelines.h"
 #include "passes/register_all_passes.h"
+#include "runtime/executable.h"
 #include "runtime/reference_interpreter.h"
 #include "support/diagnostics.h"
 #include "support/npy.h"
@@ -139,15 +142,45 @@ absl::Status WriteOutputs(const std::vector<Tensor>& outputs,
   return absl::OkStatus();
 }
 
+void PrintCompileStats(const CompileStats& stats, std::ostream& err) {
+  err << "compile: " << absl::StrFormat("%.3f", stats.seconds * 1e3)
+      << " ms; steps: " << stats.native_steps << " native, "
+      << stats.fallback_steps << " fallback (interpreter), "
+      << stats.copy_steps << " copy, " << stats.pack_steps
+      << " pack; init steps: " << stats.init_steps
+      << "; arena: " << stats.arena_bytes << " bytes\n";
+}
+
 // --run [--check]: executes `graph` (after the passes) and reports; with
 // --check, compares with `original` (the graph as parsed). Returns the exit
 // code.
-absl::StatusOr<int> Run(const Graph& graph, const Graph& original,
-                        const DriverOptions& options, std::ostream& out) {
+absl::StatusOr<int> Run(const Module& module, const Graph& graph,
+                        const Graph& original, const DriverOptions& options,
+                        std::ostream& out, std::ostream& err) {
   HGC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PrepareInputs(graph, options));
-  // Until codegen lands, the optimized graph runs on the reference
-  // interpreter, which executes fusion ops by interpreting their bodies.
-  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, Interpret(graph, inputs));
+  // The graph is compiled (codegen/compile.h; the passes already ran, so no
+  // pipeline here) and executed. Should the compiler refuse a graph as
+  // Unimplemented, the reference interpreter runs the optimized graph
+  // instead (it executes fusion ops by interpreting their bodies).
+  CompileOptions compile_options;
+  compile_options.num_threads = options.threads;
+  compile_options.pipeline = "";
+  CompileStats stats;
+  compile_options.stats = &stats;
+  absl::StatusOr<std::unique_ptr<Executable>> exe =
+      Compile(module, graph, compile_options);
+  std::vector<Tensor> outputs;
+  if (exe.ok()) {
+    if (options.stats) PrintCompileStats(stats, err);
+    HGC_RETURN_IF_ERROR((*exe)->SetConstants(inputs));
+    HGC_ASSIGN_OR_RETURN(outputs, (*exe)->Execute(inputs));
+  } else if (absl::IsUnimplemented(exe.status())) {
+    err << "hgc: note: not compiled (" << exe.status().message()
+        << "); running the reference interpreter\n";
+    HGC_ASSIGN_OR_RETURN(outputs, Interpret(graph, inputs));
+  } else {
+    return exe.status();
+  }
   if (!options.output_dir.empty()) {
     HGC_RETURN_IF_ERROR(WriteOutputs(outputs, options.output_dir));
   }
@@ -202,7 +235,10 @@ absl::StatusOr<std::unique_ptr<PassManager>> BuildPassManager(
   auto pm = std::make_unique<PassManager>(std::move(pm_options));
   // --emit=ir alone prints the graph as parsed; running it compiles at O2.
   std::string pipeline = options.pipeline;
-  if (pipeline.empty() && options.run) pipeline = "O2";
+  if (pipeline.empty() &&
+      (options.run || options.emit_llvm || options.emit_asm)) {
+    pipeline = "O2";
+  }
   HGC_RETURN_IF_ERROR(AddPipeline(pipeline, GlobalPassRegistry(), *pm));
   HGC_RETURN_IF_ERROR(pm->ValidateOptions());
   return pm;
@@ -256,6 +292,12 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
       SelectGraph(*module, options.graph, options.input_file);
   if (!graph.ok()) return fail(graph.status());
   const std::string entry_name = (*graph)->name();
+  // --bench compiles and times the graph as written (driver/bench.h).
+  if (options.bench) {
+    absl::StatusOr<int> code = RunBench(*module, **graph, options, out);
+    if (!code.ok()) return fail(code.status());
+    return *code;
+  }
   // --check compares against the graph as written, so keep a copy.
   Module original;
   if (options.check) original = CloneModule(*module);
@@ -277,10 +319,23 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     err << "arena: " << plan.arena_size << " bytes (intermediates: "
         << plan.sum_of_intermediates << " bytes)\n";
   }
+  if (options.emit_llvm || options.emit_asm) {
+    CompileOptions compile_options;
+    compile_options.num_threads = options.threads;
+    compile_options.pipeline = "";
+    std::string text;
+    if (options.emit_llvm) compile_options.llvm_ir = &text;
+    if (options.emit_asm) compile_options.assembly = &text;
+    absl::StatusOr<std::unique_ptr<Executable>> exe =
+        Compile(*module, *entry, compile_options);
+    if (!exe.ok()) return fail(exe.status());
+    out << text;
+  }
   if (!options.run) return 0;
   const Graph* reference =
       options.check ? original.FindGraph(entry_name) : entry;
-  absl::StatusOr<int> code = Run(*entry, *reference, options, out);
+  absl::StatusOr<int> code =
+      Run(*module, *entry, *reference, options, out, err);
   if (!code.ok()) return fail(code.status());
   return *code;
 }

@@ -24,6 +24,9 @@ hgc compiles deep-learning graphs written in the .graph text format.
 Actions (default: --emit=ir):
   --emit=ir             print the graph in canonical form: as parsed, or
                         after the passes when a pipeline is given
+  --emit=llvm           compile (-O2 unless told otherwise) and print the
+                        generated step functions as optimized LLVM IR
+  --emit=asm            the same as assembly
   --run                 run the pipeline (default -O2), execute the result
                         on seeded random inputs (or the files given with
                         --input) and print each output
@@ -31,6 +34,13 @@ Actions (default: --emit=ir):
                         interpreter on the ORIGINAL (unoptimized) graph,
                         print the error per output and 'check: PASS' or
                         'check: FAIL'; exit 1 on FAIL
+  --bench               compile (-O2 unless told otherwise) and time the
+                        result against the oneDNN primitive-per-op baseline
+                        on seeded random inputs, same threads, same process:
+                        compile ms, median ms per run, GFLOP/s (matmuls:
+                        2*M*N*K), speedup; checks that both agree (exit 1 if
+                        not)
+  --bench-iters N       timed runs per side (default: about 0.5 s each)
   --list-passes         print every pass (with options) and named pipeline
 
 Passes:
@@ -188,14 +198,26 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
     } else if (name == "emit") {
       absl::StatusOr<std::string> v = take_value();
       if (!v.ok()) return v.status();
-      if (*v != "ir") {
+      if (*v == "ir") {
+        options.emit_ir = true;
+      } else if (*v == "llvm") {
+        options.emit_llvm = true;
+      } else if (*v == "asm") {
+        options.emit_asm = true;
+      } else {
         return FlagError(absl::StrCat("unsupported --emit kind '", *v,
-                                      "' (supported: ir)"));
+                                      "' (supported: ir, llvm, asm)"));
       }
-      options.emit_ir = true;
     } else if (name == "run") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.run = true;
+    } else if (name == "bench") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.bench = true;
+    } else if (name == "bench-iters") {
+      absl::StatusOr<int64_t> n = parse_int(1, 10000000);
+      if (!n.ok()) return n.status();
+      options.bench_iters = static_cast<int>(*n);
     } else if (name == "check") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.check = true;
@@ -241,7 +263,10 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
   if (options.help || options.list_passes) return options;
   if (options.input_file.empty()) return FlagError("no input file");
   if (options.check) options.run = true;
-  if (!options.run) options.emit_ir = true;
+  if (!options.run && !options.bench && !options.emit_llvm &&
+      !options.emit_asm) {
+    options.emit_ir = true;
+  }
   return options;
 }
 

@@ -15,6 +15,10 @@ struct DriverOptions {
   std::string input_file;
   // --emit=ir (the default action when neither --run nor --check is given).
   bool emit_ir = false;
+  // --emit=llvm / --emit=asm: compile and print the generated step
+  // functions as optimized LLVM IR / assembly (codegen/compile.h).
+  bool emit_llvm = false;
+  bool emit_asm = false;
   bool run = false;
   bool check = false;
   uint64_t seed = 0;
@@ -43,6 +47,11 @@ struct DriverOptions {
   bool list_passes = false;
   // --stats: print the entry graph's arena plan to stderr.
   bool stats = false;
+
+  // --bench: compile, time against the primitive baseline (driver/bench.h).
+  bool bench = false;
+  // --bench-iters N: timed runs per side (0: about 0.5 s each).
+  int bench_iters = 0;
 };
 
 // Parses argv (without argv[0]). Accepts `--flag=value` and `--flag value`;

@@ -36,13 +36,26 @@ TEST(OptionsTest, CheckImpliesRun) {
   EXPECT_EQ(o.rtol, 0.01);
 }
 
+TEST(OptionsTest, ParsesBench) {
+  DriverOptions o = *ParseOptions({"m.graph", "--bench", "--threads", "4",
+                                   "--bench-iters=50"});
+  EXPECT_TRUE(o.bench);
+  EXPECT_FALSE(o.emit_ir);
+  EXPECT_FALSE(o.run);
+  EXPECT_EQ(o.threads, 4);
+  EXPECT_EQ(o.bench_iters, 50);
+  EXPECT_FALSE(ParseOptions({"m.graph", "--bench=1"}).ok());
+  EXPECT_FALSE(ParseOptions({"m.graph", "--bench", "--bench-iters=0"}).ok());
+}
+
 TEST(OptionsTest, RejectsBadFlags) {
   EXPECT_FALSE(ParseOptions({}).ok());
   EXPECT_FALSE(ParseOptions({"m.graph", "--frobnicate"}).ok());
   EXPECT_FALSE(ParseOptions({"m.graph", "--seed"}).ok());
   EXPECT_FALSE(ParseOptions({"m.graph", "--seed=abc"}).ok());
   EXPECT_FALSE(ParseOptions({"m.graph", "--threads=0"}).ok());
-  EXPECT_FALSE(ParseOptions({"m.graph", "--emit=llvm"}).ok());
+  EXPECT_FALSE(ParseOptions({"m.graph", "--emit=bc"}).ok());
+  EXPECT_TRUE(ParseOptions({"m.graph", "--emit=llvm"})->emit_llvm);
   EXPECT_FALSE(ParseOptions({"m.graph", "--input=noequals"}).ok());
   EXPECT_FALSE(ParseOptions({"a.graph", "b.graph"}).ok());
   EXPECT_FALSE(ParseOptions({"m.graph", "--run=yes"}).ok());

@@ -1,0 +1,273 @@
+#include "codegen/compile.h"
+
+#include <chrono>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/llvm/elemental_emitter.h"
+#include "codegen/llvm/ir_compiler.h"
+#include "codegen/llvm/jit.h"
+#include "codegen/lower_common.h"
+#include "codegen/lower_elementwise.h"
+#include "codegen/lower_matmul.h"
+#include "codegen/lower_rowwise.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "passes/buffer_planning.h"
+#include "passes/graph_utils.h"
+#include "passes/pass_manager.h"
+#include "passes/pipelines.h"
+#include "passes/register_all_passes.h"
+#include "runtime/reference_interpreter.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace {
+
+using codegen::LowerState;
+
+// Everything the executable's code refers to: the optimized module (the
+// fallback steps evaluate its ops), the JIT and the BRGEMM kernels.
+struct CodeOwner {
+  Module module;
+  std::unique_ptr<codegen::Jit> jit;
+  std::vector<std::shared_ptr<const microkernels::BrgemmKernel>> kernels;
+};
+
+// A host step evaluating `op` with the reference interpreter: buffers are
+// the op's operands, then its result. Allocates per run (documented in
+// compile.h); an evaluation error leaves the result buffer unchanged.
+Step FallbackStep(const Op& op, const LowerState& state) {
+  Step step;
+  step.name = absl::StrCat("fallback.", op.kind(), ".", op.result()->name());
+  std::vector<TensorType> types;
+  for (const Value* v : op.operands()) {
+    step.buffers.push_back(state.refs.at(v));
+    types.push_back(v->type());
+  }
+  step.buffers.push_back(state.refs.at(op.result()));
+  const Op* op_ptr = &op;
+  int64_t result_bytes = op.result()->type().SizeInBytes();
+  step.host = [op_ptr, types, result_bytes](void* const* bufs) {
+    std::vector<Tensor> operands;
+    operands.reserve(types.size());
+    for (size_t i = 0; i < types.size(); ++i) {
+      absl::StatusOr<Tensor> t = Tensor::Create(types[i]);
+      if (!t.ok()) return;
+      std::memcpy(t->mutable_raw(), bufs[i], t->size_in_bytes());
+      operands.push_back(std::move(*t));
+    }
+    absl::StatusOr<Tensor> r = EvaluateOp(*op_ptr, operands);
+    if (!r.ok()) return;
+    std::memcpy(bufs[types.size()], r->raw(), result_bytes);
+  };
+  return step;
+}
+
+Step CopyStep(std::string name, BufferRef from, BufferRef to, int64_t bytes) {
+  Step step;
+  step.name = std::move(name);
+  step.buffers = {from, to};
+  step.host = [bytes](void* const* bufs) {
+    if (bufs[0] != bufs[1]) std::memmove(bufs[1], bufs[0], bytes);
+  };
+  return step;
+}
+
+bool IsMatmulGroup(const Op& op) {
+  const Attribute* kind = op.FindAttr("kind");
+  return op.kind() == "fusion" && kind && kind->is_string() &&
+         (kind->as_string() == "matmul" || kind->as_string() == "mlp");
+}
+
+bool IsRowwiseGroup(const Op& op) {
+  const Attribute* kind = op.FindAttr("kind");
+  return op.kind() == "fusion" && kind && kind->is_string() &&
+         (kind->as_string() == "softmax" || kind->as_string() == "layernorm" ||
+          kind->as_string() == "reduce");
+}
+
+bool IsElementwiseGroup(const Op& op) {
+  const Attribute* kind = op.FindAttr("kind");
+  if (op.kind() != "fusion") return codegen::IsElementalOp(op.kind());
+  return kind && kind->is_string() && kind->as_string() == "elementwise";
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Executable>> Compile(
+    const Module& module, const Graph& entry, const CompileOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  auto owner = std::make_shared<CodeOwner>();
+  owner->module = CloneModule(module);
+  {
+    PassManager pm;
+    HGC_RETURN_IF_ERROR(
+        AddPipeline(options.pipeline, GlobalPassRegistry(), pm));
+    HGC_RETURN_IF_ERROR(pm.Run(owner->module));
+  }
+  const Graph* graph = owner->module.FindGraph(entry.name());
+  if (graph == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("the passes removed the entry graph @", entry.name()));
+  }
+  CompileStats stats;
+  Program program;
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto llvm_module = std::make_unique<llvm::Module>(
+      absl::StrCat("hgc_", graph->name()), *context);
+  ConstOnlyAnalysis const_only(*graph);
+  BufferPlan plan = PlanBuffers(*graph);
+  LowerState state;
+  state.context = context.get();
+  state.module = llvm_module.get();
+  state.program = &program;
+  state.num_threads = options.num_threads < 1 ? 1 : options.num_threads;
+  state.const_only = &const_only;
+  state.arena_bytes = plan.arena_size;
+
+  auto add_slot = [&](Tensor t) {
+    program.constants.push_back(std::move(t));
+    return static_cast<int64_t>(program.constants.size()) - 1;
+  };
+  for (int i = 0; i < graph->num_params(); ++i) {
+    const Value* p = graph->param(i);
+    program.param_types.push_back(p->type());
+    program.param_is_const.push_back(p->is_const());
+    if (p->is_const()) {
+      HGC_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(p->type()));
+      int64_t slot = add_slot(std::move(t));
+      state.refs[p] = BufferRef::Constant(slot);
+      program.param_constant_slot.push_back(slot);
+    } else {
+      state.refs[p] = BufferRef::Input(i);
+      program.param_constant_slot.push_back(-1);
+    }
+  }
+  // Results an op writes directly; the rest are copied at the end.
+  absl::flat_hash_map<const Value*, int> direct_result;
+  const auto& results = graph->results();
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Value* v = results[i];
+    program.result_types.push_back(v->type());
+    if (v->is_param() || direct_result.contains(v) ||
+        v->defining_op()->kind() == "constant" ||
+        const_only.IsConstOnly(v->defining_op())) {
+      continue;
+    }
+    direct_result[v] = static_cast<int>(i);
+  }
+  // Where every op result lives; constants and const-only ops first.
+  for (const auto& o : graph->ops()) {
+    const Op& op = *o;
+    const Value* v = op.result();
+    if (op.kind() == "constant") {
+      HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(op, {}));
+      state.refs[v] = BufferRef::Constant(add_slot(std::move(t)));
+    } else if (const_only.IsConstOnly(&op)) {
+      HGC_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(v->type()));
+      state.refs[v] = BufferRef::Constant(add_slot(std::move(t)));
+      program.init_steps.push_back(FallbackStep(op, state));
+    } else if (auto it = direct_result.find(v); it != direct_result.end()) {
+      state.refs[v] = BufferRef::Output(it->second);
+    } else if (auto it = plan.offsets.find(v); it != plan.offsets.end()) {
+      state.refs[v] = BufferRef::Arena(it->second);
+    } else {
+      state.refs[v] =
+          BufferRef::Arena(state.AllocArena(v->type().SizeInBytes()));
+    }
+  }
+  // The main steps.
+  for (const auto& o : graph->ops()) {
+    const Op& op = *o;
+    if (op.kind() == "constant" || const_only.IsConstOnly(&op)) continue;
+    size_t before = program.steps.size();
+    absl::Status lowered = absl::UnimplementedError("no native lowering");
+    if (IsMatmulGroup(op)) {
+      lowered = codegen::LowerMatmulGroup(state, op);
+    } else if (IsRowwiseGroup(op)) {
+      lowered = codegen::LowerRowwise(state, op);
+    } else if (IsElementwiseGroup(op)) {
+      lowered = codegen::LowerElementwise(state, op);
+    }
+    if (lowered.ok()) {
+      for (size_t s = before; s < program.steps.size(); ++s) {
+        if (program.steps[s].host) {
+          ++stats.pack_steps;
+        } else {
+          ++stats.native_steps;
+        }
+      }
+      continue;
+    }
+    // Unimplemented: outside what the lowering covers. FailedPrecondition:
+    // the CPU (under the ISA cap) has no kernel for it, e.g. no AVX-512.
+    // Both fall back; anything else is a bug worth reporting.
+    if (!absl::IsUnimplemented(lowered) &&
+        !absl::IsFailedPrecondition(lowered)) {
+      return lowered;
+    }
+    if (op.kind() == "reshape") {
+      program.steps.push_back(
+          CopyStep(absl::StrCat("reshape.", op.result()->name()),
+                   state.refs.at(op.operand(0)), state.refs.at(op.result()),
+                   op.result()->type().SizeInBytes()));
+      ++stats.copy_steps;
+      continue;
+    }
+    program.steps.push_back(FallbackStep(op, state));
+    ++stats.fallback_steps;
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    auto it = direct_result.find(results[i]);
+    if (it != direct_result.end() && it->second == static_cast<int>(i)) {
+      continue;
+    }
+    program.steps.push_back(
+        CopyStep(absl::StrCat("copy.out", i), state.refs.at(results[i]),
+                 BufferRef::Output(i), results[i]->type().SizeInBytes()));
+    ++stats.copy_steps;
+  }
+  program.arena_bytes = state.arena_bytes;
+  stats.init_steps = static_cast<int>(program.init_steps.size());
+  stats.arena_bytes = program.arena_bytes;
+
+  // JIT the step functions.
+  if (!llvm_module->empty()) {
+    HGC_ASSIGN_OR_RETURN(codegen::TargetSpec spec,
+                         codegen::HostTargetSpec(options.max_isa));
+    if (options.llvm_ir != nullptr || options.assembly != nullptr) {
+      std::unique_ptr<llvm::Module> clone = llvm::CloneModule(*llvm_module);
+      HGC_ASSIGN_OR_RETURN(auto compiler, codegen::IrCompiler::Create(spec));
+      HGC_RETURN_IF_ERROR(compiler->Optimize(*clone));
+      if (options.llvm_ir)
+        *options.llvm_ir = codegen::IrCompiler::EmitLlvmIr(*clone);
+      if (options.assembly) {
+        HGC_ASSIGN_OR_RETURN(*options.assembly, compiler->EmitAssembly(*clone));
+      }
+    }
+    codegen::JitOptions jit_options;
+    jit_options.dump_dir = options.dump_dir;
+    HGC_ASSIGN_OR_RETURN(owner->jit,
+                         codegen::Jit::Create(spec, std::move(jit_options)));
+    HGC_RETURN_IF_ERROR(
+        owner->jit->AddModule(std::move(context), std::move(llvm_module)));
+    for (Step& step : program.steps) {
+      if (step.host) continue;
+      HGC_ASSIGN_OR_RETURN(step.fn,
+                           owner->jit->LookupFunction<StepFn>(step.name));
+    }
+  } else if (options.llvm_ir != nullptr) {
+    *options.llvm_ir = "; no LLVM step functions\n";
+  }
+  owner->kernels = std::move(state.kernels);
+  stats.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (options.stats) *options.stats = stats;
+  return std::make_unique<Executable>(std::move(program), std::move(owner),
+                                      state.num_threads);
+}
+
+}  // namespace hgc

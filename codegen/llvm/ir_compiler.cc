@@ -1,0 +1,175 @@
+#include "codegen/llvm/ir_compiler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "codegen/llvm/llvm_util.h"
+#include "llvm/IR/Function.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace codegen {
+namespace {
+
+// A feature that only ISA families at or above `min_isa` may use.
+struct GatedFeature {
+  const char* name;
+  Isa min_isa;
+};
+
+// The cap ladder in LLVM feature names. Anything not listed is below
+// AVX-512 (SSE, AVX2, FMA, F16C, BMI, ...) and always kept. The Ice Lake
+// era extensions sit with _fp16 because the machines hgc's lower families
+// stand for (Skylake-SP, Cascade Lake, Cooper Lake) lack them: a capped
+// target must not emit an instruction the emulated machine would fault on.
+constexpr GatedFeature kGatedFeatures[] = {
+    {"avx512f", Isa::kAvx512Core},
+    {"avx512bw", Isa::kAvx512Core},
+    {"avx512vl", Isa::kAvx512Core},
+    {"avx512dq", Isa::kAvx512Core},
+    {"avx512cd", Isa::kAvx512Core},
+    {"avx512vnni", Isa::kAvx512CoreVnni},
+    {"avx512bf16", Isa::kAvx512CoreBf16},
+    {"avx512fp16", Isa::kAvx512CoreFp16},
+    {"avx512ifma", Isa::kAvx512CoreFp16},
+    {"avx512vbmi", Isa::kAvx512CoreFp16},
+    {"avx512vbmi2", Isa::kAvx512CoreFp16},
+    {"avx512bitalg", Isa::kAvx512CoreFp16},
+    {"avx512vpopcntdq", Isa::kAvx512CoreFp16},
+    {"avx512vp2intersect", Isa::kAvx512CoreFp16},
+    {"avxvnni", Isa::kAvx512CoreFp16},
+    {"gfni", Isa::kAvx512CoreFp16},
+    {"vaes", Isa::kAvx512CoreFp16},
+    {"vpclmulqdq", Isa::kAvx512CoreFp16},
+    {"amx-tile", Isa::kAvx512CoreAmx},
+    {"amx-int8", Isa::kAvx512CoreAmx},
+    {"amx-bf16", Isa::kAvx512CoreAmx},
+    // Xeon Phi only; no hgc family includes them.
+    {"avx512er", Isa::kAvx512CoreAmx},
+    {"avx512pf", Isa::kAvx512CoreAmx},
+};
+
+// The lowest family allowed to use `feature`, or kNone when ungated.
+Isa MinIsaOf(llvm::StringRef feature) {
+  for (const GatedFeature& g : kGatedFeatures) {
+    if (feature == g.name) return g.min_isa;
+  }
+  return Isa::kNone;
+}
+
+}  // namespace
+
+std::string TargetSpec::FeatureString() const {
+  return absl::StrJoin(llvm_features ? *llvm_features : features, ",");
+}
+
+bool TargetSpec::HasFeature(absl::string_view feature) const {
+  const std::string plus = absl::StrCat("+", feature);
+  return std::find(features.begin(), features.end(), plus) != features.end();
+}
+
+std::string TargetSpec::ToString() const {
+  return absl::StrCat(triple, " ", cpu, " (", IsaName(isa), ")");
+}
+
+std::vector<std::string> CapFeatures(const llvm::StringMap<bool>& host,
+                                     Isa cap) {
+  std::vector<std::string> out;
+  out.reserve(host.size());
+  for (const auto& entry : host) {
+    const bool enabled =
+        entry.getValue() &&
+        static_cast<int>(MinIsaOf(entry.getKey())) <= static_cast<int>(cap);
+    // Disabled features are spelled out too: the CPU name alone would turn
+    // them back on (e.g. "sapphirerapids" implies avx512fp16).
+    out.push_back(absl::StrCat(enabled ? "+" : "-", entry.getKey().str()));
+  }
+  // StringMap iterates in hash order; sorting keeps dumps reproducible.
+  std::sort(out.begin(), out.end(),
+            [](const std::string& a, const std::string& b) {
+              return a.substr(1) < b.substr(1);
+            });
+  return out;
+}
+
+TargetSpec HostTargetSpec(Isa cap) {
+  TargetSpec spec;
+  spec.triple = HostTriple();
+  spec.cpu = HostCpuName();
+  spec.features = CapFeatures(HostCpuFeatures(), cap);
+  spec.llvm_features =
+      FeaturesNotImpliedByCpu(spec.triple, spec.cpu, spec.features);
+  spec.isa = std::min(cap, DetectCpuFeatures().HighestIsa());
+  return spec;
+}
+
+absl::StatusOr<TargetSpec> HostTargetSpec(absl::string_view max_isa) {
+  if (max_isa.empty()) return HostTargetSpec(MaxIsa());
+  HGC_ASSIGN_OR_RETURN(Isa cap, ParseIsa(max_isa));
+  return HostTargetSpec(cap);
+}
+
+absl::StatusOr<std::unique_ptr<IrCompiler>> IrCompiler::Create(
+    TargetSpec spec, IrCompilerOptions options) {
+  HGC_ASSIGN_OR_RETURN(
+      std::unique_ptr<llvm::TargetMachine> tm,
+      CreateTargetMachine(spec.triple, spec.cpu, spec.FeatureString(),
+                          options.opt_level > 0));
+  return std::unique_ptr<IrCompiler>(
+      new IrCompiler(std::move(spec), options, std::move(tm)));
+}
+
+IrCompiler::IrCompiler(TargetSpec spec, IrCompilerOptions options,
+                       std::unique_ptr<llvm::TargetMachine> tm)
+    : spec_(std::move(spec)), options_(options), tm_(std::move(tm)) {}
+
+void IrCompiler::PrepareModule(llvm::Module& module) const {
+  module.setTargetTriple(spec_.triple);
+  module.setDataLayout(tm_->createDataLayout());
+}
+
+absl::Status IrCompiler::Optimize(llvm::Module& module) {
+  // Verifying first turns an emitter bug into a Status instead of a crash
+  // deep inside an LLVM pass.
+  HGC_RETURN_IF_ERROR(VerifyModule(module));
+  PrepareModule(module);
+  if (options_.prefer_vector_width > 0) {
+    const std::string width = absl::StrCat(options_.prefer_vector_width);
+    for (llvm::Function& f : module) {
+      if (f.isDeclaration() || f.hasFnAttribute("prefer-vector-width")) {
+        continue;
+      }
+      f.addFnAttr("prefer-vector-width", width);
+    }
+  }
+  return RunDefaultPipeline(module, *tm_, options_.opt_level,
+                            options_.auto_vectorize);
+}
+
+std::string IrCompiler::EmitLlvmIr(const llvm::Module& module) {
+  return PrintToString(module);
+}
+
+absl::StatusOr<std::string> IrCompiler::EmitMachineCodeFor(
+    const llvm::Module& module, bool object) {
+  // Codegen's IR-level passes (CodeGenPrepare, ...) rewrite the module;
+  // work on a copy so --emit=asm does not change what gets JIT-compiled.
+  std::unique_ptr<llvm::Module> clone = llvm::CloneModule(module);
+  PrepareModule(*clone);
+  return EmitMachineCode(*clone, *tm_, object);
+}
+
+absl::StatusOr<std::string> IrCompiler::EmitAssembly(
+    const llvm::Module& module) {
+  return EmitMachineCodeFor(module, /*object=*/false);
+}
+
+absl::StatusOr<std::string> IrCompiler::EmitObject(const llvm::Module& module) {
+  return EmitMachineCodeFor(module, /*object=*/true);
+}
+
+}  // namespace codegen
+}  // namespace hgc

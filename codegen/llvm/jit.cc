@@ -1,0 +1,213 @@
+// The only ORC-aware file in hgc (LLVM 14 API: JITEvaluatedSymbol,
+// JITTargetAddress, LLJIT::lookup returning a symbol; LLVM 15+ return
+// ExecutorAddr).
+#include "codegen/llvm/jit.h"
+
+#include <fstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/llvm/llvm_util.h"
+#include "llvm/ADT/Triple.h"
+#include "llvm/ExecutionEngine/JITSymbol.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace codegen {
+namespace {
+
+// libc functions LLVM itself may emit calls to: loop idiom recognition
+// turns copy and fill loops into memcpy/memmove/memset, and f16 conversions
+// fall back to compiler-rt/libgcc helpers on targets without F16C. Nothing
+// else from the process is visible, so a stray reference (say, to `expf`
+// from a scalar llvm.exp) fails loudly at lookup instead of silently
+// calling libm.
+bool IsAllowedProcessSymbol(llvm::StringRef name) {
+  static constexpr const char* kAllowed[] = {
+      "memcpy",        "memmove",        "memset",        "__truncsfhf2",
+      "__extendhfsf2", "__gnu_f2h_ieee", "__gnu_h2f_ieee"};
+  for (const char* allowed : kAllowed) {
+    if (name == allowed) return true;
+  }
+  return false;
+}
+
+// Compiles with the IrCompiler's TargetMachine, so the JIT runs exactly the
+// code --emit=asm prints and builds no TargetMachine of its own (each costs
+// ~1 ms with its subtarget). TargetMachine is single-threaded: compiles take
+// the same lock as IrCompiler::Optimize.
+class LockedCompiler : public llvm::orc::SimpleCompiler {
+ public:
+  LockedCompiler(absl::Mutex* mu, llvm::TargetMachine* tm)
+      : SimpleCompiler(*tm), mu_(mu) {}
+
+  llvm::Expected<CompileResult> operator()(llvm::Module& module) override {
+    absl::MutexLock lock(mu_);
+    return SimpleCompiler::operator()(module);
+  }
+
+ private:
+  absl::Mutex* mu_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(TargetSpec spec,
+                                                 JitOptions options) {
+  HGC_RETURN_IF_ERROR(InitializeNativeTarget());
+  std::unique_ptr<Jit> jit(new Jit(std::move(spec), std::move(options)));
+  const TargetSpec& s = jit->spec_;
+  HGC_ASSIGN_OR_RETURN(std::unique_ptr<IrCompiler> compiler,
+                       IrCompiler::Create(s, jit->options_.compiler));
+  llvm::TargetMachine* tm = &compiler->target_machine();
+  jit->data_layout_ = compiler->data_layout();
+  {
+    absl::MutexLock lock(&jit->compiler_mu_);
+    jit->compiler_ = std::move(compiler);
+  }
+
+  // LLJIT insists on a JITTargetMachineBuilder; with the data layout and
+  // the compile function given it never builds a TargetMachine from it.
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(s.triple)};
+  jtmb.setCPU(s.cpu);
+  jtmb.addFeatures(s.llvm_features ? *s.llvm_features : s.features);
+  jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  jtmb.setCodeModel(llvm::CodeModel::Small);
+  absl::Mutex* mu = &jit->compiler_mu_;
+  HGC_ASSIGN_OR_RETURN(
+      jit->jit_,
+      ToStatusOr(llvm::orc::LLJITBuilder()
+                     .setJITTargetMachineBuilder(std::move(jtmb))
+                     .setDataLayout(jit->data_layout_)
+                     .setCompileFunctionCreator(
+                         [mu, tm](llvm::orc::JITTargetMachineBuilder)
+                             -> llvm::Expected<std::unique_ptr<
+                                 llvm::orc::IRCompileLayer::IRCompiler>> {
+                           return std::make_unique<LockedCompiler>(mu, tm);
+                         })
+                     .create(),
+                 "creating the LLVM JIT"));
+
+  // ORC reports why a module failed to materialize (say, an unresolved
+  // external) through the session's reporter, which by default prints to
+  // stderr, while the lookup itself only says "failed to materialize".
+  // Keep the reason for Lookup's Status instead.
+  Jit* self = jit.get();
+  jit->jit_->getExecutionSession().setErrorReporter([self](llvm::Error err) {
+    std::string message = llvm::toString(std::move(err));
+    absl::MutexLock lock(&self->errors_mu_);
+    if (!self->session_errors_.empty()) self->session_errors_ += "; ";
+    self->session_errors_ += message;
+  });
+
+  HGC_ASSIGN_OR_RETURN(
+      auto generator,
+      ToStatusOr(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                     jit->data_layout_.getGlobalPrefix(),
+                     [](const llvm::orc::SymbolStringPtr& name) {
+                       return IsAllowedProcessSymbol(*name);
+                     }),
+                 "exposing libc to the JIT"));
+  jit->jit_->getMainJITDylib().addGenerator(std::move(generator));
+  return jit;
+}
+
+Jit::Jit(TargetSpec spec, JitOptions options)
+    : spec_(std::move(spec)), options_(std::move(options)), data_layout_("") {}
+
+// LLJIT's destructor ends the session and frees the code memory.
+Jit::~Jit() = default;
+
+absl::Status Jit::AddModule(std::unique_ptr<llvm::LLVMContext> context,
+                            std::unique_ptr<llvm::Module> module) {
+  if (context == nullptr || module == nullptr) {
+    return absl::InvalidArgumentError("Jit::AddModule: null module");
+  }
+  if (&module->getContext() != context.get()) {
+    return absl::InvalidArgumentError(
+        "Jit::AddModule: the module was not built in the given context");
+  }
+  // Own both at once: the ThreadSafeModule destroys the module before its
+  // context on every path, whatever order the caller's temporaries die in.
+  llvm::orc::ThreadSafeModule tsm(std::move(module), std::move(context));
+  llvm::Module& m = *tsm.getModuleUnlocked();
+  {
+    absl::MutexLock lock(&compiler_mu_);
+    HGC_RETURN_IF_ERROR(compiler_->Optimize(m));
+    if (!options_.dump_dir.empty()) HGC_RETURN_IF_ERROR(Dump(m));
+  }
+  const std::string name = m.getName().str();
+  return ToStatus(jit_->addIRModule(std::move(tsm)),
+                  absl::StrCat("adding module '", name, "' to the JIT"));
+}
+
+absl::Status Jit::DefineAbsoluteSymbols(
+    const std::vector<AbsoluteSymbol>& symbols) {
+  llvm::orc::SymbolMap map;
+  for (const AbsoluteSymbol& symbol : symbols) {
+    map[jit_->mangleAndIntern(symbol.name)] = llvm::JITEvaluatedSymbol(
+        llvm::pointerToJITTargetAddress(symbol.address),
+        llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Absolute);
+  }
+  return ToStatus(jit_->getMainJITDylib().define(
+                      llvm::orc::absoluteSymbols(std::move(map))),
+                  "defining absolute symbols");
+}
+
+absl::StatusOr<void*> Jit::Lookup(absl::string_view name) {
+  const llvm::StringRef ref(name.data(), name.size());
+  llvm::Expected<llvm::JITEvaluatedSymbol> symbol = jit_->lookup(ref);
+  if (symbol) {
+    return llvm::jitTargetAddressToPointer<void*>(symbol->getAddress());
+  }
+  // "Symbols not found" naming `name` itself means nothing defines it; any
+  // other failure (including a missing external while compiling the module
+  // that defines `name`) is a codegen bug.
+  absl::StatusCode code = absl::StatusCode::kInternal;
+  std::string message;
+  llvm::handleAllErrors(
+      symbol.takeError(),
+      [&](const llvm::orc::SymbolsNotFound& e) {
+        for (const llvm::orc::SymbolStringPtr& s : e.getSymbols()) {
+          if (*s == ref) code = absl::StatusCode::kNotFound;
+        }
+        message = e.message();
+      },
+      [&](const llvm::ErrorInfoBase& e) { message = e.message(); });
+  {
+    absl::MutexLock lock(&errors_mu_);
+    if (!session_errors_.empty()) {
+      absl::StrAppend(&message, " (", session_errors_, ")");
+      session_errors_.clear();
+    }
+  }
+  return absl::Status(
+      code, absl::StrCat("JIT lookup of '", name, "' failed: ", message));
+}
+
+absl::Status Jit::Dump(const llvm::Module& module) {
+  const std::string base =
+      absl::StrCat(options_.dump_dir, "/", module.getName().str());
+  HGC_ASSIGN_OR_RETURN(std::string assembly, compiler_->EmitAssembly(module));
+  const std::pair<std::string, std::string> files[] = {
+      {base + ".ll", IrCompiler::EmitLlvmIr(module)}, {base + ".s", assembly}};
+  for (const auto& [path, text] : files) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.good()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot write kernel dump '", path, "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace codegen
+}  // namespace hgc

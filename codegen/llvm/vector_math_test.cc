@@ -1,0 +1,334 @@
+// Accuracy of the vector math functions: each is JIT-compiled into an array
+// kernel (16-wide vectors plus a scalar tail) and compared with the C++
+// double-precision function rounded to f32, over
+//   - every 509th f32 bit pattern (all binades, denormals, inf, NaN),
+//   - dense runs of consecutive floats around each algorithm's switch
+//     points and overflow/underflow thresholds,
+//   - named special values, checked exactly.
+// The ulp error is the distance in representable floats between the result
+// and the rounded reference (0 = correctly rounded; NaN matches NaN).
+#include "codegen/llvm/vector_math.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "codegen/llvm/array_kernel.h"
+#include "gtest/gtest.h"
+
+namespace hgc {
+namespace codegen {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kDenormMin = std::numeric_limits<float>::denorm_min();
+
+using Emitter = llvm::Value* (*)(llvm::IRBuilder<>&, llvm::Value*);
+using Reference = double (*)(double);
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+// Maps floats to integers monotonically (-0 and +0 both to 0).
+int64_t Ordinal(float f) {
+  int32_t i = static_cast<int32_t>(Bits(f));
+  return i < 0 ? int64_t{INT32_MIN} - i : i;
+}
+float FromOrdinal(int64_t o) {
+  return FromBits(
+      static_cast<uint32_t>(o < 0 ? static_cast<int32_t>(int64_t{INT32_MIN} - o)
+                                  : static_cast<int32_t>(o)));
+}
+int64_t UlpDistance(float got, float want) {
+  if (std::isnan(got) || std::isnan(want)) {
+    return std::isnan(got) && std::isnan(want) ? 0 : int64_t{1} << 40;
+  }
+  int64_t d = Ordinal(got) - Ordinal(want);
+  return d < 0 ? -d : d;
+}
+
+// Applies `emit` to `xs` through a JIT-compiled kernel.
+std::vector<float> Apply(Emitter emit, const std::vector<float>& xs,
+                         int width = 16, absl::string_view max_isa = "all") {
+  absl::StatusOr<ArrayKernel> kernel = ArrayKernel::Create(
+      {Elem::kF32}, Elem::kF32,
+      [emit](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& in) {
+        return emit(b, in[0]);
+      },
+      width, max_isa);
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<float> ys(xs.size());
+  if (kernel.ok()) kernel->Run({xs.data()}, ys.data(), xs.size());
+  return ys;
+}
+
+// Sweep inputs: every 509th bit pattern plus dense runs of 2^15 floats on
+// each side of every point in `centers`.
+std::vector<float> SweepInputs(const std::vector<float>& centers) {
+  std::vector<float> xs;
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 509) {
+    xs.push_back(FromBits(static_cast<uint32_t>(u)));
+  }
+  for (float c : centers) {
+    const int64_t o = Ordinal(c);
+    for (int64_t k = -(1 << 15); k <= (1 << 15); ++k) {
+      xs.push_back(FromOrdinal(o + k));
+    }
+  }
+  return xs;
+}
+
+struct ErrorReport {
+  int64_t max_ulp = 0;
+  float worst_x = 0;
+  double max_scaled = 0;  // ulp / max(1, condition number), see gelu_tanh
+  float worst_scaled_x = 0;
+};
+
+// Max ulp error of emit vs ref over xs with ref(x) inside the f32 range.
+ErrorReport Measure(const char* name, Emitter emit, Reference ref,
+                    const std::vector<float>& xs, Reference condition = nullptr,
+                    float raw_from = -kInf) {
+  std::vector<float> ys = Apply(emit, xs);
+  ErrorReport r;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const float want = static_cast<float>(ref(xs[i]));
+    const int64_t ulp = UlpDistance(ys[i], want);
+    if (xs[i] >= raw_from && ulp > r.max_ulp) {
+      r.max_ulp = ulp;
+      r.worst_x = xs[i];
+    }
+    if (condition != nullptr && std::isfinite(xs[i])) {
+      const double scaled = ulp / std::max(1.0, condition(xs[i]));
+      if (scaled > r.max_scaled) {
+        r.max_scaled = scaled;
+        r.worst_scaled_x = xs[i];
+      }
+    }
+  }
+  std::printf("%-10s %9zu inputs: max %lld ulp at x = %.9g", name, xs.size(),
+              static_cast<long long>(r.max_ulp), r.worst_x);
+  if (condition != nullptr) {
+    std::printf("; max ulp/cond %.2f at x = %.9g", r.max_scaled,
+                r.worst_scaled_x);
+  }
+  std::printf("\n");
+  return r;
+}
+
+double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+// The erfc form is accurate in double for very negative x, where the
+// reference interpreter's 1 + erf(x) flushes to 0.
+double GeluErf(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
+double GeluTanh(double x) {
+  const double z = 2 * std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x);
+  return x / (1 + std::exp(-z));
+}
+// |x f'(x) / f(x)|: how many ulp of output error half an ulp of rounding in
+// an intermediate argument costs. Far in the negative tail gelu_tanh's
+// condition number is 0.2 x^3 (e.g. 230 at x = -10), so an implementation
+// that rounds its argument cannot be a few ulp there; we bound ulp / cond.
+double GeluTanhCondition(double x) {
+  const double h = 1e-6 * std::max(1.0, std::fabs(x));
+  const double f = GeluTanh(x);
+  if (f == 0) return 1;
+  return std::fabs(x * (GeluTanh(x + h) - GeluTanh(x - h)) / (2 * h) / f);
+}
+
+TEST(VectorMathTest, Exp) {
+  ErrorReport r = Measure(
+      "exp", EmitExp, [](double x) { return std::exp(x); },
+      SweepInputs({0.0f, 0.34657359f, 88.72f, -87.33f, -103.97f, -1.0f}));
+  EXPECT_LE(r.max_ulp, 1);
+}
+
+TEST(VectorMathTest, Log) {
+  ErrorReport r = Measure(
+      "log", EmitLog, [](double x) { return std::log(x); },
+      SweepInputs({1.0f, 0.70710677f, 1.41421354f, 1.17549435e-38f, kDenormMin,
+                   3.0e38f}));
+  EXPECT_LE(r.max_ulp, 1);
+}
+
+TEST(VectorMathTest, Tanh) {
+  ErrorReport r = Measure(
+      "tanh", EmitTanh, [](double x) { return std::tanh(x); },
+      SweepInputs({0.0f, 0.625f, -0.625f, 1e-3f, 9.0f, -9.0f}));
+  EXPECT_LE(r.max_ulp, 1);
+}
+
+TEST(VectorMathTest, Erf) {
+  ErrorReport r = Measure(
+      "erf", EmitErf, [](double x) { return std::erf(x); },
+      SweepInputs({0.0f, 0.875f, -0.875f, 2.0f, 3.9f, 1e-3f}));
+  EXPECT_LE(r.max_ulp, 1);
+}
+
+TEST(VectorMathTest, Sigmoid) {
+  ErrorReport r =
+      Measure("sigmoid", EmitSigmoid, Sigmoid,
+              SweepInputs({0.0f, -15.67f, -87.33f, -103.5f, 16.6f, 2.0f}));
+  EXPECT_LE(r.max_ulp, 2);
+}
+
+TEST(VectorMathTest, GeluErf) {
+  // Switch points at |x| = 0.875 sqrt 2, the worst spot found by an
+  // exhaustive search (-3.027), and the underflow tail.
+  ErrorReport r =
+      Measure("gelu_erf", EmitGeluErf, GeluErf,
+              SweepInputs({0.0f, 1.2374369f, -1.2374369f, -3.02706265f,
+                           -1.8497f, -13.0f, -14.1f, 5.0f}));
+  EXPECT_LE(r.max_ulp, 4);
+}
+
+TEST(VectorMathTest, GeluTanh) {
+  ErrorReport r =
+      Measure("gelu_tanh", EmitGeluTanh, GeluTanh,
+              SweepInputs({0.0f, -1.3594f, -2.749f, -4.7f, -8.0f, 3.0f}),
+              GeluTanhCondition, /*raw_from=*/-3.0f);
+  EXPECT_LE(r.max_ulp, 3) << "for x >= -3";
+  EXPECT_LE(r.max_scaled, 2.5);
+}
+
+TEST(VectorMathTest, SqrtAndRsqrt) {
+  std::vector<float> xs = SweepInputs({1.0f, kDenormMin});
+  ErrorReport s = Measure(
+      "sqrt", EmitSqrt, [](double x) { return std::sqrt(x); }, xs);
+  EXPECT_EQ(s.max_ulp, 0);
+  ErrorReport r = Measure(
+      "rsqrt", EmitRsqrt, [](double x) { return 1 / std::sqrt(x); }, xs);
+  EXPECT_LE(r.max_ulp, 1);
+}
+
+// Exact results at special inputs (bitwise, so the sign of zero counts).
+void ExpectSpecials(Emitter emit, const char* name,
+                    const std::vector<std::pair<float, float>>& cases) {
+  std::vector<float> xs;
+  for (const auto& c : cases) xs.push_back(c.first);
+  // Run both shapes: lanes of a vector and the scalar tail.
+  for (int width : {16, 1}) {
+    std::vector<float> ys = Apply(emit, xs, width);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const float want = cases[i].second;
+      const bool same =
+          std::isnan(want) ? std::isnan(ys[i]) : Bits(ys[i]) == Bits(want);
+      EXPECT_TRUE(same) << name << "(" << xs[i] << ") = " << ys[i] << ", want "
+                        << want << " (width " << width << ")";
+    }
+  }
+}
+
+TEST(VectorMathTest, SpecialValues) {
+  ExpectSpecials(EmitExp, "exp",
+                 {{0.0f, 1.0f},
+                  {-0.0f, 1.0f},
+                  {kInf, kInf},
+                  {-kInf, 0.0f},
+                  {kNaN, kNaN},
+                  {88.8f, kInf},
+                  {-104.0f, 0.0f},
+                  {-103.2789f, kDenormMin}});
+  ExpectSpecials(EmitLog, "log",
+                 {{1.0f, 0.0f},
+                  {0.0f, -kInf},
+                  {-0.0f, -kInf},
+                  {-1.0f, kNaN},
+                  {kInf, kInf},
+                  {-kInf, kNaN},
+                  {kNaN, kNaN}});
+  ExpectSpecials(EmitTanh, "tanh",
+                 {{0.0f, 0.0f},
+                  {-0.0f, -0.0f},
+                  {kInf, 1.0f},
+                  {-kInf, -1.0f},
+                  {kNaN, kNaN},
+                  {20.0f, 1.0f},
+                  {kDenormMin, kDenormMin}});
+  ExpectSpecials(EmitErf, "erf",
+                 {{0.0f, 0.0f},
+                  {-0.0f, -0.0f},
+                  {kInf, 1.0f},
+                  {-kInf, -1.0f},
+                  {kNaN, kNaN},
+                  {5.0f, 1.0f},
+                  {-5.0f, -1.0f}});
+  ExpectSpecials(EmitSigmoid, "sigmoid",
+                 {{0.0f, 0.5f},
+                  {kInf, 1.0f},
+                  {-kInf, 0.0f},
+                  {kNaN, kNaN},
+                  {-200.0f, 0.0f},
+                  {30.0f, 1.0f}});
+  ExpectSpecials(EmitGeluErf, "gelu_erf",
+                 {{0.0f, 0.0f},
+                  {-0.0f, -0.0f},
+                  {kInf, kInf},
+                  {-kInf, kNaN},
+                  {kNaN, kNaN},
+                  {-20.0f, -0.0f},
+                  {20.0f, 20.0f}});
+  ExpectSpecials(EmitGeluTanh, "gelu_tanh",
+                 {{0.0f, 0.0f},
+                  {-0.0f, -0.0f},
+                  {kInf, kInf},
+                  {-kInf, kNaN},
+                  {kNaN, kNaN},
+                  {-20.0f, -0.0f},
+                  {20.0f, 20.0f}});
+  ExpectSpecials(EmitRsqrt, "rsqrt",
+                 {{0.0f, kInf}, {kInf, 0.0f}, {-1.0f, kNaN}, {4.0f, 0.5f}});
+}
+
+// The same code at other vector widths (8 and 4 lanes, and odd 3) agrees
+// bit for bit with the 16-lane kernel.
+TEST(VectorMathTest, WidthsAgree) {
+  std::vector<float> xs;
+  for (int i = -2000; i < 2000; ++i) xs.push_back(i * 0.0137f);
+  for (Emitter emit : {EmitExp, EmitLog, EmitTanh, EmitErf, EmitGeluErf,
+                       EmitGeluTanh, EmitSigmoid}) {
+    const std::vector<float> ref = Apply(emit, xs, 16);
+    for (int width : {8, 4, 3}) {
+      const std::vector<float> got = Apply(emit, xs, width);
+      for (size_t i = 0; i < xs.size(); ++i) {
+        ASSERT_EQ(UlpDistance(got[i], ref[i]), 0)
+            << "x = " << xs[i] << " width " << width;
+      }
+    }
+  }
+}
+
+// Lower ISA caps (AVX-512 without FP16/BF16/VNNI; AVX2 splitting each
+// <16 x float> into two ymm halves) compute the same bits.
+TEST(VectorMathTest, IsaCapsAgree) {
+  std::vector<float> xs;
+  for (int i = -3000; i < 3000; ++i) xs.push_back(i * 0.0311f);
+  xs.push_back(kNaN);
+  xs.push_back(-kInf);
+  for (Emitter emit :
+       {EmitExp, EmitLog, EmitErf, EmitGeluErf, EmitGeluTanh, EmitTanh}) {
+    const std::vector<float> ref = Apply(emit, xs);
+    for (const char* cap : {"avx512_core", "none"}) {
+      const std::vector<float> got = Apply(emit, xs, 16, cap);
+      for (size_t i = 0; i < xs.size(); ++i) {
+        ASSERT_EQ(UlpDistance(got[i], ref[i]), 0)
+            << "x = " << xs[i] << " cap " << cap;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace codegen
+}  // namespace hgc

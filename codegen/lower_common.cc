@@ -1,0 +1,310 @@
+#include "codegen/lower_common.h"
+
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/llvm/elemental_emitter.h"
+#include "ir/dtype.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Metadata.h"
+#include "runtime/kernel_abi.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace codegen {
+
+int64_t LowerState::AllocArena(int64_t bytes) {
+  int64_t offset = (arena_bytes + 63) / 64 * 64;
+  arena_bytes = offset + (bytes + 63) / 64 * 64;
+  return offset;
+}
+
+int64_t LowerState::AddConstantSlot(int64_t bytes) {
+  Tensor slot = *Tensor::Create(TensorType(DType::kU8, {bytes}));
+  program->constants.push_back(std::move(slot));
+  return static_cast<int64_t>(program->constants.size()) - 1;
+}
+
+std::string LowerState::StepName(const std::string& prefix) {
+  return absl::StrCat(prefix, "_", next_step_id++);
+}
+
+int StepBuffers::Add(const BufferRef& ref) {
+  for (size_t i = 0; i < refs_.size(); ++i) {
+    const BufferRef& r = refs_[i];
+    if (r.kind == ref.kind && r.index == ref.index && r.offset == ref.offset) {
+      return static_cast<int>(i);
+    }
+  }
+  refs_.push_back(ref);
+  return static_cast<int>(refs_.size()) - 1;
+}
+
+namespace {
+
+// The frame and its pointer tables do not change while a step runs; saying
+// so lets LLVM hoist the loads out of loops that store to buffers.
+void MarkInvariant(llvm::LoadInst* load) {
+  load->setMetadata(llvm::LLVMContext::MD_invariant_load,
+                    llvm::MDNode::get(load->getContext(), {}));
+}
+
+llvm::Value* LoadField(llvm::IRBuilder<>& b, llvm::Value* frame, int offset,
+                       llvm::Type* type) {
+  llvm::Value* addr =
+      b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), frame, offset);
+  addr = b.CreateBitCast(addr, type->getPointerTo());
+  llvm::LoadInst* load = b.CreateLoad(type, addr);
+  MarkInvariant(load);
+  return load;
+}
+
+llvm::FunctionType* BarrierType(llvm::LLVMContext& c) {
+  return llvm::FunctionType::get(llvm::Type::getVoidTy(c),
+                                 {llvm::Type::getInt8PtrTy(c)}, false);
+}
+
+}  // namespace
+
+llvm::Function* BeginStepFunction(LowerState& state, const std::string& name,
+                                  llvm::IRBuilder<>& b, FrameValues& frame) {
+  llvm::LLVMContext& c = *state.context;
+  llvm::Type* i8p = llvm::Type::getInt8PtrTy(c);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {i8p}, false);
+  llvm::Function* fn = llvm::Function::Create(
+      type, llvm::Function::ExternalLinkage, name, state.module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::Value* f = fn->getArg(0);
+  f->setName("frame");
+  b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", fn));
+  llvm::Type* i8pp = i8p->getPointerTo();
+  frame.buffers = LoadField(b, f, kFrameBuffers, i8pp);
+  frame.kernels = LoadField(b, f, kFrameKernels, i8pp);
+  frame.thread_id = LoadField(b, f, kFrameThreadId, b.getInt64Ty());
+  frame.num_threads = LoadField(b, f, kFrameNumThreads, b.getInt64Ty());
+  frame.barrier =
+      LoadField(b, f, kFrameBarrier, BarrierType(c)->getPointerTo());
+  frame.barrier_ctx = LoadField(b, f, kFrameBarrierCtx, i8p);
+  return fn;
+}
+
+llvm::Value* LoadBuffer(llvm::IRBuilder<>& b, const FrameValues& frame,
+                        int index, llvm::Type* elem) {
+  if (elem == nullptr) elem = b.getFloatTy();
+  llvm::Value* slot =
+      b.CreateConstInBoundsGEP1_64(b.getInt8PtrTy(), frame.buffers, index);
+  llvm::LoadInst* ptr = b.CreateLoad(b.getInt8PtrTy(), slot);
+  MarkInvariant(ptr);
+  return b.CreateBitCast(ptr, elem->getPointerTo());
+}
+
+void EmitBarrier(llvm::IRBuilder<>& b, const FrameValues& frame) {
+  b.CreateCall(BarrierType(b.getContext()), frame.barrier, {frame.barrier_ctx});
+}
+
+void EmitThreadRange(llvm::IRBuilder<>& b, const FrameValues& frame,
+                     llvm::Value* total, llvm::Value*& begin,
+                     llvm::Value*& end) {
+  begin = b.CreateSDiv(b.CreateMul(frame.thread_id, total), frame.num_threads);
+  llvm::Value* next = b.CreateAdd(frame.thread_id, b.getInt64(1));
+  end = b.CreateSDiv(b.CreateMul(next, total), frame.num_threads);
+}
+
+void EmitLoop(
+    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
+    const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& c = b.getContext();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* head = llvm::BasicBlock::Create(c, "loop", fn);
+  llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(c, "body", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(c, "exit", fn);
+  b.CreateBr(head);
+  b.SetInsertPoint(head);
+  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
+  i->addIncoming(begin, pre);
+  b.CreateCondBr(b.CreateICmpSLT(i, end), body_bb, exit);
+  b.SetInsertPoint(body_bb);
+  body(b, i);
+  llvm::Value* next = b.CreateAdd(i, b.getInt64(1));
+  i->addIncoming(next, b.GetInsertBlock());
+  b.CreateBr(head);
+  b.SetInsertPoint(exit);
+}
+
+absl::StatusOr<std::vector<int64_t>> BroadcastStrides(const Shape& type,
+                                                      const Shape& out) {
+  if (type.size() > out.size()) {
+    return absl::InvalidArgumentError("operand has a higher rank");
+  }
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t stride = 1;
+  size_t shift = out.size() - type.size();
+  for (size_t d = type.size(); d-- > 0;) {
+    if (type[d] == out[d + shift]) {
+      strides[d + shift] = type[d] == 1 ? 0 : stride;
+    } else if (type[d] != 1) {
+      return absl::InvalidArgumentError("shapes do not broadcast");
+    }
+    stride *= type[d];
+  }
+  return strides;
+}
+
+absl::Status CheckRowProgram(const RowProgram& program) {
+  if (program.shape.empty()) {
+    return absl::UnimplementedError("rank-0 iteration space");
+  }
+  for (const RowInput& in : program.inputs) {
+    if (!in.is_constant && in.value->type().dtype != DType::kF32) {
+      return absl::UnimplementedError("non-f32 operand");
+    }
+  }
+  for (const Op* op : program.ops) {
+    if (!IsElementalOp(op->kind()) || op->kind() == "cast" ||
+        op->kind() == "quantize" || op->kind() == "dequantize") {
+      return absl::UnimplementedError(
+          absl::StrCat("op '", op->kind(), "' in a row program"));
+    }
+    for (const Value* v : op->operands()) {
+      DType d = v->type().dtype;
+      if (d != DType::kF32 && d != DType::kBool) {
+        return absl::UnimplementedError("non-f32 value");
+      }
+    }
+    DType d = op->result()->type().dtype;
+    if (d != DType::kF32 && d != DType::kBool) {
+      return absl::UnimplementedError("non-f32 value");
+    }
+  }
+  if (program.result->type().dtype != DType::kF32) {
+    return absl::UnimplementedError("non-f32 result");
+  }
+  return absl::OkStatus();
+}
+
+llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col,
+                      llvm::Value* end) {
+  std::vector<llvm::Constant*> lanes;
+  for (int i = 0; i < kVectorWidth; ++i) lanes.push_back(b.getInt32(i));
+  llvm::Constant* iota = llvm::ConstantVector::get(lanes);
+  // Lanes left in the row, clamped to the vector width, as i32 lanes.
+  llvm::Value* left = b.CreateSub(end, col);
+  left = b.CreateSelect(b.CreateICmpULT(left, b.getInt64(kVectorWidth)), left,
+                        b.getInt64(kVectorWidth));
+  left = b.CreateTrunc(left, b.getInt32Ty());
+  return b.CreateICmpULT(iota, b.CreateVectorSplat(kVectorWidth, left),
+                         "tail_mask");
+}
+
+absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
+                     const RowProgram& program, llvm::Value* row,
+                     llvm::Value* col_begin, llvm::Value* col_end,
+                     llvm::Value* out_row_override) {
+  const Shape& shape = program.shape;
+  const int rank = static_cast<int>(shape.size());
+  llvm::Type* f32 = b.getFloatTy();
+  auto* vec_type = llvm::FixedVectorType::get(f32, kVectorWidth);
+  llvm::Align align(4);
+
+  // Coordinates of the row (all dims but the last).
+  std::vector<llvm::Value*> idx(rank, nullptr);
+  llvm::Value* r = row;
+  for (int d = rank - 2; d >= 0; --d) {
+    llvm::Value* extent = b.getInt64(shape[d]);
+    idx[d] = b.CreateURem(r, extent);
+    r = b.CreateUDiv(r, extent);
+  }
+  struct Base {
+    llvm::Value* ptr = nullptr;  // float* at the row's first element
+    bool vector = false;         // last-dim stride 1 (else 0: splat)
+  };
+  std::vector<Base> bases(program.inputs.size());
+  for (size_t i = 0; i < program.inputs.size(); ++i) {
+    const RowInput& in = program.inputs[i];
+    if (in.is_constant) continue;
+    llvm::Value* off = b.getInt64(0);
+    for (int d = 0; d + 1 < rank; ++d) {
+      if (in.strides[d] == 0) continue;
+      off = b.CreateAdd(off, b.CreateMul(idx[d], b.getInt64(in.strides[d])));
+    }
+    bases[i].ptr =
+        b.CreateInBoundsGEP(f32, LoadBuffer(b, frame, in.buffer), off);
+    bases[i].vector = in.strides[rank - 1] != 0;
+  }
+  llvm::Value* out_row =
+      out_row_override != nullptr
+          ? out_row_override
+          : b.CreateInBoundsGEP(f32, LoadBuffer(b, frame, program.out_buffer),
+                                b.CreateMul(row, b.getInt64(shape[rank - 1])));
+
+  llvm::Value* count = b.CreateSub(col_end, col_begin);
+  llvm::Value* vectors =
+      b.CreateUDiv(b.CreateAdd(count, b.getInt64(kVectorWidth - 1)),
+                   b.getInt64(kVectorWidth));
+  absl::Status status = absl::OkStatus();
+  EmitLoop(
+      b, b.getInt64(0), vectors, [&](llvm::IRBuilder<>& b, llvm::Value* v) {
+        llvm::Value* col =
+            b.CreateAdd(col_begin, b.CreateMul(v, b.getInt64(kVectorWidth)));
+        llvm::Value* mask = TailMask(b, col, col_end);
+        absl::flat_hash_map<const Value*, llvm::Value*> vals;
+        for (size_t i = 0; i < program.inputs.size(); ++i) {
+          const RowInput& in = program.inputs[i];
+          if (in.is_constant) {
+            vals[in.value] = llvm::ConstantVector::getSplat(
+                llvm::ElementCount::getFixed(kVectorWidth),
+                llvm::ConstantFP::get(f32, in.constant));
+          } else if (bases[i].vector) {
+            llvm::Value* p =
+                b.CreateBitCast(b.CreateInBoundsGEP(f32, bases[i].ptr, col),
+                                vec_type->getPointerTo());
+            vals[in.value] =
+                b.CreateMaskedLoad(vec_type, p, align, mask,
+                                   llvm::Constant::getNullValue(vec_type));
+          } else {
+            vals[in.value] = b.CreateVectorSplat(
+                kVectorWidth, b.CreateLoad(f32, bases[i].ptr));
+          }
+        }
+        for (const Op* op : program.ops) {
+          std::vector<DType> dtypes;
+          std::vector<llvm::Value*> operands;
+          for (const Value* x : op->operands()) {
+            auto it = vals.find(x);
+            if (it == vals.end()) {
+              if (status.ok()) {
+                status = absl::UnimplementedError("operand outside the row");
+              }
+              return;
+            }
+            dtypes.push_back(x->type().dtype);
+            operands.push_back(it->second);
+          }
+          absl::StatusOr<llvm::Value*> y =
+              EmitElementwise(b, op->kind(), dtypes, op->result()->type().dtype,
+                              operands, op->attrs());
+          if (!y.ok()) {
+            if (status.ok()) status = y.status();
+            return;
+          }
+          vals[op->result()] = *y;
+        }
+        auto it = vals.find(program.result);
+        if (it == vals.end()) {
+          if (status.ok())
+            status = absl::UnimplementedError("result not computed");
+          return;
+        }
+        llvm::Value* p = b.CreateBitCast(b.CreateInBoundsGEP(f32, out_row, col),
+                                         vec_type->getPointerTo());
+        b.CreateMaskedStore(it->second, p, align, mask);
+      });
+  return status;
+}
+
+}  // namespace codegen
+}  // namespace hgc

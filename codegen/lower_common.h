@@ -1,0 +1,158 @@
+// Shared machinery of the lowerings (codegen/lower_*.cc): the state of one
+// Compile call, the KernelFrame prologue of an LLVM step function, counted
+// loops, and the vectorized "row" evaluator that runs a DAG of elementwise
+// ops over a contiguous run of output columns.
+//
+// Every LLVM step is `void @<name>(i8* frame)` with the KernelFrame ABI
+// (runtime/kernel_abi.h): it reads its buffers from frame->buffers[i] and
+// its BRGEMM entry points from frame->kernels[i], and takes its share of the
+// outer loop from thread_id / num_threads (static split, compiled in).
+//
+// Row evaluation (EmitRow) is the one elementwise engine: the matmul
+// epilogue runs it over the rows of a C tile right after the BRGEMM call,
+// and elementwise groups run it over every row of their output. It works 16
+// f32 lanes at a time; the last (partial) vector of each row uses masked
+// loads and stores, so there is no scalar tail loop. Operands broadcast
+// numpy-style through per-dimension element strides (0 on broadcast dims).
+#ifndef HGC_CODEGEN_LOWER_COMMON_H_
+#define HGC_CODEGEN_LOWER_COMMON_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "microkernels/brgemm_kernel.h"
+#include "passes/const_only.h"
+#include "runtime/executable.h"
+
+namespace hgc {
+namespace codegen {
+
+// Lanes of every vector the lowerings emit (one zmm of f32).
+inline constexpr int kVectorWidth = 16;
+
+// The state one Compile call threads through the lowerings.
+struct LowerState {
+  llvm::LLVMContext* context = nullptr;
+  llvm::Module* module = nullptr;
+  Program* program = nullptr;
+  int num_threads = 1;
+  // Where each value of the entry graph lives.
+  absl::flat_hash_map<const Value*, BufferRef> refs;
+  // Which entry values depend only on constants.
+  const ConstOnlyAnalysis* const_only = nullptr;
+  // Bytes of the main arena in use (the buffer plan, then scratch regions
+  // the lowerings append with AllocArena).
+  int64_t arena_bytes = 0;
+  // Kernels referenced by steps; kept alive with the executable.
+  std::vector<std::shared_ptr<const microkernels::BrgemmKernel>> kernels;
+  // Unique names for step functions.
+  int next_step_id = 0;
+
+  // Appends a 64-byte aligned scratch region to the main arena.
+  int64_t AllocArena(int64_t bytes);
+  // Appends a constant-cache slot of `bytes` bytes (contents written by an
+  // init step) and returns its index.
+  int64_t AddConstantSlot(int64_t bytes);
+  // A fresh function name "<prefix>_<n>".
+  std::string StepName(const std::string& prefix);
+};
+
+// Deduplicating list of a step's buffers: Add returns the frame index.
+class StepBuffers {
+ public:
+  int Add(const BufferRef& ref);
+  const std::vector<BufferRef>& refs() const { return refs_; }
+
+ private:
+  std::vector<BufferRef> refs_;
+};
+
+// The frame fields a step function reads, loaded in its entry block.
+struct FrameValues {
+  llvm::Value* buffers = nullptr;  // i8**
+  llvm::Value* kernels = nullptr;  // i8**
+  llvm::Value* thread_id = nullptr;
+  llvm::Value* num_threads = nullptr;
+  llvm::Value* barrier = nullptr;      // void(i8*)*
+  llvm::Value* barrier_ctx = nullptr;  // i8*
+};
+
+// Creates `void @name(i8* frame)` in state.module, positions `b` in its
+// entry block and loads the frame fields.
+llvm::Function* BeginStepFunction(LowerState& state, const std::string& name,
+                                  llvm::IRBuilder<>& b, FrameValues& frame);
+
+// frame->buffers[index] as a float* (or `elem`*).
+llvm::Value* LoadBuffer(llvm::IRBuilder<>& b, const FrameValues& frame,
+                        int index, llvm::Type* elem = nullptr);
+
+// Calls frame->barrier(frame->barrier_ctx).
+void EmitBarrier(llvm::IRBuilder<>& b, const FrameValues& frame);
+
+// [begin, end) of `total` items for this thread: an even static split.
+void EmitThreadRange(llvm::IRBuilder<>& b, const FrameValues& frame,
+                     llvm::Value* total, llvm::Value*& begin,
+                     llvm::Value*& end);
+
+// Emits `for (i = begin; i < end; ++i) body(i)` (i64); `b` is left after
+// the loop.
+void EmitLoop(
+    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
+    const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body);
+
+// One source of values for EmitRow.
+struct RowInput {
+  const Value* value = nullptr;  // the body value it provides
+  int buffer = -1;               // frame buffer index (unless is_constant)
+  // Element offset of the value's element at output coordinate idx:
+  // sum(idx[d] * strides[d]) (one stride per dim of the iteration space).
+  std::vector<int64_t> strides;
+  bool is_constant = false;  // a scalar splat
+  float constant = 0;
+};
+
+// An elementwise DAG to evaluate over an iteration space.
+struct RowProgram {
+  Shape shape;  // iteration space; the last dim is the row
+  std::vector<RowInput> inputs;
+  std::vector<const Op*> ops;  // elementwise ops, in order
+  const Value* result = nullptr;
+  int out_buffer = -1;  // f32, contiguous over `shape`
+};
+
+// Checks that `program` is something EmitRow can lower (f32 inputs and
+// result, elemental ops with f32 or bool values). Unimplemented otherwise.
+absl::Status CheckRowProgram(const RowProgram& program);
+
+// Row-major element strides of `type` broadcast to `out` (numpy rules,
+// 0 on broadcast dims); InvalidArgument when it does not broadcast.
+absl::StatusOr<std::vector<int64_t>> BroadcastStrides(const Shape& type,
+                                                      const Shape& out);
+
+// Evaluates `program` for the row with flat index `row` (over all dims but
+// the last) and columns [col_begin, col_end), 16 lanes at a time with a
+// masked last vector.
+// `out_row`, when given, replaces the row's place in out_buffer (a float*
+// to the row's element 0, e.g. a per-thread scratch row).
+absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
+                     const RowProgram& program, llvm::Value* row,
+                     llvm::Value* col_begin, llvm::Value* col_end,
+                     llvm::Value* out_row = nullptr);
+
+// A <16 x i1> mask of the lanes of the vector starting at column `col`
+// that lie before `end`.
+llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col, llvm::Value* end);
+
+}  // namespace codegen
+}  // namespace hgc
+
+#endif  // HGC_CODEGEN_LOWER_COMMON_H_

@@ -1,0 +1,38 @@
+// Lowering of `"elementwise"` fusion groups (and of lone elementwise ops of
+// the entry graph) to one LLVM step: a flat loop over the output's rows
+// (all dims but the last; long rows are cut into 16-aligned chunks when
+// there are too few rows for the threads), split evenly across threads,
+// each piece evaluated by EmitRow (16 f32 lanes, masked last vector, numpy
+// broadcasting through per-dimension strides).
+#ifndef HGC_CODEGEN_LOWER_ELEMENTWISE_H_
+#define HGC_CODEGEN_LOWER_ELEMENTWISE_H_
+
+#include "absl/status/status.h"
+#include "codegen/lower_common.h"
+#include "ir/graph.h"
+
+namespace hgc {
+namespace codegen {
+
+// Adds the step for `op` (a fusion op of kind "elementwise" or an op for
+// which IsElementalOp holds) to state.program->steps; its buffers come from
+// state.refs. Unimplemented (and nothing added) for what the row evaluator
+// does not cover: non-f32 values, casts and quantization, non-scalar
+// literal constants inside the body.
+absl::Status LowerElementwise(LowerState& state, const Op& op);
+
+// Builds the RowProgram that evaluates `body` (its params are bound to the
+// frame buffers `param_buffers`; scalar `constant` ops become splats) over
+// `shape`, writing `result` to `out_buffer`. `skip` values are provided by
+// the caller (appended to inputs before the call). Unimplemented when the
+// body has anything but elemental ops and scalar constants.
+absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
+                             const std::vector<const Value*>& params,
+                             const std::vector<int>& param_buffers,
+                             const Shape& shape, const Value* result,
+                             int out_buffer, RowProgram& program);
+
+}  // namespace codegen
+}  // namespace hgc
+
+#endif  // HGC_CODEGEN_LOWER_ELEMENTWISE_H_

@@ -1,0 +1,55 @@
+// Lowering of `"matmul"` and `"mlp"` fusion groups (f32) to one LLVM step.
+//
+// A group's body is a sequence of layers: a matmul, then elementwise
+// post-ops on its result (bias add, activation, residual, scale...). Each
+// layer becomes a loop over the tiles (batch, M block, N block) of its
+// output, statically split across threads by tile index; per tile:
+//   1. one BRGEMM call (entry point frame->kernels[i], BrgemmCallArgs on the
+//      stack) reducing all of K and writing the C tile into the output
+//      buffer (ldc = N);
+//   2. the layer's post-ops over that tile (EmitRow, in place), while it is
+//      still in L1.
+// `"mlp"` groups run their layers in the same step with frame->barrier
+// between layers; intermediates live in the arena.
+//
+// B operands that depend only on constants are packed ONCE by an init step
+// (microkernels/pack.h) into a constant slot. Other B operands are read in
+// place (plain layout, ldb = N), or, when transposed (attention's K^T),
+// packed per call by a host step into arena scratch.
+//
+// Tile heuristic (ChooseTiles): nb = N when N <= 64, else 64 (four zmm
+// columns, the B panel of one tile stays in L2 for K up to ~2k); mb =
+// min(M, 64), halved (down to 8) while the layer has fewer than
+// 2 * num_threads tiles, so that small batches still give every thread
+// work (DLRM MLP-1 at batch 32: 32x512 -> mb 32, nb 64, 8 tiles).
+#ifndef HGC_CODEGEN_LOWER_MATMUL_H_
+#define HGC_CODEGEN_LOWER_MATMUL_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "codegen/lower_common.h"
+#include "ir/graph.h"
+
+namespace hgc {
+namespace codegen {
+
+struct TileSizes {
+  int64_t mb = 0;
+  int64_t nb = 0;
+};
+
+// The heuristic described in the file comment.
+TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int num_threads);
+
+// Adds the init steps (weight packing), host steps (per-call packing) and
+// the LLVM step for `op`, a fusion op of kind "matmul" or "mlp". Its
+// buffers come from state.refs. Unimplemented (nothing added) for what this
+// lowering does not cover: non-f32 matmuls, transpose_a, partially
+// broadcast batch dims, post-ops that change the shape.
+absl::Status LowerMatmulGroup(LowerState& state, const Op& op);
+
+}  // namespace codegen
+}  // namespace hgc
+
+#endif  // HGC_CODEGEN_LOWER_MATMUL_H_

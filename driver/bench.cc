@@ -1,0 +1,216 @@
+#include "driver/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "codegen/compile.h"
+#include "ir/tensor.h"
+#include "runtime/executable.h"
+#include "runtime/primitive_executor.h"
+#include "support/random_fill.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace {
+
+double NowSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double MatmulFlopsDepth(const Graph& graph, int depth) {
+  double flops = 0;
+  for (const auto& op : graph.ops()) {
+    if (op->kind() == "matmul" && op->num_operands() == 2) {
+      const Shape& a = op->operand(0)->type().shape;
+      const Attribute* ta = op->FindAttr("transpose_a");
+      bool transpose_a = ta != nullptr && ta->is_bool() && ta->as_bool();
+      if (a.size() < 2) continue;
+      double k = static_cast<double>(transpose_a ? a[a.size() - 2] : a.back());
+      double n = 1;
+      for (int64_t d : op->result()->type().shape) n *= static_cast<double>(d);
+      flops += 2.0 * n * k;
+    } else if (op->kind() == "fusion" && depth < 64 &&
+               graph.module() != nullptr) {
+      const Attribute* body = op->FindAttr("body");
+      if (body == nullptr || !body->is_symbol()) continue;
+      if (const Graph* g = graph.module()->FindGraph(body->as_symbol())) {
+        flops += MatmulFlopsDepth(*g, depth + 1);
+      }
+    }
+  }
+  return flops;
+}
+
+// Runs `fn` `count` times, appending each run's seconds to `samples`.
+void TimeRuns(const std::function<absl::Status()>& fn, int count,
+              std::vector<double>& samples, absl::Status& status) {
+  for (int i = 0; i < count && status.ok(); ++i) {
+    double start = NowSeconds();
+    status = fn();
+    samples.push_back(NowSeconds() - start);
+  }
+}
+
+}  // namespace
+
+double MatmulFlops(const Graph& graph) { return MatmulFlopsDepth(graph, 0); }
+
+double Median(std::vector<double> samples) {
+  if (samples.empty()) return 0;
+  size_t mid = samples.size() / 2;
+  std::nth_element(samples.begin(), samples.begin() + mid, samples.end());
+  double upper = samples[mid];
+  if (samples.size() % 2 == 1) return upper;
+  double lower = *std::max_element(samples.begin(), samples.begin() + mid);
+  return 0.5 * (lower + upper);
+}
+
+absl::StatusOr<BenchResult> BenchGraph(const Module& module,
+                                       const Graph& entry,
+                                       const BenchConfig& config) {
+  BenchResult result;
+  result.graph = entry.name();
+  result.threads = config.threads;
+  result.flops = MatmulFlops(entry);
+
+  // Same seeded inputs for both sides (as `hgc --run`: seed, param name).
+  std::vector<Tensor> params;
+  for (int i = 0; i < entry.num_params(); ++i) {
+    const Value* p = entry.param(i);
+    HGC_ASSIGN_OR_RETURN(Tensor t, RandomTensor(p->type(), config.seed,
+                                                p->name()));
+    params.push_back(std::move(t));
+  }
+
+  // The compiler (timed), then its constants (untimed).
+  CompileOptions compile_options;
+  compile_options.num_threads = config.threads;
+  compile_options.pipeline = config.pipeline.empty() ? "O2" : config.pipeline;
+  double start = NowSeconds();
+  HGC_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe,
+                       Compile(module, entry, compile_options));
+  result.compile_ms = (NowSeconds() - start) * 1e3;
+  HGC_RETURN_IF_ERROR(exe->SetConstants(params));
+
+  // The baseline, its weights reordered once in SetConstants.
+  PrimitiveExecutor::Options base_options;
+  base_options.num_threads = config.threads;
+  HGC_ASSIGN_OR_RETURN(std::unique_ptr<PrimitiveExecutor> base,
+                       PrimitiveExecutor::Create(entry, base_options));
+  HGC_RETURN_IF_ERROR(base->SetConstants(params));
+  const std::string summary = base->Summary();
+  result.baseline_summary = summary.substr(0, summary.find('\n'));
+
+  // Preallocated outputs: neither timed loop allocates.
+  std::vector<Tensor> hgc_out, base_out;
+  std::vector<void*> out_ptrs;
+  for (const Value* r : entry.results()) {
+    HGC_ASSIGN_OR_RETURN(Tensor a, Tensor::Create(r->type()));
+    HGC_ASSIGN_OR_RETURN(Tensor b, Tensor::Create(r->type()));
+    out_ptrs.push_back(a.mutable_raw());
+    hgc_out.push_back(std::move(a));
+    base_out.push_back(std::move(b));
+  }
+  std::vector<const void*> in_ptrs;
+  for (const Tensor& t : params) in_ptrs.push_back(t.raw());
+  std::function<absl::Status()> run_hgc = [&] {
+    return exe->Execute(in_ptrs, out_ptrs);
+  };
+  std::function<absl::Status()> run_base = [&] {
+    return base->RunInto(params, absl::MakeSpan(base_out));
+  };
+
+  // Agreement, on the first runs.
+  HGC_RETURN_IF_ERROR(run_hgc());
+  HGC_RETURN_IF_ERROR(run_base());
+  result.agree = true;
+  for (size_t i = 0; i < hgc_out.size(); ++i) {
+    HGC_ASSIGN_OR_RETURN(
+        CompareResult cmp,
+        CompareTensors(hgc_out[i], base_out[i], config.tolerance));
+    result.agree = result.agree && cmp.ok();
+    result.check_lines.push_back(
+        absl::StrCat("out", i, ": ", cmp.Summary()));
+  }
+
+  // Warm-up, which also sizes the timed loops.
+  std::vector<double> warm_hgc, warm_base;
+  absl::Status status;
+  TimeRuns(run_hgc, std::max(config.warmup, 1), warm_hgc, status);
+  TimeRuns(run_base, std::max(config.warmup, 1), warm_base, status);
+  HGC_RETURN_IF_ERROR(status);
+  int iters = config.iters;
+  if (iters <= 0) {
+    double per_run = std::max(Median(warm_hgc), Median(warm_base));
+    double n = config.target_seconds / std::max(per_run, 1e-7);
+    iters = static_cast<int>(std::clamp(n, 10.0, 100000.0));
+  }
+  result.iters = iters;
+
+  // Two alternating blocks per side; medians over all runs.
+  std::vector<double> hgc_samples, base_samples;
+  int first_half = iters / 2;
+  TimeRuns(run_hgc, first_half, hgc_samples, status);
+  TimeRuns(run_base, first_half, base_samples, status);
+  TimeRuns(run_hgc, iters - first_half, hgc_samples, status);
+  TimeRuns(run_base, iters - first_half, base_samples, status);
+  HGC_RETURN_IF_ERROR(status);
+  result.hgc_ms = Median(hgc_samples) * 1e3;
+  result.baseline_ms = Median(base_samples) * 1e3;
+  return result;
+}
+
+void PrintBenchResult(const BenchResult& r, std::ostream& out) {
+  auto gflops = [&](double g) {
+    return r.flops > 0 ? absl::StrFormat("%10.2f GFLOP/s", g)
+                       : std::string("       n/a GFLOP/s (no matmuls)");
+  };
+  out << absl::StrFormat(
+      "bench: @%s, %d thread%s, %d timed runs per side (median), %.4g "
+      "MFLOP per run (2*M*N*K per matmul)\n",
+      r.graph, r.threads, r.threads == 1 ? "" : "s", r.iters, r.flops / 1e6);
+  out << absl::StrFormat("compile:  %10.3f ms\n", r.compile_ms);
+  out << absl::StrFormat("hgc:      %10.4f ms  %s\n", r.hgc_ms,
+                         gflops(r.hgc_gflops()));
+  out << absl::StrFormat("baseline: %10.4f ms  %s  (%s)\n", r.baseline_ms,
+                         gflops(r.baseline_gflops()), r.baseline_summary);
+  out << absl::StrFormat("speedup:  %10.2fx (baseline time / hgc time)\n",
+                         r.speedup());
+  for (const std::string& line : r.check_lines) {
+    out << "check " << line << "\n";
+  }
+  out << "check: " << (r.agree ? "PASS" : "FAIL")
+      << " (hgc vs baseline)\n";
+}
+
+absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
+                             const DriverOptions& options, std::ostream& out) {
+  BenchConfig config;
+  config.threads = options.threads;
+  config.pipeline = options.pipeline.empty() ? "O2" : options.pipeline;
+  config.iters = options.bench_iters;
+  config.seed = options.seed;
+  if (options.atol >= 0 || options.rtol >= 0) {
+    // Per-output dtype defaults are replaced only where a flag is given;
+    // the bench compares f32 graphs mostly, so start from f32's.
+    Tolerance t = DefaultTolerance(entry.results().empty()
+                                       ? DType::kF32
+                                       : entry.results()[0]->type().dtype);
+    if (options.atol >= 0) t.atol = options.atol;
+    if (options.rtol >= 0) t.rtol = options.rtol;
+    config.tolerance = t;
+  }
+  HGC_ASSIGN_OR_RETURN(BenchResult result, BenchGraph(module, entry, config));
+  PrintBenchResult(result, out);
+  return result.agree ? 0 : 1;
+}
+
+}  // namespace hgc

@@ -1,0 +1,105 @@
+// `hgc FILE --bench`: the compiled graph against the primitive baseline.
+//
+// BenchGraph compiles the entry graph (timing the compile), builds the
+// oneDNN primitive-per-op baseline (runtime/primitive_executor.h) on the
+// same graph as written, binds the constants of both OUTSIDE the timed
+// loops (the compiled graph's init steps prepack; the baseline reorders its
+// weights), runs both on the same seeded random inputs (support/
+// random_fill.h: seed, parameter name) with the same thread count in this
+// process, and checks that their outputs agree (support/tensor_compare.h,
+// hgc's outputs against the baseline's, per-dtype tolerance unless given).
+//
+// Timing: `warmup` untimed runs of each, then `iters` runs of each timed one
+// by one with a monotonic clock (std::chrono::steady_clock), in two
+// alternating blocks (hgc, baseline, hgc, baseline) so that clock and load
+// drift hit both alike; the figures are medians over all timed runs. With
+// iters == 0 the count is chosen so that each side runs for about
+// `target_seconds` (at least 10, at most 100000 runs), from the warm-up's
+// speed.
+//
+// FLOPs: 2*M*N*K per matmul (times the product of its batch dimensions),
+// summed over the entry graph as written; elementwise, normalization and
+// data-movement ops count 0 (the convention of the oneDNN Graph Compiler
+// paper, which reports matmul throughput). GFLOP/s = flops / median time.
+// Graphs without matmuls report no GFLOP/s.
+#ifndef HGC_DRIVER_BENCH_H_
+#define HGC_DRIVER_BENCH_H_
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "driver/options.h"
+#include "ir/graph.h"
+#include "support/tensor_compare.h"
+
+namespace hgc {
+
+struct BenchConfig {
+  int threads = 1;
+  // Graph pipeline the compiler runs ("O2" when empty).
+  std::string pipeline = "O2";
+  // Timed runs per side (0: choose from target_seconds).
+  int iters = 0;
+  int warmup = 10;
+  double target_seconds = 0.5;
+  uint64_t seed = 0;
+  // hgc vs baseline tolerance (default: per dtype).
+  std::optional<Tolerance> tolerance;
+};
+
+struct BenchResult {
+  std::string graph;  // entry graph name
+  int threads = 0;
+  int iters = 0;
+  double flops = 0;  // per run, matmuls only (0 when none)
+  double compile_ms = 0;
+  double hgc_ms = 0;       // median per run
+  double baseline_ms = 0;  // median per run
+  // Whether every output agreed, and one Summary() line per output.
+  bool agree = false;
+  std::vector<std::string> check_lines;
+  // The baseline's primitives and fallbacks (PrimitiveExecutor::Summary's
+  // first line).
+  std::string baseline_summary;
+
+  double speedup() const { return hgc_ms > 0 ? baseline_ms / hgc_ms : 0; }
+  double hgc_gflops() const { return Gflops(hgc_ms); }
+  double baseline_gflops() const { return Gflops(baseline_ms); }
+
+ private:
+  double Gflops(double ms) const {
+    return ms > 0 ? flops / (ms * 1e-3) / 1e9 : 0;
+  }
+};
+
+// 2*M*N*K per matmul of `graph` (batch dims multiplied in); fusion ops count
+// their bodies' matmuls.
+double MatmulFlops(const Graph& graph);
+
+// The median of `samples` (the mean of the middle two for an even count);
+// 0 when empty.
+double Median(std::vector<double> samples);
+
+// Benchmarks `entry` of `module` (as parsed or built: no passes run on it)
+// as described above. Errors from the compiler or the baseline are
+// returned as they are (located errors keep their source locations).
+absl::StatusOr<BenchResult> BenchGraph(const Module& module,
+                                       const Graph& entry,
+                                       const BenchConfig& config);
+
+// Prints `result` in the driver's format (see README.md, `--bench`).
+void PrintBenchResult(const BenchResult& result, std::ostream& out);
+
+// The driver's --bench: BenchGraph with the options' --threads,
+// --bench-iters, --seed, --pipeline/-O, --atol/--rtol; prints the report.
+// Returns the exit code: 0 when the outputs agree, 1 when they do not.
+absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
+                             const DriverOptions& options, std::ostream& out);
+
+}  // namespace hgc
+
+#endif  // HGC_DRIVER_BENCH_H_

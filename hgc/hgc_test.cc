@@ -1,0 +1,270 @@
+// Tests of the public API (hgc/hgc.h): text, file and builder input,
+// constants, repeated and concurrent execution, and error reporting. Every
+// numeric result is compared with the reference interpreter (hgc::Interpret)
+// on the graph as written.
+#include "hgc/hgc.h"
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "frontend/parser.h"
+#include "gtest/gtest.h"
+#include "runtime/reference_interpreter.h"
+#include "support/random_fill.h"
+#include "support/tensor_compare.h"
+
+namespace hgc {
+namespace {
+
+constexpr char kMlpText[] = R"(// a two-layer MLP
+graph @mlp(%x: f32[8, 13],
+           %w0: f32[13, 64] const, %b0: f32[64] const,
+           %w1: f32[64, 32] const, %b1: f32[32] const) -> f32[8, 32] {
+  %0 = matmul(%x, %w0)
+  %1 = add(%0, %b0)
+  %2 = relu(%1)
+  %3 = matmul(%2, %w1)
+  %4 = add(%3, %b1)
+  %5 = relu(%4)
+  return %5
+}
+)";
+
+// `widths[0]` -> ... -> widths.back(), matmul + bias + relu per layer, as a
+// C++ user builds it.
+Graph* BuildMlp(Module& module, int64_t batch,
+                const std::vector<int64_t>& widths) {
+  Graph* g = module.AddGraph("built_mlp");
+  Builder b(g);
+  Value* x = g->AddParam("x", TensorType(DType::kF32, {batch, widths[0]}));
+  for (size_t i = 1; i < widths.size(); ++i) {
+    Value* w = g->AddParam(absl::StrCat("w", i),
+                           TensorType(DType::kF32, {widths[i - 1], widths[i]}),
+                           /*is_const=*/true);
+    Value* bias = g->AddParam(absl::StrCat("b", i),
+                              TensorType(DType::kF32, {widths[i]}), true);
+    x = *b.Matmul(x, w);
+    x = *b.Binary("add", x, bias);
+    x = *b.Unary("relu", x);
+  }
+  g->SetResults({x});
+  g->SetDeclaredResultTypes({x->type()});
+  return g;
+}
+
+// One random tensor per parameter of `types`, seeded by `seed`.
+std::vector<Tensor> RandomParams(const std::vector<TensorType>& types,
+                                 uint64_t seed) {
+  std::vector<Tensor> params;
+  for (size_t i = 0; i < types.size(); ++i) {
+    params.push_back(*RandomTensor(types[i], seed, static_cast<int64_t>(i)));
+  }
+  return params;
+}
+
+// Expects `actual` to match the interpreter on `graph` with `params`.
+void ExpectMatchesReference(const Graph& graph,
+                            const std::vector<Tensor>& params,
+                            const std::vector<Tensor>& actual) {
+  absl::StatusOr<std::vector<Tensor>> expected = Interpret(graph, params);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ASSERT_EQ(actual.size(), expected->size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    absl::StatusOr<CompareResult> r = CompareTensors(actual[i], (*expected)[i]);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->ok()) << "output " << i << ": " << r->Summary();
+  }
+}
+
+TEST(HgcApiTest, CompileTextSetConstantsExecute) {
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> compiled =
+      CompileText(kMlpText, Options());
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  CompiledGraph& cg = **compiled;
+  EXPECT_EQ(cg.name(), "mlp");
+  ASSERT_EQ(cg.num_params(), 5);
+  EXPECT_EQ(cg.param_names()[0], "x");
+  EXPECT_FALSE(cg.param_is_const()[0]);
+  EXPECT_TRUE(cg.param_is_const()[1]);
+  EXPECT_TRUE(cg.has_constants());
+  ASSERT_EQ(cg.num_results(), 1);
+  EXPECT_EQ(cg.result_types()[0], TensorType(DType::kF32, {8, 32}));
+
+  std::vector<Tensor> params = RandomParams(cg.param_types(), 1);
+  ASSERT_TRUE(cg.SetConstants(params).ok());
+  // Caller-owned buffers: pointers in, pointers out.
+  Tensor out = *Tensor::Create(cg.result_types()[0]);
+  std::vector<const void*> in = {params[0].raw(), nullptr, nullptr, nullptr,
+                                 nullptr};
+  std::vector<void*> outs = {out.mutable_raw()};
+  ASSERT_TRUE(cg.Execute(in, outs).ok());
+
+  SourceManager sm;
+  Module module = *ParseModule(kMlpText, "mlp.graph", sm);
+  ExpectMatchesReference(*module.graphs()[0], params, {out});
+}
+
+TEST(HgcApiTest, BuilderGraphCompiles) {
+  Module module;
+  const Graph* g = BuildMlp(module, 16, {13, 48, 24, 8});
+  Options options;
+  options.num_threads = 2;
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> compiled =
+      Compile(module, options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ((*compiled)->num_threads(), 2);
+  std::vector<Tensor> params = RandomParams((*compiled)->param_types(), 7);
+  ASSERT_TRUE((*compiled)->SetConstants(params).ok());
+  absl::StatusOr<std::vector<Tensor>> out = (*compiled)->Execute(params);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectMatchesReference(*g, params, *out);
+}
+
+TEST(HgcApiTest, ConstantsRebindAndPointerForm) {
+  Module module;
+  const Graph* g = BuildMlp(module, 4, {13, 32, 16});
+  std::unique_ptr<CompiledGraph> cg = *Compile(module, Options());
+  // The module is not needed by the compiled graph; keep it for the oracle.
+  for (uint64_t seed : {11, 12}) {
+    std::vector<Tensor> params = RandomParams(cg->param_types(), seed);
+    std::vector<const void*> ptrs;
+    for (const Tensor& t : params) ptrs.push_back(t.raw());
+    ASSERT_TRUE(cg->SetConstants(ptrs).ok());
+    absl::StatusOr<std::vector<Tensor>> out = cg->Execute(params);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectMatchesReference(*g, params, *out);
+  }
+}
+
+TEST(HgcApiTest, RepeatedExecutionIsDeterministic) {
+  Module module;
+  const Graph* g = BuildMlp(module, 32, {13, 64, 32});
+  std::unique_ptr<CompiledGraph> cg = *Compile(module, Options());
+  std::vector<Tensor> params = RandomParams(cg->param_types(), 3);
+  ASSERT_TRUE(cg->SetConstants(params).ok());
+  std::vector<Tensor> first = *cg->Execute(params);
+  ExpectMatchesReference(*g, params, first);
+  Tensor out = *Tensor::Create(cg->result_types()[0]);
+  for (int i = 0; i < 20; ++i) {
+    std::vector<const void*> in(cg->num_params(), nullptr);
+    in[0] = params[0].raw();
+    std::vector<void*> outs = {out.mutable_raw()};
+    ASSERT_TRUE(cg->Execute(in, outs).ok());
+    absl::StatusOr<CompareResult> r =
+        CompareTensors(out, first[0], Tolerance{0, 0});
+    ASSERT_TRUE(r.ok() && r->ok()) << "run " << i;
+  }
+}
+
+TEST(HgcApiTest, ConcurrentExecuteFromFourThreads) {
+  Module module;
+  const Graph* g = BuildMlp(module, 64, {13, 128, 64, 32});
+  Options options;
+  options.num_threads = 2;
+  std::unique_ptr<CompiledGraph> cg = *Compile(module, options);
+  std::vector<Tensor> params = RandomParams(cg->param_types(), 5);
+  ASSERT_TRUE(cg->SetConstants(params).ok());
+
+  constexpr int kThreads = 4, kRunsPerThread = 8;
+  // Each (thread, run) gets its own input; its expected output comes from
+  // the interpreter beforehand.
+  std::vector<std::vector<Tensor>> inputs, expected;
+  for (int i = 0; i < kThreads * kRunsPerThread; ++i) {
+    std::vector<Tensor> p = params;
+    p[0] = *RandomTensor(cg->param_types()[0], 100 + i, "x");
+    expected.push_back(*Interpret(*g, p));
+    inputs.push_back(std::move(p));
+  }
+  std::vector<std::vector<Tensor>> actual(inputs.size());
+  std::vector<absl::Status> status(inputs.size());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRunsPerThread; ++r) {
+        int i = t * kRunsPerThread + r;
+        actual[i].push_back(*Tensor::Create(cg->result_types()[0]));
+        std::vector<const void*> in(cg->num_params(), nullptr);
+        in[0] = inputs[i][0].raw();
+        std::vector<void*> outs = {actual[i][0].mutable_raw()};
+        status[i] = cg->Execute(in, outs);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ASSERT_TRUE(status[i].ok()) << status[i];
+    absl::StatusOr<CompareResult> r =
+        CompareTensors(actual[i][0], expected[i][0]);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->ok()) << "run " << i << ": " << r->Summary();
+  }
+}
+
+TEST(HgcApiTest, SyntaxErrorIsFormattedWithFileLineCol) {
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> compiled = CompileText(
+      "graph @g(%x: f32[4]) -> f32[4] {\n  %y = relux(%x)\n  return %y\n}\n",
+      Options(), "bad.graph");
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kInvalidArgument);
+  std::string message(compiled.status().message());
+  EXPECT_TRUE(absl::StartsWith(message, "bad.graph:2:")) << message;
+  EXPECT_TRUE(absl::StrContains(message, ": error: ")) << message;
+  EXPECT_TRUE(absl::StrContains(message, "relux(%x)")) << message;  // line
+  EXPECT_TRUE(absl::StrContains(message, "^")) << message;          // caret
+}
+
+TEST(HgcApiTest, MissingFileAndUnknownGraph) {
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> missing =
+      CompileFile("no/such/file.graph", Options());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StrContains(missing.status().message(), "file.graph"));
+
+  Options options;
+  options.graph = "nope";
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> unknown =
+      CompileText(kMlpText, options);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_TRUE(absl::StrContains(unknown.status().message(), "@mlp"))
+      << unknown.status();
+
+  options = Options();
+  options.num_threads = 0;
+  EXPECT_FALSE(CompileText(kMlpText, options).ok());
+}
+
+TEST(HgcApiTest, ExecuteArgumentErrors) {
+  std::unique_ptr<CompiledGraph> cg = *CompileText(kMlpText, Options());
+  Tensor out = *Tensor::Create(cg->result_types()[0]);
+  std::vector<Tensor> params = RandomParams(cg->param_types(), 2);
+  std::vector<const void*> in = {params[0].raw(), nullptr, nullptr, nullptr,
+                                 nullptr};
+  std::vector<void*> outs = {out.mutable_raw()};
+  // Constants not bound yet.
+  EXPECT_EQ(cg->Execute(in, outs).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(cg->SetConstants(params).ok());
+  // Wrong counts, null input, null output.
+  EXPECT_EQ(cg->Execute(absl::MakeSpan(in).subspan(0, 1), outs).code(),
+            absl::StatusCode::kInvalidArgument);
+  std::vector<const void*> null_in = {nullptr, nullptr, nullptr, nullptr,
+                                      nullptr};
+  EXPECT_EQ(cg->Execute(null_in, outs).code(),
+            absl::StatusCode::kInvalidArgument);
+  std::vector<void*> null_out = {nullptr};
+  EXPECT_EQ(cg->Execute(in, null_out).code(),
+            absl::StatusCode::kInvalidArgument);
+  // A constant of the wrong type.
+  std::vector<Tensor> bad = params;
+  bad[1] = *Tensor::Create(TensorType(DType::kF32, {2, 2}));
+  absl::Status s = cg->SetConstants(bad);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "%w0")) << s;
+  EXPECT_TRUE(cg->Execute(in, outs).ok());
+}
+
+}  // namespace
+}  // namespace hgc

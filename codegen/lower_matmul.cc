@@ -119,6 +119,17 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
 
 }  // namespace
 
+// The K chunk of one BRGEMM call: the largest divisor of K in [32, 128]
+// when K is longer than 128 (a 128 x 64 f32 B chunk is 32 KiB, inside L1),
+// otherwise all of K.
+int64_t ChooseKChunk(int64_t k) {
+  if (k <= 128) return k;
+  for (int64_t kc = 128; kc >= 32; --kc) {
+    if (k % kc == 0) return kc;
+  }
+  return k;
+}
+
 TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int num_threads) {
   TileSizes t;
   t.nb = n <= 64 ? n : 64;
@@ -155,27 +166,36 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     b_const[i] = state.const_only->IsConstOnly(op.operand(bp->index()));
   }
   auto blocked = [&](size_t i) { return b_const[i] || b_transposed[i]; };
-  // Kernels: four per layer (full / tail M) x (full / tail N).
+  // Kernels: eight per layer, (overwrite / accumulate) x (full / tail M) x
+  // (full / tail N). The K reduction runs in chunks of kc so that the B
+  // chunk a tile's kernel sweeps once per register row block stays in L1;
+  // the first chunk overwrites C, the others accumulate into it.
   std::vector<TileSizes> tiles;
+  std::vector<int64_t> k_chunks;
   std::vector<const void*> kernel_fns;
   std::vector<std::shared_ptr<const microkernels::BrgemmKernel>> kernels;
   for (const Layer& l : layers) {
     TileSizes t = ChooseTiles(l.batch, l.m, l.n, state.num_threads);
     tiles.push_back(t);
-    for (int mt = 0; mt < 2; ++mt) {
-      for (int nt = 0; nt < 2; ++nt) {
-        int64_t mm = mt && l.m % t.mb ? l.m % t.mb : t.mb;
-        int64_t nn = nt && l.n % t.nb ? l.n % t.nb : t.nb;
-        BrgemmDesc d = microkernels::MakeBrgemmDesc(
-            isa, microkernels::BrgemmDataType::kF32, mm, nn, l.k);
-        d.lda = l.k;
-        d.ldb = blocked(tiles.size() - 1) ? nn : l.n;
-        d.ldc = l.n;
-        d.batch_kind = microkernels::BatchKind::kStrided;
-        HGC_ASSIGN_OR_RETURN(auto kernel,
-                             microkernels::BrgemmKernelCache::Global().Get(d));
-        kernel_fns.push_back(reinterpret_cast<const void*>(kernel->fn()));
-        kernels.push_back(std::move(kernel));
+    int64_t kc = ChooseKChunk(l.k);
+    k_chunks.push_back(kc);
+    for (int beta = 0; beta < 2; ++beta) {
+      for (int mt = 0; mt < 2; ++mt) {
+        for (int nt = 0; nt < 2; ++nt) {
+          int64_t mm = mt && l.m % t.mb ? l.m % t.mb : t.mb;
+          int64_t nn = nt && l.n % t.nb ? l.n % t.nb : t.nb;
+          BrgemmDesc d = microkernels::MakeBrgemmDesc(
+              isa, microkernels::BrgemmDataType::kF32, mm, nn, kc);
+          d.lda = l.k;
+          d.ldb = blocked(tiles.size() - 1) ? nn : l.n;
+          d.ldc = l.n;
+          d.accumulate = beta == 1;
+          d.batch_kind = microkernels::BatchKind::kStrided;
+          HGC_ASSIGN_OR_RETURN(
+              auto kernel, microkernels::BrgemmKernelCache::Global().Get(d));
+          kernel_fns.push_back(reinterpret_cast<const void*>(kernel->fn()));
+          kernels.push_back(std::move(kernel));
+        }
       }
     }
   }
@@ -310,38 +330,52 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
       llvm::Value* n_left = b.CreateSub(b.getInt64(l.n), n0);
       llvm::Value* m_tail = b.CreateICmpSLT(m_left, b.getInt64(t.mb));
       llvm::Value* n_tail = b.CreateICmpSLT(n_left, b.getInt64(t.nb));
-      llvm::Value* kidx = b.CreateAdd(
-          b.getInt64(4 * i),
-          b.CreateAdd(
-              b.CreateMul(b.CreateZExt(m_tail, b.getInt64Ty()), b.getInt64(2)),
-              b.CreateZExt(n_tail, b.getInt64Ty())));
-      llvm::LoadInst* kernel = b.CreateLoad(
-          i8p, b.CreateInBoundsGEP(i8p, frame.kernels, kidx), "kernel");
-      kernel->setMetadata(llvm::LLVMContext::MD_invariant_load,
-                          llvm::MDNode::get(*state.context, {}));
+      llvm::Value* tile_kernel = b.CreateAdd(
+          b.CreateMul(b.CreateZExt(m_tail, b.getInt64Ty()), b.getInt64(2)),
+          b.CreateZExt(n_tail, b.getInt64Ty()));
       llvm::Value* a_off = b.CreateMul(m0, b.getInt64(l.k));
       if (l.a_batched) {
         a_off = b.CreateAdd(a_off, b.CreateMul(bi, b.getInt64(l.m * l.k)));
       }
-      // Blocked B: panel ni starts at ni * K * nb = n0 * K.
+      // Blocked B: panel ni starts at ni * K * nb = n0 * K, and its K rows
+      // are nn wide; plain B rows are N wide.
       llvm::Value* b_off = blocked(i) ? b.CreateMul(n0, b.getInt64(l.k)) : n0;
       if (l.b_batched) {
         b_off = b.CreateAdd(b_off, b.CreateMul(bi, b.getInt64(l.k * l.n)));
       }
+      llvm::Value* b_row = blocked(i)
+                               ? b.CreateSelect(n_tail, n_left, b.getInt64(t.nb))
+                               : b.getInt64(l.n);
       llvm::Value* c_off =
           b.CreateAdd(b.CreateMul(bi, b.getInt64(l.m * l.n)),
                       b.CreateAdd(b.CreateMul(m0, b.getInt64(l.n)), n0));
-      llvm::Value* fields[3] = {b.CreateInBoundsGEP(f32, a, a_off),
-                                b.CreateInBoundsGEP(f32, bb, b_off),
-                                b.CreateInBoundsGEP(f32, c, c_off)};
-      for (unsigned f = 0; f < 3; ++f) {
-        b.CreateStore(b.CreateBitCast(fields[f], i8p),
-                      b.CreateStructGEP(args_type, args, f));
-      }
-      b.CreateStore(b.getInt64(1), b.CreateStructGEP(args_type, args, 3));
-      b.CreateCall(kernel_type,
-                   b.CreateBitCast(kernel, kernel_type->getPointerTo()),
-                   {b.CreateBitCast(args, i8p)});
+      const int64_t kc = k_chunks[i];
+      EmitLoop(b, b.getInt64(0), b.getInt64(l.k / kc),
+               [&](llvm::IRBuilder<>& b, llvm::Value* chunk) {
+        llvm::Value* accumulate =
+            b.CreateZExt(b.CreateICmpNE(chunk, b.getInt64(0)), b.getInt64Ty());
+        llvm::Value* kidx = b.CreateAdd(
+            b.getInt64(8 * i),
+            b.CreateAdd(b.CreateMul(accumulate, b.getInt64(4)), tile_kernel));
+        llvm::LoadInst* kernel = b.CreateLoad(
+            i8p, b.CreateInBoundsGEP(i8p, frame.kernels, kidx), "kernel");
+        kernel->setMetadata(llvm::LLVMContext::MD_invariant_load,
+                            llvm::MDNode::get(*state.context, {}));
+        llvm::Value* k0 = b.CreateMul(chunk, b.getInt64(kc));
+        llvm::Value* fields[3] = {
+            b.CreateInBoundsGEP(f32, a, b.CreateAdd(a_off, k0)),
+            b.CreateInBoundsGEP(f32, bb,
+                                b.CreateAdd(b_off, b.CreateMul(k0, b_row))),
+            b.CreateInBoundsGEP(f32, c, c_off)};
+        for (unsigned f = 0; f < 3; ++f) {
+          b.CreateStore(b.CreateBitCast(fields[f], i8p),
+                        b.CreateStructGEP(args_type, args, f));
+        }
+        b.CreateStore(b.getInt64(1), b.CreateStructGEP(args_type, args, 3));
+        b.CreateCall(kernel_type,
+                     b.CreateBitCast(kernel, kernel_type->getPointerTo()),
+                     {b.CreateBitCast(args, i8p)});
+      });
       if (l.post.empty()) return;
       // Post-ops on the C tile while it is in L1.
       llvm::Value* mcount = b.CreateSelect(m_tail, m_left, b.getInt64(t.mb));

@@ -42,6 +42,10 @@ struct TileSizes {
 // The heuristic described in the file comment.
 TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int num_threads);
 
+// The K chunk of one BRGEMM call (a divisor of `k`): the reduction runs
+// chunk by chunk, accumulating into C, so the B chunk stays in L1.
+int64_t ChooseKChunk(int64_t k);
+
 // Adds the init steps (weight packing), host steps (per-call packing) and
 // the LLVM step for `op`, a fusion op of kind "matmul" or "mlp". Its
 // buffers come from state.refs. Unimplemented (nothing added) for what this

@@ -21,7 +21,9 @@
 // columns, the B panel of one tile stays in L2 for K up to ~2k); mb =
 // min(M, 64), halved (down to 8) while the layer has fewer than
 // 2 * num_threads tiles, so that small batches still give every thread
-// work (DLRM MLP-1 at batch 32: 32x512 -> mb 32, nb 64, 8 tiles).
+// work (DLRM MLP-1 at batch 32: 32x512 -> mb 32, nb 64, 8 tiles). K is
+// reduced in chunks (ChooseKChunk) so that each kernel call's B chunk stays
+// in L1; the first chunk overwrites C and the rest accumulate.
 #ifndef HGC_CODEGEN_LOWER_MATMUL_H_
 #define HGC_CODEGEN_LOWER_MATMUL_H_
 

@@ -91,6 +91,22 @@ llvm::Function* BeginStepFunction(LowerState& state, const std::string& name,
   return fn;
 }
 
+absl::StatusOr<Step> FinishStepFunction(llvm::Function* fn,
+                                        llvm::IRBuilder<>& b,
+                                        absl::Status status,
+                                        const std::string& name,
+                                        const StepBuffers& buffers) {
+  b.CreateRetVoid();
+  if (!status.ok()) {
+    fn->eraseFromParent();
+    return status;
+  }
+  Step step;
+  step.name = name;
+  step.buffers = buffers.refs();
+  return step;
+}
+
 llvm::Value* LoadBuffer(llvm::IRBuilder<>& b, const FrameValues& frame,
                         int index, llvm::Type* elem) {
   if (elem == nullptr) elem = b.getFloatTy();

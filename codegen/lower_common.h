@@ -91,6 +91,15 @@ struct FrameValues {
 llvm::Function* BeginStepFunction(LowerState& state, const std::string& name,
                                   llvm::IRBuilder<>& b, FrameValues& frame);
 
+// Closes the step function `fn` begun by BeginStepFunction: emits its return,
+// or, when `status` (the first error met while emitting) is not OK, erases
+// the function and returns the error. The Step has `name` and `buffers`.
+absl::StatusOr<Step> FinishStepFunction(llvm::Function* fn,
+                                        llvm::IRBuilder<>& b,
+                                        absl::Status status,
+                                        const std::string& name,
+                                        const StepBuffers& buffers);
+
 // frame->buffers[index] as a float* (or `elem`*).
 llvm::Value* LoadBuffer(llvm::IRBuilder<>& b, const FrameValues& frame,
                         int index, llvm::Type* elem = nullptr);

@@ -117,14 +117,8 @@ absl::Status LowerElementwise(LowerState& state, const Op& op) {
     absl::Status s = EmitRow(b, frame, program, row, c0, c1);
     if (status.ok()) status = s;
   });
-  b.CreateRetVoid();
-  if (!status.ok()) {
-    fn->eraseFromParent();
-    return status;
-  }
-  Step step;
-  step.name = name;
-  step.buffers = buffers.refs();
+  HGC_ASSIGN_OR_RETURN(Step step,
+                       FinishStepFunction(fn, b, status, name, buffers));
   state.program->steps.push_back(std::move(step));
   return absl::OkStatus();
 }

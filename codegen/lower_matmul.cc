@@ -391,16 +391,10 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
                });
     });
   }
-  b.CreateRetVoid();
-  if (!status.ok()) {
-    fn->eraseFromParent();
-    return status;
-  }
+  HGC_ASSIGN_OR_RETURN(Step step,
+                       FinishStepFunction(fn, b, status, name, buffers));
   for (Step& s : init_steps) state.program->init_steps.push_back(std::move(s));
   for (Step& s : pre_steps) state.program->steps.push_back(std::move(s));
-  Step step;
-  step.name = name;
-  step.buffers = buffers.refs();
   step.kernels = kernel_fns;
   state.program->steps.push_back(std::move(step));
   for (auto& k : kernels) state.kernels.push_back(std::move(k));

@@ -310,14 +310,8 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
       note(EmitRow(b, frame, post_program, row, b.getInt64(0), len_v));
     }
   });
-  b.CreateRetVoid();
-  if (!status.ok()) {
-    fn->eraseFromParent();
-    return status;
-  }
-  Step step;
-  step.name = name;
-  step.buffers = buffers.refs();
+  HGC_ASSIGN_OR_RETURN(Step step,
+                       FinishStepFunction(fn, b, status, name, buffers));
   state.program->steps.push_back(std::move(step));
   return absl::OkStatus();
 }

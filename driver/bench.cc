@@ -73,8 +73,7 @@ double Median(std::vector<double> samples) {
   return 0.5 * (lower + upper);
 }
 
-absl::StatusOr<BenchResult> BenchGraph(const Module& module,
-                                       const Graph& entry,
+absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
                                        const BenchConfig& config) {
   BenchResult result;
   result.graph = entry.name();
@@ -85,8 +84,8 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module,
   std::vector<Tensor> params;
   for (int i = 0; i < entry.num_params(); ++i) {
     const Value* p = entry.param(i);
-    HGC_ASSIGN_OR_RETURN(Tensor t, RandomTensor(p->type(), config.seed,
-                                                p->name()));
+    HGC_ASSIGN_OR_RETURN(Tensor t,
+                         RandomTensor(p->type(), config.seed, p->name()));
     params.push_back(std::move(t));
   }
 
@@ -128,17 +127,21 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module,
     return base->RunInto(params, absl::MakeSpan(base_out));
   };
 
+  // An untimed baseline run that leaves OpenMP's threads asleep.
+  std::function<absl::Status()> release_base = [&] {
+    return base->RunIntoAndReleaseThreads(params, absl::MakeSpan(base_out));
+  };
+
   // Agreement, on the first runs.
   HGC_RETURN_IF_ERROR(run_hgc());
-  HGC_RETURN_IF_ERROR(run_base());
+  HGC_RETURN_IF_ERROR(release_base());
   result.agree = true;
   for (size_t i = 0; i < hgc_out.size(); ++i) {
     HGC_ASSIGN_OR_RETURN(
         CompareResult cmp,
         CompareTensors(hgc_out[i], base_out[i], config.tolerance));
     result.agree = result.agree && cmp.ok();
-    result.check_lines.push_back(
-        absl::StrCat("out", i, ": ", cmp.Summary()));
+    result.check_lines.push_back(absl::StrCat("out", i, ": ", cmp.Summary()));
   }
 
   // Warm-up, which also sizes the timed loops.
@@ -146,6 +149,8 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module,
   absl::Status status;
   TimeRuns(run_hgc, std::max(config.warmup, 1), warm_hgc, status);
   TimeRuns(run_base, std::max(config.warmup, 1), warm_base, status);
+  HGC_RETURN_IF_ERROR(status);
+  HGC_RETURN_IF_ERROR(release_base());
   HGC_RETURN_IF_ERROR(status);
   int iters = config.iters;
   if (iters <= 0) {
@@ -155,13 +160,17 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module,
   }
   result.iters = iters;
 
-  // Two alternating blocks per side; medians over all runs.
+  // Alternating blocks per side; medians over all runs. OpenMP's threads
+  // are put to sleep after each baseline block (untimed) so that they do
+  // not spin through the next hgc block.
   std::vector<double> hgc_samples, base_samples;
-  int first_half = iters / 2;
-  TimeRuns(run_hgc, first_half, hgc_samples, status);
-  TimeRuns(run_base, first_half, base_samples, status);
-  TimeRuns(run_hgc, iters - first_half, hgc_samples, status);
-  TimeRuns(run_base, iters - first_half, base_samples, status);
+  const int rounds = std::clamp(config.rounds, 1, iters);
+  for (int round = 0; round < rounds; ++round) {
+    const int count = iters * (round + 1) / rounds - iters * round / rounds;
+    TimeRuns(run_hgc, count, hgc_samples, status);
+    TimeRuns(run_base, count, base_samples, status);
+    if (status.ok()) status = release_base();
+  }
   HGC_RETURN_IF_ERROR(status);
   result.hgc_ms = Median(hgc_samples) * 1e3;
   result.baseline_ms = Median(base_samples) * 1e3;
@@ -187,8 +196,7 @@ void PrintBenchResult(const BenchResult& r, std::ostream& out) {
   for (const std::string& line : r.check_lines) {
     out << "check " << line << "\n";
   }
-  out << "check: " << (r.agree ? "PASS" : "FAIL")
-      << " (hgc vs baseline)\n";
+  out << "check: " << (r.agree ? "PASS" : "FAIL") << " (hgc vs baseline)\n";
 }
 
 absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,

@@ -10,9 +10,12 @@
 // hgc's outputs against the baseline's, per-dtype tolerance unless given).
 //
 // Timing: `warmup` untimed runs of each, then `iters` runs of each timed one
-// by one with a monotonic clock (std::chrono::steady_clock), in two
-// alternating blocks (hgc, baseline, hgc, baseline) so that clock and load
-// drift hit both alike; the figures are medians over all timed runs. With
+// by one with a monotonic clock (std::chrono::steady_clock), in `rounds`
+// alternating blocks (hgc, baseline, hgc, baseline, ...) so that clock and
+// load drift hit both alike; the figures are medians over all timed runs.
+// After each baseline block OpenMP's threads are sent to sleep
+// (PrimitiveExecutor::ReleaseThreads): each side runs with the machine to
+// itself, as a framework or an hgc user would. With
 // iters == 0 the count is chosen so that each side runs for about
 // `target_seconds` (at least 10, at most 100000 runs), from the warm-up's
 // speed.
@@ -45,6 +48,7 @@ struct BenchConfig {
   // Timed runs per side (0: choose from target_seconds).
   int iters = 0;
   int warmup = 10;
+  int rounds = 8;  // alternating blocks per side
   double target_seconds = 0.5;
   uint64_t seed = 0;
   // hgc vs baseline tolerance (default: per dtype).

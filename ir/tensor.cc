@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "support/aligned_buffer.h"
 #include "support/float16.h"
 
 namespace hgc {
@@ -31,31 +32,35 @@ absl::StatusOr<Tensor> Tensor::Create(TensorType type, int64_t max_bytes) {
         absl::StrCat("tensor ", type.ToString(), " needs ", bytes,
                      " bytes, more than the limit of ", max_bytes));
   }
-  // Round up to the alignment, and never ask for zero bytes.
-  size_t alloc = static_cast<size_t>((bytes + 63) / 64 * 64);
-  if (alloc == 0) alloc = 64;
-  void* memory = std::aligned_alloc(64, alloc);
+  std::shared_ptr<uint8_t> memory = AllocateBuffer(bytes);
   if (memory == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("out of memory allocating ", type.ToString()));
   }
-  std::memset(memory, 0, alloc);
+  std::memset(memory.get(), 0, static_cast<size_t>(bytes));
   Tensor t;
   t.type_ = std::move(type);
   t.num_elements_ = *count;
-  t.data_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(memory), std::free);
+  t.data_ = std::move(memory);
   return t;
 }
 
 double Tensor::GetDouble(int64_t i) const {
   switch (dtype()) {
-    case DType::kF32: return data<float>()[i];
-    case DType::kBF16: return Bf16ToFloat(data<uint16_t>()[i]);
-    case DType::kF16: return HalfToFloat(data<uint16_t>()[i]);
-    case DType::kS32: return data<int32_t>()[i];
-    case DType::kS8: return data<int8_t>()[i];
-    case DType::kU8: return data<uint8_t>()[i];
-    case DType::kBool: return data<uint8_t>()[i] != 0 ? 1.0 : 0.0;
+    case DType::kF32:
+      return data<float>()[i];
+    case DType::kBF16:
+      return Bf16ToFloat(data<uint16_t>()[i]);
+    case DType::kF16:
+      return HalfToFloat(data<uint16_t>()[i]);
+    case DType::kS32:
+      return data<int32_t>()[i];
+    case DType::kS8:
+      return data<int8_t>()[i];
+    case DType::kU8:
+      return data<uint8_t>()[i];
+    case DType::kBool:
+      return data<uint8_t>()[i] != 0 ? 1.0 : 0.0;
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "support/aligned_buffer.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -18,10 +19,7 @@ struct Executable::Scratch {
 namespace {
 
 std::shared_ptr<uint8_t> AllocateAligned(int64_t bytes) {
-  size_t size = static_cast<size_t>((bytes + 63) / 64 * 64);
-  if (size == 0) size = 64;
-  return std::shared_ptr<uint8_t>(
-      static_cast<uint8_t*>(std::aligned_alloc(64, size)), std::free);
+  return AllocateBuffer(bytes);
 }
 
 }  // namespace
@@ -87,12 +85,9 @@ void Executable::RunSteps(const std::vector<Step>& steps, Scratch& scratch,
       continue;
     }
     pool_.Run([&](int thread_id) {
-      KernelFrame frame{table.data(),
-                        step.kernels.data(),
-                        thread_id,
-                        pool_.num_threads(),
-                        &ThreadPool::BarrierCallback,
-                        &pool_};
+      KernelFrame frame{
+          table.data(),        step.kernels.data(),          thread_id,
+          pool_.num_threads(), &ThreadPool::BarrierCallback, &pool_};
       step.fn(&frame);
     });
   }
@@ -108,10 +103,10 @@ absl::Status Executable::SetConstants(absl::Span<const Tensor> params) {
     int64_t slot = program_.param_constant_slot[i];
     if (slot < 0) continue;
     if (params[i].type() != program_.param_types[i]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "constant parameter ", i, " must be ",
-          program_.param_types[i].ToString(), ", got ",
-          params[i].type().ToString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("constant parameter ", i, " must be ",
+                       program_.param_types[i].ToString(), ", got ",
+                       params[i].type().ToString()));
     }
     std::memcpy(program_.constants[slot].mutable_raw(), params[i].raw(),
                 params[i].size_in_bytes());
@@ -136,10 +131,10 @@ absl::Status Executable::Execute(absl::Span<const void* const> inputs,
   }
   if (inputs.size() != program_.param_types.size() ||
       outputs.size() != program_.result_types.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Execute: expected ", program_.param_types.size(), " inputs and ",
-        program_.result_types.size(), " outputs, got ", inputs.size(), " and ",
-        outputs.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Execute: expected ", program_.param_types.size(),
+                     " inputs and ", program_.result_types.size(),
+                     " outputs, got ", inputs.size(), " and ", outputs.size()));
   }
   std::unique_ptr<Scratch> scratch = AcquireScratch();
   RunSteps(program_.steps, *scratch, inputs.data(), outputs.data());

@@ -1,5 +1,6 @@
 #include "runtime/primitive_executor.h"
 
+#include <dlfcn.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -411,6 +412,27 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
     executor->impl_->constants_ready = true;
   }
   return executor;
+}
+
+absl::Status PrimitiveExecutor::RunIntoAndReleaseThreads(
+    absl::Span<const Tensor> all_inputs, absl::Span<Tensor> outputs) {
+  // libomp reads the blocktime when a region forks, so it is set for this
+  // run's regions and restored for the next run's. Looked up at run time:
+  // libgomp has no such call.
+  using GetBlocktime = int (*)();
+  using SetBlocktime = void (*)(int);
+  static const auto get_blocktime =
+      reinterpret_cast<GetBlocktime>(dlsym(RTLD_DEFAULT, "kmp_get_blocktime"));
+  static const auto set_blocktime =
+      reinterpret_cast<SetBlocktime>(dlsym(RTLD_DEFAULT, "kmp_set_blocktime"));
+  if (get_blocktime == nullptr || set_blocktime == nullptr) {
+    return RunInto(all_inputs, outputs);
+  }
+  const int previous = get_blocktime();
+  set_blocktime(0);
+  absl::Status status = RunInto(all_inputs, outputs);
+  set_blocktime(previous);
+  return status;
 }
 
 absl::Status PrimitiveExecutor::SetConstants(

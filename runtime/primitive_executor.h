@@ -146,6 +146,16 @@ class PrimitiveExecutor {
   absl::Status RunInto(absl::Span<const Tensor> all_inputs,
                        absl::Span<Tensor> outputs);
 
+  // RunInto, after which OpenMP's worker threads sleep at once. After a
+  // parallel region they normally spin for KMP_BLOCKTIME (200 ms by
+  // default) waiting for the next one, which is what a framework running
+  // primitive after primitive wants; but a benchmark that times something
+  // else next must end with this run (untimed: its waits between
+  // primitives sleep), or those spinning threads take half its cores.
+  // With an OpenMP runtime other than LLVM's libomp it is plain RunInto.
+  absl::Status RunIntoAndReleaseThreads(absl::Span<const Tensor> all_inputs,
+                                        absl::Span<Tensor> outputs);
+
   // The executed steps, in order ("matmul+bias+relu", "softmax", ...).
   std::vector<std::string> Describe() const;
   const std::vector<StepInfo>& steps() const { return step_infos_; }

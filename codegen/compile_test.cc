@@ -84,6 +84,20 @@ TEST(CompileTest, MlpOddSizesIsNativeAndMatches) {
   }
 }
 
+TEST(CompileTest, MlpRowGroupsWithUnevenLastGroup) {
+  // 270 rows: five M tiles (the last 14 rows); on four threads the groups
+  // are 2, 2 and 1 tiles, on three 2, 2, 1, on one a single group of 5.
+  Module m;
+  BuildMlp(m, 270, {300, 130, 70}, "relu");
+  EXPECT_EQ(codegen::ChooseTiles(1, 270, 130, 300, 4).group, 2);
+  EXPECT_EQ(codegen::ChooseTiles(1, 270, 130, 300, 1).group, 5);
+  for (int threads : {1, 3, 4}) {
+    CompileStats stats;
+    ExpectMatchesInterpreter(m, *m.graphs()[0], threads, &stats);
+    EXPECT_EQ(stats.fallback_steps, 0);
+  }
+}
+
 TEST(CompileTest, MlpActivations) {
   for (const char* act : {"sigmoid", "tanh", "gelu"}) {
     SCOPED_TRACE(act);
@@ -202,12 +216,20 @@ TEST(CompileTest, ResultsThatAreParamsOrRepeated) {
 
 TEST(CompileTest, TileHeuristicGivesEveryThreadWork) {
   // DLRM MLP-1 first layer at batch 32: 8 tiles of 32 x 64.
-  codegen::TileSizes t = codegen::ChooseTiles(1, 32, 512, 2);
+  codegen::TileSizes t = codegen::ChooseTiles(1, 32, 512, 13, 2);
   EXPECT_EQ(t.mb, 32);
   EXPECT_EQ(t.nb, 64);
+  EXPECT_EQ(t.group, 1);
   // A single 64 x 64 tile is split along M for 4 threads.
-  t = codegen::ChooseTiles(1, 64, 64, 4);
+  t = codegen::ChooseTiles(1, 64, 64, 64, 4);
   EXPECT_LE(t.mb, 16);
+  // MLP-2 at batch 512, K = 1024, two threads: one row group per thread,
+  // 256 rows = 1 MiB of A.
+  t = codegen::ChooseTiles(1, 512, 1024, 1024, 2);
+  EXPECT_EQ(t.group, 4);
+  // Long K shrinks the group to what fits half an L2.
+  t = codegen::ChooseTiles(1, 512, 1024, 4096, 2);
+  EXPECT_EQ(t.group, 1);
 }
 
 }  // namespace

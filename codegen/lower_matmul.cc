@@ -130,7 +130,8 @@ int64_t ChooseKChunk(int64_t k) {
   return k;
 }
 
-TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int num_threads) {
+TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k,
+                      int num_threads) {
   TileSizes t;
   t.nb = n <= 64 ? n : 64;
   t.mb = m < 64 ? m : 64;
@@ -138,6 +139,11 @@ TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int num_threads) {
     return batch * ((m + t.mb - 1) / t.mb) * ((n + t.nb - 1) / t.nb);
   };
   while (tiles() < 2 * num_threads && t.mb > 8) t.mb = (t.mb + 1) / 2;
+  const int64_t mtiles = (m + t.mb - 1) / t.mb;
+  const int64_t l2_rows = (int64_t{1} << 20) / (4 * std::max<int64_t>(k, 1));
+  const int64_t per_thread = (batch * mtiles + num_threads - 1) / num_threads;
+  t.group =
+      std::clamp<int64_t>(std::min(l2_rows / t.mb, per_thread), 1, mtiles);
   return t;
 }
 
@@ -175,7 +181,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   std::vector<const void*> kernel_fns;
   std::vector<std::shared_ptr<const microkernels::BrgemmKernel>> kernels;
   for (const Layer& l : layers) {
-    TileSizes t = ChooseTiles(l.batch, l.m, l.n, state.num_threads);
+    TileSizes t = ChooseTiles(l.batch, l.m, l.n, l.k, state.num_threads);
     tiles.push_back(t);
     int64_t kc = ChooseKChunk(l.k);
     k_chunks.push_back(kc);
@@ -322,10 +328,21 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
       llvm::Value* per_batch = b.getInt64(mtiles * ntiles);
       llvm::Value* bi = b.CreateUDiv(tile, per_batch, "bi");
       llvm::Value* r = b.CreateURem(tile, per_batch);
-      llvm::Value* m0 = b.CreateMul(b.CreateUDiv(r, b.getInt64(ntiles)),
-                                    b.getInt64(t.mb), "m0");
-      llvm::Value* n0 = b.CreateMul(b.CreateURem(r, b.getInt64(ntiles)),
-                                    b.getInt64(t.nb), "n0");
+      // Row group g holds M tiles [g * group, + rows); inside it the N
+      // panel varies slowest.
+      llvm::Value* group_tiles = b.getInt64(t.group * ntiles);
+      llvm::Value* g = b.CreateUDiv(r, group_tiles, "group");
+      llvm::Value* in_group = b.CreateURem(r, group_tiles);
+      llvm::Value* g_first = b.CreateMul(g, b.getInt64(t.group));
+      llvm::Value* g_left = b.CreateSub(b.getInt64(mtiles), g_first);
+      llvm::Value* g_rows =
+          b.CreateSelect(b.CreateICmpULT(g_left, b.getInt64(t.group)), g_left,
+                         b.getInt64(t.group));
+      llvm::Value* m0 =
+          b.CreateMul(b.CreateAdd(g_first, b.CreateURem(in_group, g_rows)),
+                      b.getInt64(t.mb), "m0");
+      llvm::Value* n0 =
+          b.CreateMul(b.CreateUDiv(in_group, g_rows), b.getInt64(t.nb), "n0");
       llvm::Value* m_left = b.CreateSub(b.getInt64(l.m), m0);
       llvm::Value* n_left = b.CreateSub(b.getInt64(l.n), n0);
       llvm::Value* m_tail = b.CreateICmpSLT(m_left, b.getInt64(t.mb));
@@ -343,39 +360,41 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
       if (l.b_batched) {
         b_off = b.CreateAdd(b_off, b.CreateMul(bi, b.getInt64(l.k * l.n)));
       }
-      llvm::Value* b_row = blocked(i)
-                               ? b.CreateSelect(n_tail, n_left, b.getInt64(t.nb))
-                               : b.getInt64(l.n);
+      llvm::Value* b_row =
+          blocked(i) ? b.CreateSelect(n_tail, n_left, b.getInt64(t.nb))
+                     : b.getInt64(l.n);
       llvm::Value* c_off =
           b.CreateAdd(b.CreateMul(bi, b.getInt64(l.m * l.n)),
                       b.CreateAdd(b.CreateMul(m0, b.getInt64(l.n)), n0));
       const int64_t kc = k_chunks[i];
-      EmitLoop(b, b.getInt64(0), b.getInt64(l.k / kc),
-               [&](llvm::IRBuilder<>& b, llvm::Value* chunk) {
-        llvm::Value* accumulate =
-            b.CreateZExt(b.CreateICmpNE(chunk, b.getInt64(0)), b.getInt64Ty());
-        llvm::Value* kidx = b.CreateAdd(
-            b.getInt64(8 * i),
-            b.CreateAdd(b.CreateMul(accumulate, b.getInt64(4)), tile_kernel));
-        llvm::LoadInst* kernel = b.CreateLoad(
-            i8p, b.CreateInBoundsGEP(i8p, frame.kernels, kidx), "kernel");
-        kernel->setMetadata(llvm::LLVMContext::MD_invariant_load,
-                            llvm::MDNode::get(*state.context, {}));
-        llvm::Value* k0 = b.CreateMul(chunk, b.getInt64(kc));
-        llvm::Value* fields[3] = {
-            b.CreateInBoundsGEP(f32, a, b.CreateAdd(a_off, k0)),
-            b.CreateInBoundsGEP(f32, bb,
-                                b.CreateAdd(b_off, b.CreateMul(k0, b_row))),
-            b.CreateInBoundsGEP(f32, c, c_off)};
-        for (unsigned f = 0; f < 3; ++f) {
-          b.CreateStore(b.CreateBitCast(fields[f], i8p),
-                        b.CreateStructGEP(args_type, args, f));
-        }
-        b.CreateStore(b.getInt64(1), b.CreateStructGEP(args_type, args, 3));
-        b.CreateCall(kernel_type,
-                     b.CreateBitCast(kernel, kernel_type->getPointerTo()),
-                     {b.CreateBitCast(args, i8p)});
-      });
+      EmitLoop(
+          b, b.getInt64(0), b.getInt64(l.k / kc),
+          [&](llvm::IRBuilder<>& b, llvm::Value* chunk) {
+            llvm::Value* accumulate = b.CreateZExt(
+                b.CreateICmpNE(chunk, b.getInt64(0)), b.getInt64Ty());
+            llvm::Value* kidx =
+                b.CreateAdd(b.getInt64(8 * i),
+                            b.CreateAdd(b.CreateMul(accumulate, b.getInt64(4)),
+                                        tile_kernel));
+            llvm::LoadInst* kernel = b.CreateLoad(
+                i8p, b.CreateInBoundsGEP(i8p, frame.kernels, kidx), "kernel");
+            kernel->setMetadata(llvm::LLVMContext::MD_invariant_load,
+                                llvm::MDNode::get(*state.context, {}));
+            llvm::Value* k0 = b.CreateMul(chunk, b.getInt64(kc));
+            llvm::Value* fields[3] = {
+                b.CreateInBoundsGEP(f32, a, b.CreateAdd(a_off, k0)),
+                b.CreateInBoundsGEP(f32, bb,
+                                    b.CreateAdd(b_off, b.CreateMul(k0, b_row))),
+                b.CreateInBoundsGEP(f32, c, c_off)};
+            for (unsigned f = 0; f < 3; ++f) {
+              b.CreateStore(b.CreateBitCast(fields[f], i8p),
+                            b.CreateStructGEP(args_type, args, f));
+            }
+            b.CreateStore(b.getInt64(1), b.CreateStructGEP(args_type, args, 3));
+            b.CreateCall(kernel_type,
+                         b.CreateBitCast(kernel, kernel_type->getPointerTo()),
+                         {b.CreateBitCast(args, i8p)});
+          });
       if (l.post.empty()) return;
       // Post-ops on the C tile while it is in L1.
       llvm::Value* mcount = b.CreateSelect(m_tail, m_left, b.getInt64(t.mb));

@@ -21,7 +21,11 @@
 // columns, the B panel of one tile stays in L2 for K up to ~2k); mb =
 // min(M, 64), halved (down to 8) while the layer has fewer than
 // 2 * num_threads tiles, so that small batches still give every thread
-// work (DLRM MLP-1 at batch 32: 32x512 -> mb 32, nb 64, 8 tiles). K is
+// work (DLRM MLP-1 at batch 32: 32x512 -> mb 32, nb 64, 8 tiles). Row
+// groups: as many M tiles as keep the group's A rows within 1 MiB (half an
+// L2), but no more than one thread's share of the M tiles, so that with a
+// static split each thread streams B about once (MLP-2 at batch 512 on two
+// threads: 4 tiles of 64 rows, 1 MiB of A at K = 1024). K is
 // reduced in chunks (ChooseKChunk) so that each kernel call's B chunk stays
 // in L1; the first chunk overwrites C and the rest accumulate.
 #ifndef HGC_CODEGEN_LOWER_MATMUL_H_
@@ -39,10 +43,16 @@ namespace codegen {
 struct TileSizes {
   int64_t mb = 0;
   int64_t nb = 0;
+  // M tiles per row group: the tile loop runs row group by row group, and
+  // inside a group N panel by N panel, then M tile by M tile, so that a
+  // group's A rows stay in L2 while each B panel is streamed in once per
+  // group (not once per M tile).
+  int64_t group = 1;
 };
 
 // The heuristic described in the file comment.
-TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int num_threads);
+TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k,
+                      int num_threads);
 
 // The K chunk of one BRGEMM call (a divisor of `k`): the reduction runs
 // chunk by chunk, accumulating into C, so the B chunk stays in L1.

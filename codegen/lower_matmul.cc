@@ -91,6 +91,9 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
     l.n = out.back();
     l.k = as.back();
     l.batch = Prod(out, 0, out.size() - 2);
+    if (l.batch == 0 || l.m == 0 || l.n == 0 || l.k == 0) {
+      return absl::UnimplementedError("empty matmul");
+    }
     HGC_ASSIGN_OR_RETURN(l.a_batched, BatchedLike(as, out));
     HGC_ASSIGN_OR_RETURN(l.b_batched,
                          BatchedLike(mm.operand(1)->type().shape, out));

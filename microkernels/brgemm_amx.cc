@@ -1,5 +1,6 @@
 #include "microkernels/brgemm_amx.h"
 
+#include <cstdlib>
 #include <utility>
 
 #include "microkernels/brgemm_abi.h"
@@ -188,7 +189,28 @@ void BrgemmAmx::EmitBlock(const AmxBlockKind& kind) {
 }
 
 void BrgemmAmx::EmitChunk(const AmxBlockKind& kind, bool staged) {
+  static const int pf_a = std::getenv("HGC_PF_A") ? std::atoi(std::getenv("HGC_PF_A")) : 0;
+  static const int pf_b = std::getenv("HGC_PF_B") ? std::atoi(std::getenv("HGC_PF_B")) : 0;
+  const int64_t es = InputElementSize(desc_.dtype);
+  const int64_t g = VnniGranularity(desc_.dtype);
+  std::vector<Xbyak::Address> pfs;
+  if (!staged && pf_a > 0) {
+    for (int r = 0; r < kind.row_tiles; ++r)
+      for (int row = 0; row < kind.rows[r]; ++row)
+        pfs.push_back(ptr[reg_a + (r * 16 + row) * desc_.lda * es + pf_a * 64]);
+  }
+  if (!staged && pf_b > 0) {
+    for (int c = 0; c < kind.col_tiles; ++c)
+      for (int kr = 0; kr < 16; ++kr)
+        pfs.push_back(ptr[reg_b + (pf_b * 16 + kr) * desc_.ldb * g * es + c * 64]);
+  }
+  size_t next_pf = 0;
+  const size_t nops = kind.chunk_ops.size();
+  size_t opi = 0;
   for (const AmxOp& op : kind.chunk_ops) {
+    ++opi;
+    const size_t until = pfs.size() * opi / nops;
+    for (; next_pf < until; ++next_pf) prefetcht0(pfs[next_pf]);
     const Xbyak::Tmm t(op.tile);
     switch (op.kind) {
       case AmxOp::kLoadA:

@@ -8,7 +8,7 @@ namespace hgc {
 
 std::shared_ptr<uint8_t> AllocateBuffer(int64_t bytes) {
   if (bytes < 0) return nullptr;
-  size_t align = bytes >= kHugePageBytes ? kHugePageBytes : 64;
+  size_t align = bytes >= kHugePageThreshold ? kHugePageBytes : 64;
   size_t size = (static_cast<size_t>(bytes) + align - 1) / align * align;
   if (size == 0) size = align;
   void* memory = std::aligned_alloc(align, size);

@@ -1,12 +1,11 @@
-// Large, aligned, zero-initialised-on-demand memory for tensors, arenas and
-// packed weights.
+// Aligned memory for tensors, arenas and packed weights.
 //
-// Buffers of at least 2 MiB are aligned to 2 MiB and offered to the kernel
-// for transparent huge pages (madvise(MADV_HUGEPAGE), which Debian's default
-// "madvise" THP mode honours): GEMM operands then cost a few TLB entries
-// instead of one per 4 KiB page, and their L2 set mapping no longer depends
-// on which physical pages a run happened to get, which otherwise shows up
-// as run-to-run swings of 20 % in multi-threaded matmuls.
+// Buffers of at least 1 MiB are rounded up to whole 2 MiB pages, aligned to
+// 2 MiB and offered to the kernel for transparent huge pages
+// (madvise(MADV_HUGEPAGE), which Debian's default "madvise" THP mode
+// honours): a streamed weight panel or activation block then costs a few
+// TLB entries instead of one per 4 KiB page, and the hardware prefetchers,
+// which stop at page boundaries, run on across it.
 #ifndef HGC_SUPPORT_ALIGNED_BUFFER_H_
 #define HGC_SUPPORT_ALIGNED_BUFFER_H_
 
@@ -15,8 +14,10 @@
 
 namespace hgc {
 
-// Size from which AllocateBuffer uses huge-page alignment.
 inline constexpr int64_t kHugePageBytes = int64_t{2} << 20;
+// Size from which AllocateBuffer uses huge pages (at most half of the last
+// page is wasted).
+inline constexpr int64_t kHugePageThreshold = kHugePageBytes / 2;
 
 // At least `bytes` (>= 0) bytes, 64-byte aligned (2 MiB for big buffers),
 // not initialised; nullptr when out of memory. Freed by the shared_ptr.

@@ -9,7 +9,8 @@ namespace hgc {
 namespace {
 
 TEST(AlignedBufferTest, SmallBuffersAreCacheLineAligned) {
-  for (int64_t bytes : {0, 1, 63, 64, 65, 4096, 100000}) {
+  for (int64_t bytes : {int64_t{0}, int64_t{1}, int64_t{63}, int64_t{64},
+                        int64_t{65}, int64_t{4096}, kHugePageThreshold - 1}) {
     std::shared_ptr<uint8_t> b = AllocateBuffer(bytes);
     ASSERT_NE(b, nullptr) << bytes;
     EXPECT_EQ(reinterpret_cast<uintptr_t>(b.get()) % 64, 0u) << bytes;

@@ -146,6 +146,30 @@ TEST(AmxNativeTest, PermissionAndKernelMatchReference) {
   }));
 }
 
+// Long blocks over a wide C (ldc >= 512 f32) prefetch the next C block
+// (brgemm_amx.cc); the prefetch address logic must leave results exact,
+// including in the M and N tail blocks.
+TEST(AmxNativeTest, WideCPrefetchKeepsResultsExact) {
+  if (!AmxSupported()) {
+    GTEST_SKIP() << "SKIPPED: AMX not available on this CPU ("
+                 << DescribeCpu() << ")";
+  }
+  ASSERT_TRUE(RequestAmxPermission().ok());
+  for (BrgemmDataType dtype : {BrgemmDataType::kBf16, BrgemmDataType::kU8S8,
+                               BrgemmDataType::kS8S8}) {
+    BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512CoreAmx, dtype, 70, 75, 300);
+    d.ldc = 640;
+    auto kernel = BrgemmKernel::Create(d);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    const BrgemmKernel* k = kernel->get();
+    EXPECT_TRUE(
+        CheckBrgemmCase(d, 3, 11, [&](const BrgemmDesc&) -> BrgemmRunner {
+          return [&](const BrgemmCallArgs& args) { k->fn()(&args); };
+        }))
+        << d.ToString();
+  }
+}
+
 // Kernels leave their configuration in the tiles and reload only when the
 // thread's current one differs: released tiles, another kernel's shape, a
 // foreign ldtilecfg and multi-configuration kernels in between must all

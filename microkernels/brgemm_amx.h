@@ -9,7 +9,8 @@
 // configuration before its blocks. Kernels return with the tiles still
 // configured (amx.h explains the caching; ReleaseTiles() ends it). Tail
 // K chunks are staged through a zero-padded 64-byte-stride stack scratch
-// with masked AVX-512 loads; M and N tails use smaller tile shapes.
+// with masked AVX-512 loads; M and N tails use smaller tile shapes. Long
+// blocks over a wide C prefetch (prefetchw) the C block stored next.
 // Running it needs AMX and the permission from RequestAmxPermission();
 // BrgemmKernel::Create checks both.
 #ifndef HGC_MICROKERNELS_BRGEMM_AMX_H_
@@ -35,7 +36,7 @@ class BrgemmAmx : public JitGenerator {
   absl::Status Generate() override;
 
  private:
-  void EmitBlock(const AmxBlockKind& kind);
+  void EmitBlock(const AmxBlockKind& kind, bool last_m_loop);
   void EmitChunk(const AmxBlockKind& kind, bool staged);
   void EmitStage(const AmxBlockKind& kind);
 

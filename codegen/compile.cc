@@ -13,6 +13,7 @@
 #include "codegen/lower_elementwise.h"
 #include "codegen/lower_matmul.h"
 #include "codegen/lower_rowwise.h"
+#include "codegen/transpose_step.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "passes/buffer_planning.h"
 #include "passes/graph_utils.h"
@@ -213,6 +214,14 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
           CopyStep(absl::StrCat("reshape.", op.result()->name()),
                    state.refs.at(op.operand(0)), state.refs.at(op.result()),
                    op.result()->type().SizeInBytes()));
+      ++stats.copy_steps;
+      continue;
+    }
+    if (op.kind() == "transpose") {
+      HGC_ASSIGN_OR_RETURN(
+          Step step, codegen::TransposeStep(op, state.refs.at(op.operand(0)),
+                                            state.refs.at(op.result())));
+      program.steps.push_back(std::move(step));
       ++stats.copy_steps;
       continue;
     }

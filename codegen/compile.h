@@ -37,9 +37,10 @@ namespace hgc {
 struct CompileStats {
   int native_steps = 0;    // LLVM step functions
   int fallback_steps = 0;  // interpreter-evaluated main steps
-  int copy_steps = 0;      // memcpy host steps (reshape, result copies)
-  int pack_steps = 0;      // per-call B packing host steps
-  int init_steps = 0;      // run once per SetConstants
+  int copy_steps =
+      0;  // data-movement host steps (reshape, transpose, result copies)
+  int pack_steps = 0;  // per-call B packing host steps
+  int init_steps = 0;  // run once per SetConstants
   int64_t arena_bytes = 0;
   double seconds = 0;  // wall time of Compile
 };

@@ -1,0 +1,108 @@
+#include "codegen/transpose_step.h"
+
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace hgc {
+namespace codegen {
+namespace {
+
+// out[j...] = in[i...] with i[perm[d]] = j[d], element by element.
+template <typename T>
+std::vector<T> NaiveTranspose(const std::vector<T>& in, const Shape& shape,
+                              const std::vector<int64_t>& perm) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> strides(rank, 1), out_shape(rank);
+  for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  for (size_t d = 0; d < rank; ++d) out_shape[d] = shape[perm[d]];
+  std::vector<T> out(in.size());
+  std::vector<int64_t> idx(rank, 0);
+  for (size_t flat = 0; flat < out.size(); ++flat) {
+    int64_t src = 0;
+    for (size_t d = 0; d < rank; ++d) src += idx[d] * strides[perm[d]];
+    out[flat] = in[src];
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < out_shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+template <typename T>
+void ExpectMatchesNaive(const Shape& shape, const std::vector<int64_t>& perm) {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  std::vector<T> in(count);
+  std::iota(in.begin(), in.end(), T(1));
+  std::vector<T> out(count, T(0));
+  absl::StatusOr<TransposePlan> plan = PlanTranspose(shape, perm, sizeof(T));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  RunTranspose(*plan, in.data(), out.data());
+  EXPECT_EQ(out, NaiveTranspose(in, shape, perm));
+}
+
+TEST(TransposeStepTest, MatchesNaiveForManyPermutations) {
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{5, 7}, {1, 0}},
+      {{5, 7}, {0, 1}},
+      {{2, 3, 4}, {2, 0, 1}},
+      {{2, 64, 4, 16}, {0, 2, 1, 3}},  // head split: rows of 16 copied whole
+      {{2, 4, 64, 16}, {0, 2, 1, 3}},  // head merge
+      {{2, 6, 3, 4, 5}, {2, 0, 3, 1, 4}},
+      {{1, 9, 1, 3}, {3, 2, 1, 0}},  // size-1 dims
+      {{3, 1, 1}, {1, 2, 0}},
+      {{1, 1}, {1, 0}},
+      {{17}, {0}},
+  };
+  for (const auto& [shape, perm] : cases) {
+    SCOPED_TRACE(::testing::PrintToString(shape) + " by " +
+                 ::testing::PrintToString(perm));
+    ExpectMatchesNaive<float>(shape, perm);
+    ExpectMatchesNaive<uint16_t>(shape, perm);
+    ExpectMatchesNaive<int8_t>(shape, perm);
+  }
+}
+
+TEST(TransposeStepTest, MergesContiguousDims) {
+  // [B, S, H, D] -> [B, H, S, D]: D stays innermost and contiguous.
+  absl::StatusOr<TransposePlan> plan =
+      PlanTranspose({2, 64, 4, 16}, {0, 2, 1, 3}, 4);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->in_strides.back(), 1);
+  EXPECT_EQ(plan->dims.back(), 16);
+  // The identity is one contiguous run.
+  plan = PlanTranspose({3, 4, 5}, {0, 1, 2}, 4);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->dims, std::vector<int64_t>({60}));
+}
+
+TEST(TransposeStepTest, EmptyTensorsCopyNothing) {
+  absl::StatusOr<TransposePlan> plan = PlanTranspose({3, 0, 2}, {2, 1, 0}, 4);
+  ASSERT_TRUE(plan.ok());
+  float sentinel = 42;
+  RunTranspose(*plan, nullptr, &sentinel);
+  EXPECT_EQ(sentinel, 42);
+}
+
+TEST(TransposeStepTest, NegativeAxesCountFromTheEnd) {
+  ExpectMatchesNaive<float>({3, 4, 5}, {0, 2, 1});
+  absl::StatusOr<TransposePlan> a = PlanTranspose({3, 4, 5}, {0, -1, -2}, 4);
+  absl::StatusOr<TransposePlan> b = PlanTranspose({3, 4, 5}, {0, 2, 1}, 4);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->dims, b->dims);
+  EXPECT_EQ(a->in_strides, b->in_strides);
+}
+
+TEST(TransposeStepTest, RejectsNonPermutations) {
+  EXPECT_FALSE(PlanTranspose({3, 4}, {0, 0}, 4).ok());
+  EXPECT_FALSE(PlanTranspose({3, 4}, {0}, 4).ok());
+  EXPECT_FALSE(PlanTranspose({3, 4}, {0, 2}, 4).ok());
+}
+
+}  // namespace
+}  // namespace codegen
+}  // namespace hgc

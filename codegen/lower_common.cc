@@ -174,30 +174,22 @@ absl::Status CheckRowProgram(const RowProgram& program) {
   if (program.shape.empty()) {
     return absl::UnimplementedError("rank-0 iteration space");
   }
-  for (const RowInput& in : program.inputs) {
-    if (!in.is_constant && in.value->type().dtype != DType::kF32) {
-      return absl::UnimplementedError("non-f32 operand");
-    }
-  }
   for (const Op* op : program.ops) {
-    if (!IsElementalOp(op->kind()) || op->kind() == "cast" ||
-        op->kind() == "quantize" || op->kind() == "dequantize") {
+    if (!IsElementalOp(op->kind())) {
       return absl::UnimplementedError(
           absl::StrCat("op '", op->kind(), "' in a row program"));
     }
-    for (const Value* v : op->operands()) {
-      DType d = v->type().dtype;
-      if (d != DType::kF32 && d != DType::kBool) {
-        return absl::UnimplementedError("non-f32 value");
+    // Per-channel scales need per-lane vectors the row emitter does not
+    // build.
+    if (op->kind() == "quantize" || op->kind() == "dequantize") {
+      for (const char* name : {"scale", "zero_point"}) {
+        const Attribute* a = op->FindAttr(name);
+        if (a != nullptr && a->is_list()) {
+          return absl::UnimplementedError(
+              absl::StrCat("per-channel ", op->kind()));
+        }
       }
     }
-    DType d = op->result()->type().dtype;
-    if (d != DType::kF32 && d != DType::kBool) {
-      return absl::UnimplementedError("non-f32 value");
-    }
-  }
-  if (program.result->type().dtype != DType::kF32) {
-    return absl::UnimplementedError("non-f32 result");
   }
   return absl::OkStatus();
 }
@@ -216,15 +208,60 @@ llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col,
                          "tail_mask");
 }
 
+namespace {
+
+// The element type memory holds for `dtype` (cast_emitter.h's compute
+// representation, with bool as a byte).
+llvm::Align ElementAlign(llvm::Type* elem) {
+  return llvm::Align(elem->getPrimitiveSizeInBits() / 8);
+}
+
+llvm::Type* MemoryType(llvm::LLVMContext& c, DType dtype) {
+  return dtype == DType::kBool ? llvm::Type::getInt8Ty(c)
+                               : ComputeType(c, dtype);
+}
+
+// Loaded memory elements -> the elemental emitter's operand values:
+// bf16 / f16 widen to f32 (exactly), bool bytes become i1.
+llvm::Value* ToOperand(llvm::IRBuilder<>& b, DType dtype, llvm::Value* x) {
+  switch (dtype) {
+    case DType::kBF16:
+      return EmitBf16ToF32(b, x);
+    case DType::kF16:
+      return EmitF16ToF32(b, x);
+    case DType::kBool:
+      return b.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
+    default:
+      return x;
+  }
+}
+
+// An op result value -> memory elements (bf16 / f16 values are already
+// rounded, so narrowing is exact).
+llvm::Value* ToMemory(llvm::IRBuilder<>& b, DType dtype, llvm::Value* x) {
+  switch (dtype) {
+    case DType::kBF16:
+      return EmitF32ToBf16(b, x);
+    case DType::kF16:
+      return EmitF32ToF16(b, x);
+    case DType::kBool:
+      return b.CreateZExt(
+          x, llvm::FixedVectorType::get(b.getInt8Ty(), kVectorWidth));
+    default:
+      return x;
+  }
+}
+
+}  // namespace
+
 absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      const RowProgram& program, llvm::Value* row,
                      llvm::Value* col_begin, llvm::Value* col_end,
                      llvm::Value* out_row_override) {
   const Shape& shape = program.shape;
   const int rank = static_cast<int>(shape.size());
+  llvm::LLVMContext& context = b.getContext();
   llvm::Type* f32 = b.getFloatTy();
-  auto* vec_type = llvm::FixedVectorType::get(f32, kVectorWidth);
-  llvm::Align align(4);
 
   // Coordinates of the row (all dims but the last).
   std::vector<llvm::Value*> idx(rank, nullptr);
@@ -235,8 +272,10 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
     r = b.CreateUDiv(r, extent);
   }
   struct Base {
-    llvm::Value* ptr = nullptr;  // float* at the row's first element
-    bool vector = false;         // last-dim stride 1 (else 0: splat)
+    llvm::Value* ptr = nullptr;  // element pointer at the row's first element
+    llvm::Type* elem = nullptr;  // memory element type
+    DType dtype = DType::kF32;
+    bool vector = false;  // last-dim stride 1 (else 0: splat)
   };
   std::vector<Base> bases(program.inputs.size());
   for (size_t i = 0; i < program.inputs.size(); ++i) {
@@ -247,15 +286,20 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
       if (in.strides[d] == 0) continue;
       off = b.CreateAdd(off, b.CreateMul(idx[d], b.getInt64(in.strides[d])));
     }
-    bases[i].ptr =
-        b.CreateInBoundsGEP(f32, LoadBuffer(b, frame, in.buffer), off);
+    bases[i].dtype = in.value->type().dtype;
+    bases[i].elem = MemoryType(context, bases[i].dtype);
+    bases[i].ptr = b.CreateInBoundsGEP(
+        bases[i].elem, LoadBuffer(b, frame, in.buffer, bases[i].elem), off);
     bases[i].vector = in.strides[rank - 1] != 0;
   }
+  const DType out_dtype = program.result->type().dtype;
+  llvm::Type* out_elem = MemoryType(context, out_dtype);
   llvm::Value* out_row =
       out_row_override != nullptr
-          ? out_row_override
-          : b.CreateInBoundsGEP(f32, LoadBuffer(b, frame, program.out_buffer),
-                                b.CreateMul(row, b.getInt64(shape[rank - 1])));
+          ? b.CreateBitCast(out_row_override, out_elem->getPointerTo())
+          : b.CreateInBoundsGEP(
+                out_elem, LoadBuffer(b, frame, program.out_buffer, out_elem),
+                b.CreateMul(row, b.getInt64(shape[rank - 1])));
 
   llvm::Value* count = b.CreateSub(col_end, col_begin);
   llvm::Value* vectors =
@@ -275,15 +319,18 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                 llvm::ElementCount::getFixed(kVectorWidth),
                 llvm::ConstantFP::get(f32, in.constant));
           } else if (bases[i].vector) {
-            llvm::Value* p =
-                b.CreateBitCast(b.CreateInBoundsGEP(f32, bases[i].ptr, col),
-                                vec_type->getPointerTo());
-            vals[in.value] =
-                b.CreateMaskedLoad(vec_type, p, align, mask,
-                                   llvm::Constant::getNullValue(vec_type));
+            auto* vt = llvm::FixedVectorType::get(bases[i].elem, kVectorWidth);
+            llvm::Value* p = b.CreateBitCast(
+                b.CreateInBoundsGEP(bases[i].elem, bases[i].ptr, col),
+                vt->getPointerTo());
+            llvm::Value* x =
+                b.CreateMaskedLoad(vt, p, ElementAlign(bases[i].elem), mask,
+                                   llvm::Constant::getNullValue(vt));
+            vals[in.value] = ToOperand(b, bases[i].dtype, x);
           } else {
-            vals[in.value] = b.CreateVectorSplat(
-                kVectorWidth, b.CreateLoad(f32, bases[i].ptr));
+            llvm::Value* x = b.CreateVectorSplat(
+                kVectorWidth, b.CreateLoad(bases[i].elem, bases[i].ptr));
+            vals[in.value] = ToOperand(b, bases[i].dtype, x);
           }
         }
         for (const Op* op : program.ops) {
@@ -315,9 +362,11 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
             status = absl::UnimplementedError("result not computed");
           return;
         }
-        llvm::Value* p = b.CreateBitCast(b.CreateInBoundsGEP(f32, out_row, col),
-                                         vec_type->getPointerTo());
-        b.CreateMaskedStore(it->second, p, align, mask);
+        auto* vt = llvm::FixedVectorType::get(out_elem, kVectorWidth);
+        llvm::Value* p = b.CreateBitCast(
+            b.CreateInBoundsGEP(out_elem, out_row, col), vt->getPointerTo());
+        b.CreateMaskedStore(ToMemory(b, out_dtype, it->second), p,
+                            ElementAlign(out_elem), mask);
       });
   return status;
 }

@@ -135,11 +135,12 @@ struct RowProgram {
   std::vector<RowInput> inputs;
   std::vector<const Op*> ops;  // elementwise ops, in order
   const Value* result = nullptr;
-  int out_buffer = -1;  // f32, contiguous over `shape`
+  int out_buffer = -1;  // the result's dtype, contiguous over `shape`
 };
 
-// Checks that `program` is something EmitRow can lower (f32 inputs and
-// result, elemental ops with f32 or bool values). Unimplemented otherwise.
+// Checks that `program` is something EmitRow can lower: a non-empty
+// iteration space and elemental ops (any dtype; quantize / dequantize with
+// per-tensor scales). Unimplemented otherwise.
 absl::Status CheckRowProgram(const RowProgram& program);
 
 // Row-major element strides of `type` broadcast to `out` (numpy rules,

@@ -69,6 +69,11 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
     Layer& l = layers[i];
     const Op& mm = *l.matmul;
     l.out = l.post.empty() ? mm.result() : l.post.back()->result();
+    // The kernel writes f32 C where the post-ops then write the layer's
+    // output, in place.
+    if (l.out->type().dtype != DType::kF32) {
+      return absl::UnimplementedError("post-ops end in a non-f32 value");
+    }
     const Attribute* ta = mm.FindAttr("transpose_a");
     if (ta != nullptr && ta->is_bool() && ta->as_bool()) {
       return absl::UnimplementedError("transpose_a");

@@ -86,8 +86,11 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   const Value* x = row_op->operand(0);
   const Shape& shape = x->type().shape;
   const int64_t rank = static_cast<int64_t>(shape.size());
+  // The row op writes f32 into the group's output buffer, which the
+  // consumers then rewrite in place: that output must be f32 too.
   if (rank == 0 || x->type().dtype != DType::kF32 ||
-      row_op->result()->type().dtype != DType::kF32) {
+      row_op->result()->type().dtype != DType::kF32 ||
+      op.result()->type().dtype != DType::kF32) {
     return absl::UnimplementedError("row op on a non-f32 or scalar value");
   }
   const bool is_reduce = kind.rfind("reduce_", 0) == 0;

@@ -286,7 +286,7 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
       if (in.strides[d] == 0) continue;
       off = b.CreateAdd(off, b.CreateMul(idx[d], b.getInt64(in.strides[d])));
     }
-    bases[i].dtype = in.value->type().dtype;
+    bases[i].dtype = in.rounded_from_f32 ? DType::kF32 : in.value->type().dtype;
     bases[i].elem = MemoryType(context, bases[i].dtype);
     bases[i].ptr = b.CreateInBoundsGEP(
         bases[i].elem, LoadBuffer(b, frame, in.buffer, bases[i].elem), off);
@@ -331,6 +331,10 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
             llvm::Value* x = b.CreateVectorSplat(
                 kVectorWidth, b.CreateLoad(bases[i].elem, bases[i].ptr));
             vals[in.value] = ToOperand(b, bases[i].dtype, x);
+          }
+          if (in.rounded_from_f32) {
+            const DType to = in.value->type().dtype;
+            vals[in.value] = ToOperand(b, to, ToMemory(b, to, vals[in.value]));
           }
         }
         for (const Op* op : program.ops) {

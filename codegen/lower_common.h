@@ -127,6 +127,9 @@ struct RowInput {
   std::vector<int64_t> strides;
   bool is_constant = false;  // a scalar splat
   float constant = 0;
+  // Memory holds f32 and the value is a bf16 / f16 rounding of it (a
+  // low-precision matmul's result in the kernel's f32 C).
+  bool rounded_from_f32 = false;
 };
 
 // An elementwise DAG to evaluate over an iteration space.

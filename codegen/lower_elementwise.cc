@@ -32,13 +32,17 @@ absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
   for (const Op* op : ops) {
     if (op->kind() == "constant") {
       HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(*op, {}));
-      if (t.num_elements() != 1 || t.dtype() != DType::kF32) {
-        return absl::UnimplementedError("non-scalar constant");
+      // Float scalars only: bf16 and f16 values are exact in f32, their
+      // compute representation.
+      const DType dt = t.dtype();
+      if (t.num_elements() != 1 ||
+          (dt != DType::kF32 && dt != DType::kBF16 && dt != DType::kF16)) {
+        return absl::UnimplementedError("non-scalar or integer constant");
       }
       RowInput in;
       in.value = op->result();
       in.is_constant = true;
-      in.constant = t.data<float>()[0];
+      in.constant = static_cast<float>(t.GetDouble(0));
       program.inputs.push_back(std::move(in));
       continue;
     }

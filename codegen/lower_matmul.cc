@@ -28,7 +28,26 @@ struct Layer {
   const Value* out = nullptr;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool a_batched = false, b_batched = false;
+  microkernels::BrgemmDataType kind = microkernels::BrgemmDataType::kF32;
+  int64_t in_bytes = 4;  // bytes per A / B element
+  // The kernel's C is f32 or s32; it is written straight into the layer's
+  // output (where the post-ops rewrite it in place) when the matmul result
+  // is that type and the output has 4-byte elements too, else into an f32 /
+  // s32 scratch from which the post-ops (or the rounding to bf16) read.
+  bool c_scratch = false;
 };
+
+// The kernel data type of a matmul with operands `a`, `b`: f32, bf16,
+// u8 x s8 or s8 x s8; Unimplemented for other combinations.
+absl::StatusOr<microkernels::BrgemmDataType> KernelType(DType a, DType b) {
+  using microkernels::BrgemmDataType;
+  if (a == DType::kF32 && b == DType::kF32) return BrgemmDataType::kF32;
+  if (a == DType::kBF16 && b == DType::kBF16) return BrgemmDataType::kBf16;
+  if (a == DType::kU8 && b == DType::kS8) return BrgemmDataType::kU8S8;
+  if (a == DType::kS8 && b == DType::kS8) return BrgemmDataType::kS8S8;
+  return absl::UnimplementedError(
+      absl::StrCat("matmul of ", DTypeName(a), " and ", DTypeName(b)));
+}
 
 int64_t Prod(const Shape& s, size_t begin, size_t end) {
   int64_t p = 1;
@@ -69,20 +88,22 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
     Layer& l = layers[i];
     const Op& mm = *l.matmul;
     l.out = l.post.empty() ? mm.result() : l.post.back()->result();
-    // The kernel writes f32 C where the post-ops then write the layer's
-    // output, in place.
-    if (l.out->type().dtype != DType::kF32) {
-      return absl::UnimplementedError("post-ops end in a non-f32 value");
-    }
     const Attribute* ta = mm.FindAttr("transpose_a");
     if (ta != nullptr && ta->is_bool() && ta->as_bool()) {
       return absl::UnimplementedError("transpose_a");
     }
     for (const Value* v : {mm.operand(0), mm.operand(1), mm.result()}) {
-      if (v->type().dtype != DType::kF32 || v->type().rank() < 2) {
-        return absl::UnimplementedError("non-f32 or rank-1 matmul");
+      if (v->type().rank() < 2) {
+        return absl::UnimplementedError("rank-1 matmul");
       }
     }
+    HGC_ASSIGN_OR_RETURN(l.kind, KernelType(mm.operand(0)->type().dtype,
+                                            mm.operand(1)->type().dtype));
+    l.in_bytes = DTypeSize(mm.operand(0)->type().dtype);
+    const DType result_dtype = mm.result()->type().dtype;
+    l.c_scratch =
+        (result_dtype != DType::kF32 && result_dtype != DType::kS32) ||
+        DTypeSize(l.out->type().dtype) != 4;
     if (!mm.operand(1)->is_param()) {
       return absl::UnimplementedError("B is computed inside the group");
     }
@@ -155,7 +176,20 @@ TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k,
   return t;
 }
 
+// The K chunk of a non-f32 layer (a multiple of the VNNI group `g`): all of
+// K up to 1024 elements (the AMX and VNNI kernels keep C in registers over
+// a chunk, so long chunks store C least often), else the largest multiple
+// of g dividing K in [256, 1024], else all of K.
+int64_t ChooseLowPrecisionKChunk(int64_t k, int64_t g) {
+  if (k <= 1024) return k;
+  for (int64_t kc = 1024; kc >= 256; --kc) {
+    if (k % kc == 0 && kc % g == 0) return kc;
+  }
+  return k;
+}
+
 absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
+  using microkernels::BrgemmDataType;
   const Attribute* body_attr = op.FindAttr("body");
   Module* module = op.graph()->module();
   const Graph* body = (body_attr && module)
@@ -166,12 +200,16 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   if (body->results()[0]->type() != op.result()->type()) {
     return absl::UnimplementedError("body result type differs");
   }
-  HGC_ASSIGN_OR_RETURN(Isa isa, microkernels::SelectBrgemmIsa(
-                                    microkernels::BrgemmDataType::kF32));
+  std::vector<Isa> isas;
+  for (const Layer& l : layers) {
+    HGC_ASSIGN_OR_RETURN(Isa isa, microkernels::SelectBrgemmIsa(l.kind));
+    isas.push_back(isa);
+  }
 
-  // B operands that depend only on constants are packed once; transposed
-  // ones per call; both into N-blocked panels (block j: K x nb contiguous,
-  // so the kernel walks B with a short stride instead of N floats).
+  // B operands that depend only on constants are packed once; other
+  // transposed or low-precision ones per call; all into N-blocked panels
+  // (panel j: the packed K x nb block of its own descriptor, contiguous, so
+  // the kernel walks B with a short stride instead of N elements).
   std::vector<bool> b_const(layers.size()), b_transposed(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     const Value* bp = layers[i].matmul->operand(1);
@@ -179,29 +217,42 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     b_transposed[i] = tb != nullptr && tb->is_bool() && tb->as_bool();
     b_const[i] = state.const_only->IsConstOnly(op.operand(bp->index()));
   }
-  auto blocked = [&](size_t i) { return b_const[i] || b_transposed[i]; };
+  auto blocked = [&](size_t i) {
+    return b_const[i] || b_transposed[i] ||
+           layers[i].kind != BrgemmDataType::kF32;
+  };
+  // K rows of a packed panel: K rounded up to the VNNI group.
+  auto padded_k = [&](size_t i) {
+    const int64_t g = microkernels::VnniGranularity(layers[i].kind);
+    return (layers[i].k + g - 1) / g * g;
+  };
   // Kernels: eight per layer, (overwrite / accumulate) x (full / tail M) x
   // (full / tail N). The K reduction runs in chunks of kc so that the B
-  // chunk a tile's kernel sweeps once per register row block stays in L1;
-  // the first chunk overwrites C, the others accumulate into it.
+  // chunk a tile's kernel sweeps once per register row block stays in L1
+  // (f32) or C stays in registers longest (bf16, int8); the first chunk
+  // overwrites C, the others accumulate into it.
   std::vector<TileSizes> tiles;
   std::vector<int64_t> k_chunks;
   std::vector<const void*> kernel_fns;
   std::vector<std::shared_ptr<const microkernels::BrgemmKernel>> kernels;
-  for (const Layer& l : layers) {
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = layers[i];
     TileSizes t = ChooseTiles(l.batch, l.m, l.n, l.k, state.num_threads);
     tiles.push_back(t);
-    int64_t kc = ChooseKChunk(l.k);
+    int64_t kc = l.kind == BrgemmDataType::kF32
+                     ? ChooseKChunk(l.k)
+                     : ChooseLowPrecisionKChunk(
+                           l.k, microkernels::VnniGranularity(l.kind));
     k_chunks.push_back(kc);
     for (int beta = 0; beta < 2; ++beta) {
       for (int mt = 0; mt < 2; ++mt) {
         for (int nt = 0; nt < 2; ++nt) {
           int64_t mm = mt && l.m % t.mb ? l.m % t.mb : t.mb;
           int64_t nn = nt && l.n % t.nb ? l.n % t.nb : t.nb;
-          BrgemmDesc d = microkernels::MakeBrgemmDesc(
-              isa, microkernels::BrgemmDataType::kF32, mm, nn, kc);
+          BrgemmDesc d =
+              microkernels::MakeBrgemmDesc(isas[i], l.kind, mm, nn, kc);
           d.lda = l.k;
-          d.ldb = blocked(tiles.size() - 1) ? nn : l.n;
+          d.ldb = blocked(i) ? nn : l.n;
           d.ldc = l.n;
           d.accumulate = beta == 1;
           d.batch_kind = microkernels::BatchKind::kStrided;
@@ -213,9 +264,10 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
       }
     }
   }
-  // Post-op programs (validated before anything is emitted).
+  // Buffers: each layer's output (the group's result for the last, arena
+  // otherwise) and, where the kernel cannot write its C there, a C scratch.
   StepBuffers buffers;
-  std::vector<int> c_buffer(layers.size());
+  std::vector<int> c_buffer(layers.size()), out_buffer(layers.size());
   std::vector<int> b_buffer(layers.size());
   std::vector<Step> init_steps, pre_steps;
   auto param_ref = [&](const Value* p) {
@@ -223,15 +275,25 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   };
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
-    c_buffer[i] = i + 1 == layers.size()
-                      ? buffers.Add(state.refs.at(op.result()))
-                      : buffers.Add(BufferRef::Arena(
-                            state.AllocArena(l.batch * l.m * l.n * 4)));
+    const int64_t elements = l.batch * l.m * l.n;
+    out_buffer[i] = i + 1 == layers.size()
+                        ? buffers.Add(state.refs.at(op.result()))
+                        : buffers.Add(BufferRef::Arena(state.AllocArena(
+                              elements * DTypeSize(l.out->type().dtype))));
+    c_buffer[i] =
+        l.c_scratch
+            ? buffers.Add(BufferRef::Arena(state.AllocArena(elements * 4)))
+            : out_buffer[i];
   }
+  // Post-op programs (validated before anything is emitted): from C to the
+  // layer's output; a layer with a C scratch and no post-ops still needs
+  // one, to round its C into the output.
   std::vector<RowProgram> programs(layers.size());
+  std::vector<bool> has_program(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
-    if (l.post.empty()) continue;
+    if (l.post.empty() && !l.c_scratch) continue;
+    has_program[i] = true;
     std::vector<const Op*> ops;
     std::vector<const Value*> params;
     std::vector<int> param_buffers;
@@ -253,10 +315,14 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     RowProgram& prog = programs[i];
     HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, param_buffers,
                                         l.matmul->result()->type().shape, l.out,
-                                        c_buffer[i], prog));
+                                        out_buffer[i], prog));
     RowInput c;
     c.value = l.matmul->result();
     c.buffer = c_buffer[i];
+    if (c.value->type().dtype != DType::kF32 &&
+        c.value->type().dtype != DType::kS32) {
+      c.rounded_from_f32 = true;  // a bf16 result in the kernel's f32 C
+    }
     HGC_ASSIGN_OR_RETURN(c.strides, BroadcastStrides(c.value->type().shape,
                                                      c.value->type().shape));
     prog.inputs.push_back(std::move(c));
@@ -270,7 +336,9 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
       continue;
     }
     const bool transposed = b_transposed[i];
-    const int64_t slice = l.k * l.n * 4;  // f32 plain panels, no padding
+    const int64_t es = l.in_bytes;
+    const int64_t kp = padded_k(i);
+    const int64_t slice = kp * l.n * es;  // bytes of one batch's panels
     const int64_t slices = l.b_batched ? l.batch : 1;
     BufferRef dst =
         b_const[i] ? BufferRef::Constant(state.AddConstantSlot(slice * slices))
@@ -279,59 +347,61 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     std::vector<BrgemmDesc> panels;
     for (int64_t n0 = 0; n0 < l.n; n0 += tiles[i].nb) {
       panels.push_back(microkernels::MakeBrgemmDesc(
-          isa, microkernels::BrgemmDataType::kF32, 1,
-          std::min(tiles[i].nb, l.n - n0), l.k));
+          isas[i], l.kind, 1, std::min(tiles[i].nb, l.n - n0), l.k));
       HGC_RETURN_IF_ERROR(microkernels::ValidateBrgemmDesc(panels.back()));
     }
     Step pack;
     pack.name = absl::StrCat(op.result()->name(), ".pack_b", i);
     pack.buffers = {param_ref(bp), dst};
     const int64_t k = l.k, n = l.n, nb = tiles[i].nb;
-    pack.host = [panels, slices, transposed, k, n, nb](void* const* bufs) {
-      const float* src = static_cast<const float*>(bufs[0]);
-      float* out = static_cast<float*>(bufs[1]);
+    pack.host = [panels, slices, transposed, k, n, nb, kp, es,
+                 slice](void* const* bufs) {
+      const uint8_t* src = static_cast<const uint8_t*>(bufs[0]);
+      uint8_t* out = static_cast<uint8_t*>(bufs[1]);
       for (int64_t s = 0; s < slices; ++s) {
         for (size_t j = 0; j < panels.size(); ++j) {
           const int64_t n0 = static_cast<int64_t>(j) * nb;
           microkernels::BSource source{
-              src + s * k * n + (transposed ? n0 * k : n0), transposed ? k : n,
-              transposed};
+              src + (s * k * n + (transposed ? n0 * k : n0)) * es,
+              transposed ? k : n, transposed};
           // Validated at compile time; nothing here can fail.
           (void)microkernels::PackB(panels[j], source,
-                                    out + s * k * n + n0 * k);
+                                    out + s * slice + n0 * kp * es);
         }
       }
     };
     (b_const[i] ? init_steps : pre_steps).push_back(std::move(pack));
     b_buffer[i] = buffers.Add(dst);
   }
-  // The step function.
+  // The step function. Pointers are bytes (i8*): element sizes differ by
+  // layer and operand.
   std::vector<int> a_buffer(layers.size());
   a_buffer[0] = buffers.Add(param_ref(layers[0].matmul->operand(0)));
-  for (size_t i = 1; i < layers.size(); ++i) a_buffer[i] = c_buffer[i - 1];
+  for (size_t i = 1; i < layers.size(); ++i) a_buffer[i] = out_buffer[i - 1];
 
   llvm::IRBuilder<> b(*state.context);
   FrameValues frame;
   std::string name = state.StepName(layers.size() > 1 ? "mlp" : "matmul");
   llvm::Function* fn = BeginStepFunction(state, name, b, frame);
+  llvm::Type* i8 = b.getInt8Ty();
   llvm::Type* i8p = b.getInt8PtrTy();
   llvm::StructType* args_type =
       llvm::StructType::get(*state.context, {i8p, i8p, i8p, b.getInt64Ty()});
   llvm::Value* args = b.CreateAlloca(args_type, nullptr, "brgemm_args");
   auto* kernel_type = llvm::FunctionType::get(b.getVoidTy(), {i8p}, false);
-  llvm::Type* f32 = b.getFloatTy();
   absl::Status status = absl::OkStatus();
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
     const TileSizes t = tiles[i];
+    const int64_t es = l.in_bytes;
     if (i > 0) EmitBarrier(b, frame);
     int64_t mtiles = (l.m + t.mb - 1) / t.mb, ntiles = (l.n + t.nb - 1) / t.nb;
     llvm::Value *begin, *end;
     EmitThreadRange(b, frame, b.getInt64(l.batch * mtiles * ntiles), begin,
                     end);
-    llvm::Value* a = LoadBuffer(b, frame, a_buffer[i]);
-    llvm::Value* bb = LoadBuffer(b, frame, b_buffer[i]);
-    llvm::Value* c = LoadBuffer(b, frame, c_buffer[i]);
+    llvm::Value* a = LoadBuffer(b, frame, a_buffer[i], i8);
+    llvm::Value* bb = LoadBuffer(b, frame, b_buffer[i], i8);
+    llvm::Value* c = LoadBuffer(b, frame, c_buffer[i], i8);
     EmitLoop(b, begin, end, [&](llvm::IRBuilder<>& b, llvm::Value* tile) {
       llvm::Value* per_batch = b.getInt64(mtiles * ntiles);
       llvm::Value* bi = b.CreateUDiv(tile, per_batch, "bi");
@@ -358,15 +428,19 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
       llvm::Value* tile_kernel = b.CreateAdd(
           b.CreateMul(b.CreateZExt(m_tail, b.getInt64Ty()), b.getInt64(2)),
           b.CreateZExt(n_tail, b.getInt64Ty()));
+      // Element offsets.
       llvm::Value* a_off = b.CreateMul(m0, b.getInt64(l.k));
       if (l.a_batched) {
         a_off = b.CreateAdd(a_off, b.CreateMul(bi, b.getInt64(l.m * l.k)));
       }
-      // Blocked B: panel ni starts at ni * K * nb = n0 * K, and its K rows
+      // Blocked B: panel ni starts at ni * Kp * nb = n0 * Kp, and its rows
       // are nn wide; plain B rows are N wide.
-      llvm::Value* b_off = blocked(i) ? b.CreateMul(n0, b.getInt64(l.k)) : n0;
+      llvm::Value* b_off =
+          blocked(i) ? b.CreateMul(n0, b.getInt64(padded_k(i))) : n0;
       if (l.b_batched) {
-        b_off = b.CreateAdd(b_off, b.CreateMul(bi, b.getInt64(l.k * l.n)));
+        b_off = b.CreateAdd(
+            b_off, b.CreateMul(
+                       bi, b.getInt64((blocked(i) ? padded_k(i) : l.k) * l.n)));
       }
       llvm::Value* b_row =
           blocked(i) ? b.CreateSelect(n_tail, n_left, b.getInt64(t.nb))
@@ -389,21 +463,24 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
             kernel->setMetadata(llvm::LLVMContext::MD_invariant_load,
                                 llvm::MDNode::get(*state.context, {}));
             llvm::Value* k0 = b.CreateMul(chunk, b.getInt64(kc));
+            auto bytes = [&](llvm::Value* elements, int64_t size) {
+              return b.CreateMul(elements, b.getInt64(size));
+            };
             llvm::Value* fields[3] = {
-                b.CreateInBoundsGEP(f32, a, b.CreateAdd(a_off, k0)),
-                b.CreateInBoundsGEP(f32, bb,
-                                    b.CreateAdd(b_off, b.CreateMul(k0, b_row))),
-                b.CreateInBoundsGEP(f32, c, c_off)};
+                b.CreateInBoundsGEP(i8, a, bytes(b.CreateAdd(a_off, k0), es)),
+                b.CreateInBoundsGEP(
+                    i8, bb,
+                    bytes(b.CreateAdd(b_off, b.CreateMul(k0, b_row)), es)),
+                b.CreateInBoundsGEP(i8, c, bytes(c_off, 4))};
             for (unsigned f = 0; f < 3; ++f) {
-              b.CreateStore(b.CreateBitCast(fields[f], i8p),
-                            b.CreateStructGEP(args_type, args, f));
+              b.CreateStore(fields[f], b.CreateStructGEP(args_type, args, f));
             }
             b.CreateStore(b.getInt64(1), b.CreateStructGEP(args_type, args, 3));
             b.CreateCall(kernel_type,
                          b.CreateBitCast(kernel, kernel_type->getPointerTo()),
                          {b.CreateBitCast(args, i8p)});
           });
-      if (l.post.empty()) return;
+      if (!has_program[i]) return;
       // Post-ops on the C tile while it is in L1.
       llvm::Value* mcount = b.CreateSelect(m_tail, m_left, b.getInt64(t.mb));
       llvm::Value* ncount = b.CreateSelect(n_tail, n_left, b.getInt64(t.nb));

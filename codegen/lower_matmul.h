@@ -1,4 +1,7 @@
-// Lowering of `"matmul"` and `"mlp"` fusion groups (f32) to one LLVM step.
+// Lowering of `"matmul"` and `"mlp"` fusion groups to one LLVM step: f32,
+// bf16 (result bf16), u8 x s8 and s8 x s8 (result s32) matmuls, each on the
+// BRGEMM kernel family microkernels::SelectBrgemmIsa picks (AMX, AVX512_BF16
+// or VNNI, widening or FMA below).
 //
 // A group's body is a sequence of layers: a matmul, then elementwise
 // post-ops on its result (bias add, activation, residual, scale...). Each
@@ -13,9 +16,17 @@
 // between layers; intermediates live in the arena.
 //
 // B operands that depend only on constants are packed ONCE by an init step
-// (microkernels/pack.h) into a constant slot. Other B operands are read in
-// place (plain layout, ldb = N), or, when transposed (attention's K^T),
-// packed per call by a host step into arena scratch.
+// (microkernels/pack.h) into a constant slot. Other f32 B operands are read
+// in place (plain layout, ldb = N), or, when transposed (attention's K^T),
+// packed per call by a host step into arena scratch, as are all non-const
+// bf16 / int8 B operands (VNNI layouts).
+//
+// C: the kernel writes f32 (s32 for int8) into the layer's output when the
+// matmul result has that type and the output has 4-byte elements (the
+// post-ops then rewrite each element in place); otherwise (a bf16 result,
+// or post-ops ending in bf16 or a requantized u8 / s8) into an arena
+// scratch, from which the post-ops, or for a bare bf16 matmul the rounding
+// to bf16, write the output.
 //
 // Tile heuristic (ChooseTiles): nb = N when N <= 64, else 64 (four zmm
 // columns, the B panel of one tile stays in L2 for K up to ~2k); mb =

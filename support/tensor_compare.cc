@@ -34,7 +34,10 @@ std::string MultiIndex(const Shape& shape, int64_t i) {
 Tolerance DefaultTolerance(DType dtype) {
   switch (dtype) {
     case DType::kF32: return {1e-4, 1e-4};
-    case DType::kBF16: return {1e-2, 1e-2};
+    // rtol 1.6e-2 (two bf16 ulps, PyTorch's default for bf16): compiled
+    // kernels sum in a different order than the reference, and a 1-ulp
+    // flip of one layer's rounding can grow by a few ulps through the next.
+    case DType::kBF16: return {1e-2, 1.6e-2};
     case DType::kF16: return {1e-3, 1e-3};
     default: return {0, 0};
   }

@@ -106,10 +106,15 @@ TEST(TensorCompareTest, IntegersAreExactUnlessOverridden) {
 }
 
 TEST(TensorCompareTest, LowPrecisionDefaults) {
-  // One bf16 ulp at 1 (2^-7) is within 1e-2 + 1e-2; four ulps are not.
+  // One bf16 ulp at 1 (2^-7) is within 1e-2 + 1.6e-2; four ulps are not.
   Tensor one = Make(DType::kBF16, {1}, {1});
   EXPECT_TRUE(CompareTensors(Make(DType::kBF16, {1}, {1.0078125}), one)->ok());
   EXPECT_FALSE(CompareTensors(Make(DType::kBF16, {1}, {1.03125}), one)->ok());
+  // Where atol no longer matters, two ulps pass and three do not (ulp 2 at
+  // 256).
+  Tensor big = Make(DType::kBF16, {1}, {256});
+  EXPECT_TRUE(CompareTensors(Make(DType::kBF16, {1}, {260}), big)->ok());
+  EXPECT_FALSE(CompareTensors(Make(DType::kBF16, {1}, {262}), big)->ok());
   // f16: 1 ulp at 1 (2^-10) passes, 4 ulps (0.0039) do not.
   Tensor h = Make(DType::kF16, {1}, {1});
   EXPECT_TRUE(CompareTensors(Make(DType::kF16, {1}, {1.0009765625}), h)->ok());

@@ -98,6 +98,19 @@ TEST(CompileTest, MlpRowGroupsWithUnevenLastGroup) {
   }
 }
 
+TEST(CompileTest, MlpWithoutBarriersWhenEveryThreadKeepsItsRows) {
+  // 256 rows, four 64-row tiles: with 2 and 4 threads every layer hands
+  // each thread the same rows, so the layers run without barriers.
+  Module m;
+  BuildMlp(m, 256, {100, 64, 48, 20}, "relu");
+  EXPECT_EQ(codegen::ChooseTiles(1, 256, 64, 100, 2).group, 2);
+  for (int threads : {2, 4}) {
+    CompileStats stats;
+    ExpectMatchesInterpreter(m, *m.graphs()[0], threads, &stats);
+    EXPECT_EQ(stats.fallback_steps, 0);
+  }
+}
+
 TEST(CompileTest, MlpActivations) {
   for (const char* act : {"sigmoid", "tanh", "gelu"}) {
     SCOPED_TRACE(act);

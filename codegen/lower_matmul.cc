@@ -176,6 +176,23 @@ TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k,
   return t;
 }
 
+namespace {
+
+// Whether the static split hands thread t exactly row group t of a layer
+// (one batch, equal groups, one per thread), so that its tiles are whole
+// rows [t * group * mb, (t + 1) * group * mb).
+bool RowGroupPerThread(const Layer& l, const TileSizes& t, int threads) {
+  const int64_t mtiles = (l.m + t.mb - 1) / t.mb;
+  return l.batch == 1 && mtiles % t.group == 0 && mtiles / t.group == threads;
+}
+
+bool SameRowsPerThread(const Layer& a, const TileSizes& ta, const Layer& b,
+                       const TileSizes& tb, int threads) {
+  return threads > 1 && RowGroupPerThread(a, ta, threads) &&
+         RowGroupPerThread(b, tb, threads) && a.m == b.m &&
+         ta.mb * ta.group == tb.mb * tb.group;
+}
+
 // The K chunk of a non-f32 layer (a multiple of the VNNI group `g`): all of
 // K up to 1024 elements (the AMX and VNNI kernels keep C in registers over
 // a chunk, so long chunks store C least often), else the largest multiple
@@ -187,6 +204,8 @@ int64_t ChooseLowPrecisionKChunk(int64_t k, int64_t g) {
   }
   return k;
 }
+
+}  // namespace
 
 absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   using microkernels::BrgemmDataType;
@@ -394,7 +413,12 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     const Layer& l = layers[i];
     const TileSizes t = tiles[i];
     const int64_t es = l.in_bytes;
-    if (i > 0) EmitBarrier(b, frame);
+    // Between layers that give every thread the same rows, a thread reads
+    // only rows it wrote itself: no barrier.
+    if (i > 0 && !SameRowsPerThread(layers[i - 1], tiles[i - 1], l, t,
+                                    state.num_threads)) {
+      EmitBarrier(b, frame);
+    }
     int64_t mtiles = (l.m + t.mb - 1) / t.mb, ntiles = (l.n + t.nb - 1) / t.nb;
     llvm::Value *begin, *end;
     EmitThreadRange(b, frame, b.getInt64(l.batch * mtiles * ntiles), begin,

@@ -2,12 +2,14 @@
 
 #include <functional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
 #include "ir/dtype.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Metadata.h"
 #include "runtime/kernel_abi.h"
@@ -179,16 +181,12 @@ absl::Status CheckRowProgram(const RowProgram& program) {
       return absl::UnimplementedError(
           absl::StrCat("op '", op->kind(), "' in a row program"));
     }
-    // Per-channel scales need per-lane vectors the row emitter does not
-    // build.
-    if (op->kind() == "quantize" || op->kind() == "dequantize") {
-      for (const char* name : {"scale", "zero_point"}) {
-        const Attribute* a = op->FindAttr(name);
-        if (a != nullptr && a->is_list()) {
-          return absl::UnimplementedError(
-              absl::StrCat("per-channel ", op->kind()));
-        }
-      }
+    // Per-channel scales: the channel is a dim of the iteration space,
+    // so the operand must span all of it.
+    if ((op->kind() == "quantize" || op->kind() == "dequantize") &&
+        IsPerChannel(*op) && op->operand(0)->type().shape != program.shape) {
+      return absl::UnimplementedError(
+          absl::StrCat("per-channel ", op->kind(), " of a broadcast value"));
     }
   }
   return absl::OkStatus();
@@ -252,7 +250,83 @@ llvm::Value* ToMemory(llvm::IRBuilder<>& b, DType dtype, llvm::Value* x) {
   }
 }
 
+// Per-lane scale (f32) and zero point (i32) vectors of a per-channel
+// quantize / dequantize: read from constant tables, by column when the
+// channel is the row's dim, else splat from the row's coordinate.
+struct ChannelTables {
+  int axis = 0;
+  llvm::GlobalVariable* scales = nullptr;
+  llvm::GlobalVariable* zero_points = nullptr;  // per-channel or one entry
+};
+
+absl::StatusOr<ChannelTables> MakeChannelTables(llvm::IRBuilder<>& b,
+                                                const Op& op, int rank) {
+  ChannelTables t;
+  const Attribute* axis = op.FindAttr("axis");
+  int64_t a = axis != nullptr && axis->is_int() ? axis->as_int() : 0;
+  if (a < 0) a += rank;
+  if (a < 0 || a >= rank) return absl::UnimplementedError("channel axis");
+  t.axis = static_cast<int>(a);
+  auto numbers = [](const Attribute* attr, double fallback) {
+    if (attr == nullptr) return std::vector<double>{fallback};
+    return attr->is_list() ? attr->as_number_list()
+                           : std::vector<double>{attr->as_number()};
+  };
+  std::vector<float> scales;
+  for (double v : numbers(op.FindAttr("scale"), 1)) scales.push_back(v);
+  std::vector<int32_t> zps;
+  for (double v : numbers(op.FindAttr("zero_point"), 0)) zps.push_back(v);
+  llvm::Module& module = *b.GetInsertBlock()->getModule();
+  auto table = [&](llvm::Constant* init) {
+    return new llvm::GlobalVariable(module, init->getType(), true,
+                                    llvm::GlobalValue::PrivateLinkage, init,
+                                    "channel_table");
+  };
+  t.scales = table(
+      llvm::ConstantDataArray::get(b.getContext(), llvm::ArrayRef(scales)));
+  t.zero_points =
+      table(llvm::ConstantDataArray::get(b.getContext(), llvm::ArrayRef(zps)));
+  return t;
+}
+
+// The vector of `table` (elements `elem`, `entries` long) for the lanes at
+// columns [col, col + 16) of the row at coordinates `idx`.
+llvm::Value* ChannelVector(llvm::IRBuilder<>& b, llvm::GlobalVariable* table,
+                           llvm::Type* elem, int axis, int rank,
+                           const std::vector<llvm::Value*>& idx,
+                           llvm::Value* col, llvm::Value* mask) {
+  const uint64_t entries =
+      llvm::cast<llvm::ArrayType>(table->getValueType())->getNumElements();
+  llvm::Value* base = b.CreateBitCast(table, elem->getPointerTo());
+  if (entries == 1) {
+    return b.CreateVectorSplat(kVectorWidth, b.CreateLoad(elem, base));
+  }
+  if (axis == rank - 1) {
+    auto* vt = llvm::FixedVectorType::get(elem, kVectorWidth);
+    llvm::Value* p = b.CreateBitCast(b.CreateInBoundsGEP(elem, base, col),
+                                     vt->getPointerTo());
+    // Masked-off lanes read 1 (a harmless divisor).
+    llvm::Constant* one = elem->isFloatTy() ? llvm::ConstantFP::get(elem, 1.0)
+                                            : llvm::ConstantInt::get(elem, 1);
+    return b.CreateMaskedLoad(
+        vt, p, ElementAlign(elem), mask,
+        llvm::ConstantVector::getSplat(
+            llvm::ElementCount::getFixed(kVectorWidth), one));
+  }
+  return b.CreateVectorSplat(
+      kVectorWidth,
+      b.CreateLoad(elem, b.CreateInBoundsGEP(elem, base, idx[axis])));
+}
+
 }  // namespace
+
+bool IsPerChannel(const Op& op) {
+  for (const char* name : {"scale", "zero_point"}) {
+    const Attribute* a = op.FindAttr(name);
+    if (a != nullptr && a->is_list()) return true;
+  }
+  return false;
+}
 
 absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      const RowProgram& program, llvm::Value* row,
@@ -301,6 +375,13 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                 out_elem, LoadBuffer(b, frame, program.out_buffer, out_elem),
                 b.CreateMul(row, b.getInt64(shape[rank - 1])));
 
+  absl::flat_hash_map<const Op*, ChannelTables> channel_tables;
+  for (const Op* op : program.ops) {
+    if ((op->kind() == "quantize" || op->kind() == "dequantize") &&
+        IsPerChannel(*op)) {
+      HGC_ASSIGN_OR_RETURN(channel_tables[op], MakeChannelTables(b, *op, rank));
+    }
+  }
   llvm::Value* count = b.CreateSub(col_end, col_begin);
   llvm::Value* vectors =
       b.CreateUDiv(b.CreateAdd(count, b.getInt64(kVectorWidth - 1)),
@@ -351,9 +432,22 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
             dtypes.push_back(x->type().dtype);
             operands.push_back(it->second);
           }
-          absl::StatusOr<llvm::Value*> y =
-              EmitElementwise(b, op->kind(), dtypes, op->result()->type().dtype,
-                              operands, op->attrs());
+          absl::StatusOr<llvm::Value*> y;
+          if (auto t = channel_tables.find(op); t != channel_tables.end()) {
+            llvm::Value* scale = ChannelVector(
+                b, t->second.scales, f32, t->second.axis, rank, idx, col, mask);
+            llvm::Value* zp =
+                ChannelVector(b, t->second.zero_points, b.getInt32Ty(),
+                              t->second.axis, rank, idx, col, mask);
+            y = op->kind() == "quantize"
+                    ? EmitQuantize(b, operands[0], scale, zp,
+                                   op->result()->type().dtype)
+                    : EmitDequantize(b, operands[0], dtypes[0], scale, zp);
+          } else {
+            y = EmitElementwise(b, op->kind(), dtypes,
+                                op->result()->type().dtype, operands,
+                                op->attrs());
+          }
           if (!y.ok()) {
             if (status.ok()) status = y.status();
             return;

@@ -142,9 +142,13 @@ struct RowProgram {
 };
 
 // Checks that `program` is something EmitRow can lower: a non-empty
-// iteration space and elemental ops (any dtype; quantize / dequantize with
-// per-tensor scales). Unimplemented otherwise.
+// iteration space and elemental ops of any dtype (a per-channel quantize /
+// dequantize must not be broadcast). Unimplemented otherwise.
 absl::Status CheckRowProgram(const RowProgram& program);
+
+// Whether a quantize / dequantize has per-channel (list) scale or zero
+// point.
+bool IsPerChannel(const Op& op);
 
 // Row-major element strides of `type` broadcast to `out` (numpy rules,
 // 0 on broadcast dims); InvalidArgument when it does not broadcast.

@@ -12,7 +12,8 @@
 // Timing: `warmup` untimed runs of each, then `iters` runs of each timed one
 // by one with a monotonic clock (std::chrono::steady_clock), in `rounds`
 // alternating blocks (hgc, baseline, hgc, baseline, ...) so that clock and
-// load drift hit both alike; the figures are medians over all timed runs.
+// load drift hit both alike; times are medians over all timed runs, the
+// speedup the median of the per-round ratios.
 // After each baseline block OpenMP's threads are sent to sleep
 // (PrimitiveExecutor::ReleaseThreads): each side runs with the machine to
 // itself, as a framework or an hgc user would. With
@@ -70,7 +71,17 @@ struct BenchResult {
   // first line).
   std::string baseline_summary;
 
-  double speedup() const { return hgc_ms > 0 ? baseline_ms / hgc_ms : 0; }
+  // Median over the rounds of (baseline median / hgc median) within the
+  // round: each round's two blocks run back to back, so a machine that
+  // changes speed between rounds (a shared or throttled host) cancels out
+  // of the ratio, where it would not out of the overall medians.
+  double round_speedup = 0;
+
+  // round_speedup when measured, else the ratio of the overall medians.
+  double speedup() const {
+    if (round_speedup > 0) return round_speedup;
+    return hgc_ms > 0 ? baseline_ms / hgc_ms : 0;
+  }
   double hgc_gflops() const { return Gflops(hgc_ms); }
   double baseline_gflops() const { return Gflops(baseline_ms); }
 
@@ -91,8 +102,7 @@ double Median(std::vector<double> samples);
 // Benchmarks `entry` of `module` (as parsed or built: no passes run on it)
 // as described above. Errors from the compiler or the baseline are
 // returned as they are (located errors keep their source locations).
-absl::StatusOr<BenchResult> BenchGraph(const Module& module,
-                                       const Graph& entry,
+absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
                                        const BenchConfig& config);
 
 // Prints `result` in the driver's format (see README.md, `--bench`).

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/llvm/ir_compiler.h"
@@ -13,6 +14,7 @@
 #include "codegen/lower_elementwise.h"
 #include "codegen/lower_matmul.h"
 #include "codegen/lower_rowwise.h"
+#include "codegen/reduce_step.h"
 #include "codegen/transpose_step.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "passes/buffer_planning.h"
@@ -87,6 +89,28 @@ bool IsRowwiseGroup(const Op& op) {
   return op.kind() == "fusion" && kind && kind->is_string() &&
          (kind->as_string() == "softmax" || kind->as_string() == "layernorm" ||
           kind->as_string() == "reduce");
+}
+
+// The reduction a lone reduce op or a "reduce" group of just that op
+// computes (nullptr otherwise): such groups have nothing to fuse around it.
+const Op* LoneReduction(const Op& op) {
+  if (absl::StartsWith(op.kind(), "reduce_")) return &op;
+  if (!IsRowwiseGroup(op)) return nullptr;
+  const Attribute* body_attr = op.FindAttr("body");
+  const Module* module = op.graph()->module();
+  const Graph* body = body_attr != nullptr && body_attr->is_symbol() && module
+                          ? module->FindGraph(body_attr->as_symbol())
+                          : nullptr;
+  if (body == nullptr || body->ops().size() != 1 ||
+      body->results().size() != 1) {
+    return nullptr;
+  }
+  const Op* r = body->ops().front().get();
+  return absl::StartsWith(r->kind(), "reduce_") && r->num_operands() == 1 &&
+                 r->operand(0) == body->params()[0].get() &&
+                 body->results()[0] == r->result() && op.num_operands() == 1
+             ? r
+             : nullptr;
 }
 
 bool IsElementwiseGroup(const Op& op) {
@@ -216,6 +240,17 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
                    op.result()->type().SizeInBytes()));
       ++stats.copy_steps;
       continue;
+    }
+    if (const Op* reduction = LoneReduction(op)) {
+      absl::StatusOr<Step> step = codegen::ReduceStep(
+          *reduction, state.refs.at(op.operand(0)), state.refs.at(op.result()),
+          BufferRef::Arena(
+              state.AllocArena(codegen::ReduceScratchBytes(*reduction))));
+      if (step.ok()) {
+        program.steps.push_back(*std::move(step));
+        ++stats.native_steps;
+        continue;
+      }
     }
     if (op.kind() == "transpose") {
       HGC_ASSIGN_OR_RETURN(

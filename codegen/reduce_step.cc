@@ -1,0 +1,112 @@
+#include "codegen/reduce_step.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "ir/ops/op_helpers.h"
+
+namespace hgc {
+namespace codegen {
+namespace {
+
+void Accumulate(ReduceKind kind, double v, double& a) {
+  if (kind != ReduceKind::kMax) {
+    a += v;
+  } else if (std::isnan(v) || v > a) {
+    a = v;  // NaN propagates: once NaN, `v > a` never replaces it.
+  }
+}
+
+// Walks dims[d..] of `in`, accumulating into `acc`.
+void Walk(const ReducePlan& plan, size_t d, const float*& in, double* acc) {
+  const int64_t n = plan.dims[d];
+  const int64_t stride = plan.out_strides[d];
+  if (d + 1 == plan.dims.size()) {
+    for (int64_t i = 0; i < n; ++i) {
+      Accumulate(plan.kind, static_cast<double>(*in++), acc[i * stride]);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) Walk(plan, d + 1, in, acc + i * stride);
+}
+
+absl::StatusOr<ReduceKind> KindOf(const Op& op) {
+  if (op.kind() == "reduce_sum") return ReduceKind::kSum;
+  if (op.kind() == "reduce_max") return ReduceKind::kMax;
+  if (op.kind() == "reduce_mean") return ReduceKind::kMean;
+  return absl::UnimplementedError(absl::StrCat("'", op.kind(), "'"));
+}
+
+}  // namespace
+
+ReducePlan PlanReduce(ReduceKind kind, const Shape& shape,
+                      const std::vector<bool>& reduced) {
+  ReducePlan plan;
+  plan.kind = kind;
+  plan.dims.assign(shape.begin(), shape.end());
+  plan.out_strides.assign(shape.size(), 0);
+  plan.in_elements = 1;
+  plan.out_elements = 1;
+  plan.count = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    plan.in_elements *= shape[d];
+    if (reduced[d]) {
+      plan.count *= shape[d];
+    } else {
+      plan.out_strides[d] = plan.out_elements;
+      plan.out_elements *= shape[d];
+    }
+  }
+  if (plan.dims.empty()) {  // a scalar reduces to itself
+    plan.dims = {1};
+    plan.out_strides = {0};
+  }
+  return plan;
+}
+
+void RunReduce(const ReducePlan& plan, const float* in, float* out,
+               double* acc) {
+  const double init = plan.kind == ReduceKind::kMax
+                          ? -std::numeric_limits<double>::infinity()
+                          : 0.0;
+  for (int64_t o = 0; o < plan.out_elements; ++o) acc[o] = init;
+  if (plan.in_elements > 0) Walk(plan, 0, in, acc);
+  for (int64_t o = 0; o < plan.out_elements; ++o) {
+    // A mean over zero elements is 0 / 0 = NaN, as in the reference.
+    const double v = plan.kind == ReduceKind::kMean
+                         ? acc[o] / static_cast<double>(plan.count)
+                         : acc[o];
+    out[o] = static_cast<float>(v);
+  }
+}
+
+int64_t ReduceScratchBytes(const Op& op) {
+  absl::StatusOr<int64_t> n = CheckedNumElements(op.result()->type().shape);
+  return n.ok() ? *n * static_cast<int64_t>(sizeof(double)) : 0;
+}
+
+absl::StatusOr<Step> ReduceStep(const Op& op, BufferRef in, BufferRef out,
+                                BufferRef scratch) {
+  if (op.num_operands() != 1 || op.operand(0)->type().dtype != DType::kF32 ||
+      op.result()->type().dtype != DType::kF32) {
+    return absl::UnimplementedError("reduction of a non-f32 value");
+  }
+  absl::StatusOr<ReduceKind> kind = KindOf(op);
+  if (!kind.ok()) return kind.status();
+  const Shape& shape = op.operand(0)->type().shape;
+  absl::StatusOr<std::vector<bool>> reduced =
+      ReducedAxes(op.kind(), op.FindAttr("axes"), shape.size());
+  if (!reduced.ok()) return reduced.status();
+  Step step;
+  step.name = absl::StrCat(op.kind(), ".", op.result()->name());
+  step.buffers = {in, out, scratch};
+  step.host = [plan = PlanReduce(*kind, shape, *reduced)](void* const* bufs) {
+    RunReduce(plan, static_cast<const float*>(bufs[0]),
+              static_cast<float*>(bufs[1]), static_cast<double*>(bufs[2]));
+  };
+  return step;
+}
+
+}  // namespace codegen
+}  // namespace hgc

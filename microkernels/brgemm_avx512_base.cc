@@ -47,9 +47,11 @@ absl::Status BrgemmAvx512Base::Generate() {
   InitConstants();
   mov(reg_c_n_, ptr[reg_args_ + kArgC]);
   xor_(reg_boff_, reg_boff_);
+  CallPrologue();
   const int full_cols = blocking_.nvecs * 16;
   EmitNBlocks(desc_.n / full_cols, full_cols);
   if (desc_.n % full_cols != 0) EmitNBlocks(1, static_cast<int>(desc_.n % full_cols));
+  CallEpilogue();
   Postamble();
   return absl::OkStatus();
 }
@@ -67,6 +69,7 @@ void BrgemmAvx512Base::EmitNBlocks(int64_t count, int cols) {
   L(loop);
   mov(reg_c_, reg_c_n_);
   xor_(reg_aoff_, reg_aoff_);
+  NBlockPrologue();
   const int rows = blocking_.rows;
   EmitMBlocks(desc_.m / rows, rows, cols);
   if (desc_.m % rows != 0) EmitMBlocks(1, static_cast<int>(desc_.m % rows), cols);
@@ -92,21 +95,22 @@ void BrgemmAvx512Base::EmitMBlocks(int64_t count, int rows, int cols) {
   }
 }
 
-void BrgemmAvx512Base::EmitTile(int rows, int cols) {
-  const int nvecs = (cols + 15) / 16;
-  const bool masked = cols % 16 != 0;
+void BrgemmAvx512Base::InitAccumulators(int rows, int nvecs) {
   for (int i = 0; i < rows; ++i) {
     for (int j = 0; j < nvecs; ++j) {
       const Xbyak::Zmm acc = Acc(i, j, nvecs);
       vpxord(acc, acc, acc);
     }
   }
-  Xbyak::Label batch_loop, store;
+}
+
+void BrgemmAvx512Base::EmitBatchLoop(const std::function<void()>& body) {
+  Xbyak::Label batch_loop, done;
   mov(reg_iter_a_, ptr[reg_args_ + kArgA]);
   mov(reg_iter_b_, ptr[reg_args_ + kArgB]);
   mov(reg_batch_, ptr[reg_args_ + kArgBatch]);
   test(reg_batch_, reg_batch_);
-  jle(store, T_NEAR);
+  jle(done, T_NEAR);
   L(batch_loop);
   if (desc_.batch_kind == BatchKind::kPointerList) {
     mov(reg_a_, ptr[reg_iter_a_]);
@@ -121,11 +125,18 @@ void BrgemmAvx512Base::EmitTile(int rows, int cols) {
   }
   add(reg_a_, reg_aoff_);
   add(reg_b_, reg_boff_);
-  BatchPrologue(rows, nvecs);
-  EmitKLoop(rows, nvecs, masked);
+  body();
   dec(reg_batch_);
   jnz(batch_loop, T_NEAR);
-  L(store);
+  L(done);
+}
+
+void BrgemmAvx512Base::EmitTile(int rows, int cols) {
+  const int nvecs = (cols + 15) / 16;
+  const bool masked = cols % 16 != 0;
+  InitAccumulators(rows, nvecs);
+  EmitBatchLoop([&] { EmitKLoop(rows, nvecs, masked); });
+  FinishAccumulators(rows, nvecs);
   StoreAcc(rows, nvecs, masked);
 }
 

@@ -2,24 +2,28 @@
 //
 // The generated function walks C in register tiles (brgemm_blocking.h):
 //
+//   CallPrologue()                             (s8s8: A row sums)
 //   for each N block (full blocks in a loop, then one tail block)
+//     NBlockPrologue()
 //     for each M block (full blocks in a loop, then one tail block)
-//       zero the accumulators
+//       InitAccumulators()                     (zeros)
 //       for each batch element i: A_i, B_i from the list or the strides
-//         BatchPrologue()                      (s8s8: A row sums)
 //         for each K group (unrolled; the last group may be partial)
 //           ComputeGroup()                     (the ISA's inner product)
+//       FinishAccumulators()                   (s8s8: add the row sums'
+//                                               correction)
 //       StoreAcc(): C (= or +=) accumulators, masked on the N tail
 //
 // A "K group" is the VNNI granularity: 1 f32, 2 bf16 or 4 int8 elements of
-// K. Subclasses supply only the per-group arithmetic, constants and the
-// per-batch prologue. The N tail is a masked vector (opmask k1); the K tail
-// is a partial group whose A bytes are loaded exactly, so no kernel reads or
-// writes outside its buffers.
+// K. Subclasses supply only the per-group arithmetic, constants, the
+// accumulators' initial values and per-call work. The N tail is a masked
+// vector (opmask k1); the K tail is a partial group whose A bytes are
+// loaded exactly, so no kernel reads or writes outside its buffers.
 #ifndef HGC_MICROKERNELS_BRGEMM_AVX512_BASE_H_
 #define HGC_MICROKERNELS_BRGEMM_AVX512_BASE_H_
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/status.h"
 #include "microkernels/brgemm_blocking.h"
@@ -43,9 +47,20 @@ class BrgemmAvx512Base : public JitGenerator {
 
   // Called once after the prologue: set up constant registers.
   virtual void InitConstants() {}
-  // Called per batch element, after reg_a/reg_b point at this element's
-  // block, before its K loop. Must leave reg_a and reg_b unchanged.
-  virtual void BatchPrologue(int rows, int nvecs) {}
+  // Called once per call before the N loop (reg_boff_ is zero) and once
+  // before the epilogue: per-call work and stack frames. CallPrologue may
+  // clobber every register except reg_args_, reg_c_n_ and reg_boff_.
+  virtual void CallPrologue() {}
+  virtual void CallEpilogue() {}
+  // Called at the start of each N block, before its M loop.
+  virtual void NBlockPrologue() {}
+  // Called per register tile, before its batch loop: sets the rows * nvecs
+  // accumulators' starting values (by default zero). May use every vector
+  // register, reg_a_, reg_b_, the batch registers and the temporaries.
+  virtual void InitAccumulators(int rows, int nvecs);
+  // Called per register tile after its batch loop, before the store; may
+  // use the reserved registers and reg_tmp_.
+  virtual void FinishAccumulators(int rows, int nvecs) {}
   // Emits the products of one K group: A at [reg_a + a_off + row * lda],
   // B at [reg_b + b_off + vec * 64]. `valid` is how many of the group's K
   // elements exist (== granularity except in the K tail). `masked`: the
@@ -69,6 +84,11 @@ class BrgemmAvx512Base : public JitGenerator {
   // Loads B vector `vec` of the group at b_off; masked (zeroing) when it is
   // the N tail vector.
   Xbyak::Address BAddr(int vec, int64_t b_off);
+  // Emits a loop over the batch elements of the current call: `body` runs
+  // once per element with reg_a_ and reg_b_ at that element's block of the
+  // current tile (A at the M block, B at the N block). Skipped for batch 0.
+  // Clobbers reg_iter_a_, reg_iter_b_, reg_batch_ and reg_tmp_.
+  void EmitBatchLoop(const std::function<void()>& body);
 
   bool IsInt() const {
     return desc_.dtype == BrgemmDataType::kU8S8 ||

@@ -1,60 +1,194 @@
 #include "microkernels/brgemm_avx512_int8.h"
 
+#include <algorithm>
+
 namespace hgc {
 namespace microkernels {
 
 using namespace Xbyak::util;  // NOLINT
 
-// Reserved registers: 0 = broadcast A (u8s8) or K-tail broadcast (s8s8);
-// 1.. = B vectors; s8s8 also keeps the 0x80 bytes in Reserved(nvecs_max+1).
+namespace {
+
+// Calls with at most this many rows compute every row's correction once,
+// up front, into a stack array (4 bytes a row); taller ones per tile.
+constexpr int64_t kMaxUpfrontRows = 1024;
+// Rows whose sums one vector holds in order (two reduced vectors of eight).
+constexpr int kRowSumGroup = 16;
+
+// Lane of tile row `row` in the reduced vector row / 8 after RowSums'
+// transposed reduction: 128-bit chunk row % 4, qword (row / 4) % 2.
+int RowLane(int row) { return 4 * (row % 4) + 2 * ((row / 4) % 2); }
+
+}  // namespace
+
+int64_t BrgemmAvx512Int8::FrameBytes() const {
+  const int64_t rows = Upfront() ? desc().m : blocking().rows;
+  return 64 + (rows + kRowSumGroup - 1) / kRowSumGroup * 64;
+}
+
+bool BrgemmAvx512Int8::Upfront() const {
+  return desc().m <= kMaxUpfrontRows;
+}
+
+// Reserved registers: 0 = broadcast A; 1.. = B vectors.
 void BrgemmAvx512Int8::InitConstants() {
   if (!signed_a()) return;
-  mov(reg_tmp_.cvt32(), 0x80808080u);
-  vpbroadcastd(Reserved(blocking().nvecs + 1), reg_tmp_.cvt32());
+  // The vpermd indices that put RowSums' 16 rows in order, beside the code.
+  Xbyak::Label skip;
+  jmp(skip, T_NEAR);
+  align(64);
+  L(order_);
+  for (int i = 0; i < 16; ++i) dd(16 * (i / 8) + RowLane(i % 8));
+  L(skip);
   const int64_t tail = desc().k % 64;
   if (tail != 0) {
     // k2 selects the bytes of a row's last partial 64-byte chunk.
-    mov(reg_tmp_, (tail == 64 ? ~uint64_t{0} : (uint64_t{1} << tail) - 1));
+    mov(reg_tmp_, (uint64_t{1} << tail) - 1);
     kmovq(k2, reg_tmp_);
   }
 }
 
-void BrgemmAvx512Int8::BatchPrologue(int rows, int nvecs) {
-  if (!signed_a()) return;
-  const Xbyak::Zmm bias = Reserved(blocking().nvecs + 1);
-  // The broadcast and first B registers are free here (Reserved(2) may be
-  // the bias itself when the tile is one vector wide).
-  const Xbyak::Zmm sum = Reserved(1);
-  const Xbyak::Zmm tmp = Reserved(0);
+int BrgemmAvx512Int8::RowSums(int rows) {
+  // Row r's partial sums live in zmm r; zmm30/31 are temporaries.
+  auto part = [](int r) { return Xbyak::Zmm(r); };
+  const Xbyak::Zmm t0(30), t1(31);
+  // 1. 128 * sum_k A[r][k] over every batch element, 16 dword lanes per
+  //    row: vpdpbusd of 0x80 bytes (u8 128) by 64 bytes of A (s8) at a time.
+  for (int r = 0; r < rows; ++r) vpxord(part(r), part(r), part(r));
+  mov(reg_tmp_.cvt32(), 0x80808080u);
+  vpbroadcastd(t1, reg_tmp_.cvt32());
   const int64_t chunks = desc().k / 64;
-  for (int i = 0; i < rows; ++i) {
-    vpxord(sum, sum, sum);
-    const int64_t row = i * desc().lda;
+  const bool tail = desc().k % 64 != 0;
+  EmitBatchLoop([&] {
     for (int64_t c = 0; c < chunks; ++c) {
-      vpdpbusd(sum, bias, ptr[reg_a_ + row + c * 64]);
+      for (int r = 0; r < rows; ++r) {
+        vpdpbusd(part(r), t1, ptr[reg_a_ + r * desc().lda + c * 64]);
+      }
     }
-    if (desc().k % 64 != 0) {
-      vmovdqu8(tmp | k2 | T_z, ptr[reg_a_ + row + chunks * 64]);
-      vpdpbusd(sum, bias, tmp);
+    if (tail) {
+      for (int r = 0; r < rows; ++r) {
+        // Masked loads never touch (or fault on) the bytes past K.
+        vmovdqu8(t0 | k2 | T_z, ptr[reg_a_ + r * desc().lda + chunks * 64]);
+        vpdpbusd(part(r), t1, t0);
+      }
     }
-    // Horizontal sum into every lane, then out of each accumulator.
-    vextracti64x4(Xbyak::Ymm(tmp.getIdx()), sum, 1);
-    vpaddd(Xbyak::Ymm(sum.getIdx()), Xbyak::Ymm(sum.getIdx()),
-           Xbyak::Ymm(tmp.getIdx()));
-    vextracti32x4(Xbyak::Xmm(tmp.getIdx()), Xbyak::Ymm(sum.getIdx()), 1);
-    vpaddd(Xbyak::Xmm(sum.getIdx()), Xbyak::Xmm(sum.getIdx()),
-           Xbyak::Xmm(tmp.getIdx()));
-    vpshufd(Xbyak::Xmm(tmp.getIdx()), Xbyak::Xmm(sum.getIdx()), 0x4e);
-    vpaddd(Xbyak::Xmm(sum.getIdx()), Xbyak::Xmm(sum.getIdx()),
-           Xbyak::Xmm(tmp.getIdx()));
-    vpshufd(Xbyak::Xmm(tmp.getIdx()), Xbyak::Xmm(sum.getIdx()), 0xb1);
-    vpaddd(Xbyak::Xmm(sum.getIdx()), Xbyak::Xmm(sum.getIdx()),
-           Xbyak::Xmm(tmp.getIdx()));
-    vpbroadcastd(sum, Xbyak::Xmm(sum.getIdx()));
+  });
+  // 2. Transposed reduction: each level halves the lanes per row and packs
+  //    twice as many rows per vector, output j into zmm j (its inputs are
+  //    zmm 2j and 2j + 1, so nothing is overwritten before it is read). An
+  //    odd count pairs the last vector with itself.
+  auto level = [&](int count, auto&& combine) {
+    const int out = (count + 1) / 2;
+    for (int j = 0; j < out; ++j) {
+      combine(part(2 * j), part(std::min(2 * j + 1, count - 1)));
+      vpaddd(part(j), t0, t1);
+    }
+    return out;
+  };
+  int count = rows;
+  // 16 -> 8 lanes per row: 256-bit halves (row 2j, row 2j + 1).
+  count = level(count, [&](const Xbyak::Zmm& a, const Xbyak::Zmm& b) {
+    vshufi64x2(t0, a, b, 0x44);
+    vshufi64x2(t1, a, b, 0xee);
+  });
+  // 8 -> 4: 128-bit chunk c holds row 4j + c.
+  count = level(count, [&](const Xbyak::Zmm& a, const Xbyak::Zmm& b) {
+    vshufi32x4(t0, a, b, 0x88);
+    vshufi32x4(t1, a, b, 0xdd);
+  });
+  // 4 -> 2: chunk c, qword h holds row 8j + 4h + c.
+  count = level(count, [&](const Xbyak::Zmm& a, const Xbyak::Zmm& b) {
+    vpunpcklqdq(t0, a, b);
+    vpunpckhqdq(t1, a, b);
+  });
+  // 2 -> 1, negated, into zmm(29 - j): lane RowLane(r) of vector r / 8 is
+  // -128 * (row r's sum).
+  vpxord(t1, t1, t1);
+  for (int j = 0; j < count; ++j) {
+    vpshufd(t0, part(j), 0xb1);
+    vpaddd(part(j), part(j), t0);
+    vpsubd(Xbyak::Zmm(29 - j), t1, part(j));
+  }
+  return count;
+}
+
+void BrgemmAvx512Int8::StoreRowSums(int rows, const Xbyak::RegExp& at) {
+  const int count = RowSums(rows);
+  const Xbyak::Zmm index(31);
+  vmovdqu32(index, ptr[rip + order_]);
+  for (int p = 0; 2 * p < count; ++p) {
+    // Rows 16p .. 16p + 15 in order; the frame has room for whole vectors.
+    const Xbyak::Zmm out(29 - 2 * p);
+    if (2 * p + 1 < count) {
+      vpermt2d(out, index, Xbyak::Zmm(28 - 2 * p));
+    } else {
+      vpermd(out, index, out);
+    }
+    vmovdqu32(ptr[at + 64 * p], out);
+  }
+}
+
+void BrgemmAvx512Int8::CallPrologue() {
+  if (!signed_a()) return;
+  // Frame: [rsp] = where the current tile's corrections start, [rsp + 64 +
+  // 4 r] = row r's correction (of the call, or of the tile when not
+  // Upfront()).
+  sub(rsp, FrameBytes());
+  if (!Upfront()) return;
+  xor_(reg_aoff_, reg_aoff_);
+  lea(reg_c_, ptr[rsp + 64]);
+  const int64_t full = desc().m / kRowSumGroup;
+  auto group = [&](int rows) {
+    StoreRowSums(rows, reg_c_);
+    add(reg_c_, 64);
+    AddImm(reg_aoff_, kRowSumGroup * desc().lda, reg_tmp_);
+  };
+  if (full > 0) {
+    Xbyak::Label loop;
+    mov(reg_m_, full);
+    L(loop);
+    group(kRowSumGroup);
+    dec(reg_m_);
+    jnz(loop, T_NEAR);
+  }
+  if (desc().m % kRowSumGroup != 0) {
+    group(static_cast<int>(desc().m % kRowSumGroup));
+  }
+}
+
+void BrgemmAvx512Int8::CallEpilogue() {
+  if (signed_a()) add(rsp, FrameBytes());
+}
+
+void BrgemmAvx512Int8::NBlockPrologue() {
+  if (!signed_a() || !Upfront()) return;
+  lea(reg_tmp_, ptr[rsp + 64]);
+  mov(ptr[rsp], reg_tmp_);
+}
+
+void BrgemmAvx512Int8::InitAccumulators(int rows, int nvecs) {
+  if (signed_a() && !Upfront()) {
+    // The tile's own rows (reg_aoff_), before its accumulators are live.
+    StoreRowSums(rows, rsp + 64);
+    lea(reg_tmp_, ptr[rsp + 64]);
+    mov(ptr[rsp], reg_tmp_);
+  }
+  BrgemmAvx512Base::InitAccumulators(rows, nvecs);
+}
+
+void BrgemmAvx512Int8::FinishAccumulators(int rows, int nvecs) {
+  if (!signed_a()) return;
+  // Added last rather than loaded as the starting values: nothing in the K
+  // loop waits for the row sums (or for a load that may sit behind the
+  // previous tile's C stores), and the loads of the embedded broadcasts run
+  // early.
+  mov(reg_tmp_, ptr[rsp]);
+  for (int r = 0; r < rows; ++r) {
     for (int j = 0; j < nvecs; ++j) {
-      vpsubd(Acc(i, j, nvecs), Acc(i, j, nvecs), sum);
+      vpaddd(Acc(r, j, nvecs), Acc(r, j, nvecs), ptr_b[reg_tmp_ + 4 * r]);
     }
   }
+  add(qword[rsp], 4 * rows);
 }
 
 void BrgemmAvx512Int8::ComputeGroup(int rows, int nvecs, bool masked,
@@ -67,9 +201,6 @@ void BrgemmAvx512Int8::ComputeGroup(int rows, int nvecs, bool masked,
     } else {
       vmovdqu32(b, BAddr(j, b_off));
     }
-    // Masked-off lanes become 0x80 (B = 0 after the bias): harmless, their
-    // results are never stored.
-    if (signed_a()) vpxord(b, b, Reserved(blocking().nvecs + 1));
   }
   for (int i = 0; i < rows; ++i) {
     // One broadcast load per row feeds every vector: an embedded-broadcast
@@ -83,7 +214,8 @@ void BrgemmAvx512Int8::ComputeGroup(int rows, int nvecs, bool masked,
     for (int j = 0; j < nvecs; ++j) {
       const Xbyak::Zmm b = Reserved(1 + j);
       if (signed_a()) {
-        // Padded K bytes of B' are 0x80 (B = 0) but A's are zero: no term.
+        // B is packed as u8 B + 128: the unsigned operand. A's bytes past K
+        // in the tail group are zero, so B's padding adds nothing.
         vpdpbusd(Acc(i, j, nvecs), b, bcast);
       } else {
         vpdpbusd(Acc(i, j, nvecs), bcast, b);

@@ -38,11 +38,10 @@ int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs) {
       // halves and the 0xffff0000 mask; vdpbf16ps is like f32.
       return UsesBf16Widening(desc) ? 2 * nvecs + 3 : nvecs + 1;
     case BrgemmDataType::kU8S8:
-      return nvecs + 1;
     case BrgemmDataType::kS8S8:
-      // B vectors (re-biased to u8 in place), a scratch for the K tail's
-      // broadcast, and the 0x80 byte constant.
-      return nvecs + 2;
+      // B vectors and the broadcast A group (s8s8's B arrives biased from
+      // PackB, and its row sums run before the accumulators are live).
+      return nvecs + 1;
   }
   return kVectorRegisters;
 }

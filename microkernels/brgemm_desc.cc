@@ -148,5 +148,9 @@ int64_t PackedBBytes(const BrgemmDesc& d) {
   return (d.k + g - 1) / g * d.ldb * g * InputElementSize(d.dtype);
 }
 
+bool PackedBIsBiased(const BrgemmDesc& d) {
+  return d.dtype == BrgemmDataType::kS8S8 && d.isa != Isa::kAvx512CoreAmx;
+}
+
 }  // namespace microkernels
 }  // namespace hgc

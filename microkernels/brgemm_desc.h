@@ -40,7 +40,8 @@ int64_t VnniGranularity(BrgemmDataType dt);
 
 // How B is laid out in memory. With g = the layout's group size (1, 2, 4),
 // element B[k][n] lives at offset ((k / g) * ldb + n) * g + k % g elements.
-// Rows past K inside the last group are zero (pack.h guarantees it).
+// Rows past K inside the last group are zero (pack.h guarantees it). s8s8
+// B on the VNNI kernels is stored biased (PackedBIsBiased).
 enum class BLayout : uint8_t {
   kPlain,  // f32 rows: B[k][n] at k * ldb + n.
   kVnni2,  // bf16 pairs along K interleaved per column.
@@ -112,6 +113,14 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& desc);
 // Bytes a packed B block of this descriptor occupies: ceil(K / g) * ldb * g
 // elements. Packing writes exactly this many bytes.
 int64_t PackedBBytes(const BrgemmDesc& desc);
+
+// Whether packed B holds B + 128 as u8 (each byte's sign bit flipped)
+// instead of s8 B: s8s8 on every ISA but AMX. vpdpbusd multiplies u8 by s8,
+// so the VNNI kernel (brgemm_avx512_int8.h) takes the biased B as its
+// unsigned operand and A as the signed one; AMX has tdpbssd and reads s8 B.
+// Padding then holds 0x80 (B = 0). PackB, UnpackB and ReferenceBrgemm all
+// follow this.
+bool PackedBIsBiased(const BrgemmDesc& desc);
 
 }  // namespace microkernels
 }  // namespace hgc

@@ -127,6 +127,43 @@ TEST_P(BrgemmGridTest, MatchesReferenceOverTails) {
   EXPECT_GT(cases, 0);
 }
 
+// s8s8 on VNNI sums A's rows before the N loop, 16 rows per reduction,
+// into a stack frame when M <= 1024, and per register tile above that
+// (brgemm_avx512_int8.h): both sides of the limit, several 16-row groups
+// plus a partial one, several N blocks, K tails inside and past a 64-byte
+// chunk, and a zero batch.
+TEST(BrgemmS8s8Test, RowSumsUpfrontAndPerTile) {
+  if (!IsaAvailable(Isa::kAvx512CoreVnni)) {
+    GTEST_SKIP() << "SKIPPED: avx512_core_vnni not available";
+  }
+  struct Shape {
+    int64_t m, n, k;
+  };
+  uint32_t seed = 100;
+  for (const Shape& s : {Shape{16, 64, 64}, Shape{47, 130, 67},
+                         Shape{1024, 17, 3}, Shape{1025, 17, 130},
+                         Shape{1031, 33, 67}}) {
+    for (BatchKind kind : {BatchKind::kPointerList, BatchKind::kStrided}) {
+      BrgemmDesc desc = MakeBrgemmDesc(Isa::kAvx512CoreVnni,
+                                       BrgemmDataType::kS8S8, s.m, s.n, s.k);
+      desc.lda = s.k + 5;
+      desc.ldc = s.n + 1;
+      desc.accumulate = kind == BatchKind::kStrided;
+      desc.batch_kind = kind;
+      SetTestStrides(&desc);
+      auto kernel = BrgemmKernel::Create(desc);
+      ASSERT_TRUE(kernel.ok()) << kernel.status();
+      for (int64_t batch : {0, 1, 3}) {
+        auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
+          return [&](const BrgemmCallArgs& args) { (*kernel)->fn()(&args); };
+        };
+        ASSERT_TRUE(CheckBrgemmCase(desc, batch, seed++, make_runner))
+            << desc.ToString() << " batch " << batch;
+      }
+    }
+  }
+}
+
 std::string GridName(
     const ::testing::TestParamInfo<std::tuple<int, int64_t>>& info) {
   return std::string(kVariants[std::get<0>(info.param)].name) + "_N" +

@@ -35,9 +35,13 @@ int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 //  - A packing: the copy is a pass over A per GEMM, which measured as a net
 //    loss wherever A's rows are already 64-byte aligned, including the
 //    4 KB-strided f32 rows at K = 1024 (equal within noise) and AMX at
-//    256^3 (-15%: the tiles outrun the copy). So it is on only where it is
-//    needed: s8s8 on VNNI and AMX with unaligned rows.
-GemmBlocking DefaultBlocking(Isa isa, BrgemmDataType dtype, int64_t k) {
+//    256^3 (-15%: the tiles outrun the copy). So it is on only for AMX with
+//    unaligned rows and for s8s8 on VNNI with N, K >= 1024, where it selects
+//    the compensation path (hgc/oneDNN at 1024^3: 1.22-1.28x with it,
+//    1.16-1.18x with the s8s8 kernel; at 256^3 and 512^3 the s8s8 kernel
+//    wins, 1.22-1.28x against 1.12-1.17x).
+GemmBlocking DefaultBlocking(Isa isa, BrgemmDataType dtype, int64_t n,
+                             int64_t k) {
   GemmBlocking b;
   const int64_t es = InputElementSize(dtype);
   b.nb = 64;
@@ -47,7 +51,9 @@ GemmBlocking DefaultBlocking(Isa isa, BrgemmDataType dtype, int64_t k) {
     b.pack_a = (k * es) % kAlign != 0;
   } else {
     b.kb = 128 * 4 / es;
-    b.pack_a = dtype == BrgemmDataType::kS8S8;
+    // s8s8: the packing path (u8s8 kernel on a sign-flipped copy of A plus
+    // compensation) only where both N and K are long; see the header.
+    b.pack_a = dtype == BrgemmDataType::kS8S8 && n >= 1024 && k >= 1024;
   }
   return b;
 }
@@ -88,7 +94,7 @@ absl::StatusOr<std::unique_ptr<BrgemmGemm>> BrgemmGemm::Create(
   if (m < 1 || n < 1 || k < 1) {
     return absl::InvalidArgumentError("gemm sizes must be >= 1");
   }
-  const GemmBlocking def = DefaultBlocking(isa, dtype, k);
+  const GemmBlocking def = DefaultBlocking(isa, dtype, n, k);
   if (blocking.nb <= 0) blocking.nb = def.nb;
   if (blocking.kb <= 0) blocking.kb = def.kb;
   if (blocking.mb <= 0) blocking.mb = def.mb;
@@ -100,12 +106,10 @@ absl::StatusOr<std::unique_ptr<BrgemmGemm>> BrgemmGemm::Create(
   g->k_ = k;
   g->blocking_ = blocking;
   g->amx_ = isa == Isa::kAvx512CoreAmx;
-  g->s8s8_comp_ = dtype == BrgemmDataType::kS8S8 && isa != Isa::kAvx512CoreAmx;
-  if (g->s8s8_comp_ && !blocking.pack_a) {
-    return absl::InvalidArgumentError(
-        "s8s8 on VNNI needs A packing (the copy makes A unsigned)");
-  }
-  // The kernels' data type: s8s8 on VNNI runs the u8s8 kernel.
+  g->s8s8_comp_ = dtype == BrgemmDataType::kS8S8 &&
+                  isa != Isa::kAvx512CoreAmx && blocking.pack_a;
+  // The kernels' data type: s8s8 on VNNI with A packing runs the u8s8
+  // kernel.
   const BrgemmDataType kdt = g->s8s8_comp_ ? BrgemmDataType::kU8S8 : dtype;
   const int64_t es = InputElementSize(dtype);
   const int64_t mb = std::min(blocking.mb, m);

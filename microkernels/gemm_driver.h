@@ -10,7 +10,7 @@
 //       for each K chunk of `kb`                 (B chunk: L1, reused by
 //         kernel(rows, panel, chunk)              every register tile of
 //                                                 the row block)
-//       [s8s8: C panel += compensation]
+//       [s8s8 with A packing on VNNI: C panel += compensation]
 //
 // B is packed once (outside any timed loop, as a constant weight would be)
 // into (panel, chunk) blocks, each the packed B of its own descriptor,
@@ -23,16 +23,21 @@
 // never pile up in a few L1 sets (a row-major A whose row is a multiple of
 // 4 KB puts every row in the same set). The copy costs one pass over A per
 // GEMM, which measured as a net loss where A's rows are already aligned, so
-// by default it is on only for s8s8 on VNNI (see below) and for AMX when
-// K * element size is not a multiple of 64 (A assumed 64-byte aligned).
+// by default it is on only for AMX when K * element size is not a multiple
+// of 64 (A assumed 64-byte aligned) and for s8s8 on VNNI when N and K are
+// both >= 1024 (see below).
 //
-// s8 * s8 on VNNI: vpdpbusd multiplies u8 by s8, so the A copy flips each
-// byte's sign bit (A + 128, a valid u8), the u8s8 kernel runs at full speed,
-// and PackB stores comp[n] = -128 * sum_k B[k][n] after the panels; each
-// finished C panel gets comp added, an exact correction:
-//   sum_k (A + 128) * B + comp = sum_k A * B.
-// (oneDNN's brgemm does the same with a per-broadcast add; here the add is
-// paid once per A element instead of once per A element per panel.)
+// s8 * s8 on VNNI, two ways:
+//  - Without A packing, the s8s8 kernel runs directly on B packed by PackB
+//    (stored as u8 B + 128; brgemm_avx512_int8.h). Each call sums its A rows
+//    for the correction, a few percent of the call, paid again per panel.
+//  - With A packing, the copy flips each byte's sign bit (A + 128, a valid
+//    u8), the u8s8 kernel runs, and PackB stores comp[n] = -128 * sum_k
+//    B[k][n] after the panels; each finished C panel gets comp added, an
+//    exact correction:
+//      sum_k (A + 128) * B + comp = sum_k A * B.
+//    The copy is paid once per row block and the add once per panel, so
+//    this wins where N and K are long and loses on small GEMMs.
 //
 // Used by the benchmark against oneDNN and as a worked example for codegen.
 #ifndef HGC_MICROKERNELS_GEMM_DRIVER_H_
@@ -62,7 +67,7 @@ struct GemmBlocking {
 class BrgemmGemm {
  public:
   // Kernels come from the global cache. Errors as BrgemmKernel::Create;
-  // InvalidArgument for sizes < 1 or s8s8 without A packing on VNNI.
+  // InvalidArgument for sizes < 1.
   static absl::StatusOr<std::unique_ptr<BrgemmGemm>> Create(
       Isa isa, BrgemmDataType dtype, int64_t m, int64_t n, int64_t k,
       GemmBlocking blocking = GemmBlocking());
@@ -99,14 +104,15 @@ class BrgemmGemm {
   };
   BrgemmGemm() = default;
   // Copies rows [m0, m0 + rows) of A into `dst` (lda_pack_ elements),
-  // flipping sign bits for s8s8 on VNNI.
+  // flipping sign bits for s8s8 with compensation.
   void PackA(const void* a, int64_t m0, int64_t rows, void* dst) const;
 
   BrgemmDataType dtype_;  // the GEMM's data type
   int64_t m_ = 0, n_ = 0, k_ = 0;
   GemmBlocking blocking_;
   bool amx_ = false;         // AMX kernels: release the tiles after Run
-  bool s8s8_comp_ = false;   // s8s8 run as u8s8 plus compensation
+  bool s8s8_comp_ = false;   // s8s8 run as u8s8 plus compensation (VNNI
+                             // with A packing)
   int64_t lda_pack_ = 0;     // row stride of packed A (elements)
   int64_t comp_offset_ = 0;  // byte offset of comp[N] in packed B
   int64_t packed_bytes_ = 0;

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -72,17 +73,14 @@ void CheckGemm(Isa isa, BrgemmDataType dt, int64_t m, int64_t n, int64_t k,
 }
 
 // Every data type on the dispatcher's ISA, with tails in every blocked
-// dimension, A read in place and A packed (s8s8 on VNNI always packs).
+// dimension, A read in place and A packed (s8s8 on VNNI: the s8s8 kernel
+// and the sign-flipping copy with compensation).
 TEST(GemmDriverTest, MatchesNaiveGemmWithTails) {
   for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
                             BrgemmDataType::kU8S8, BrgemmDataType::kS8S8}) {
     auto isa = SelectBrgemmIsa(dt);
     if (!isa.ok()) GTEST_SKIP() << "SKIPPED: " << isa.status().message();
     for (int pack_a : {0, 1}) {
-      if (pack_a == 0 && dt == BrgemmDataType::kS8S8 &&
-          *isa != Isa::kAvx512CoreAmx) {
-        continue;  // VNNI s8s8 needs the sign-flipping copy
-      }
       SCOPED_TRACE(pack_a);
       CheckGemm(*isa, dt, 37, 70, 300, {32, 96, 24, pack_a}, 5);
     }
@@ -101,6 +99,8 @@ TEST(GemmDriverTest, EveryAvx512FamilyAndDefaultBlocking) {
     SCOPED_TRACE(DataTypeName(dt));
     CheckGemm(isa, dt, 200, 80, 1024 / InputElementSize(dt), GemmBlocking(), 6);
     CheckGemm(isa, dt, 5, 17, 3, GemmBlocking(), 7);
+    // s8s8: N, K >= 1024 default to the compensation path.
+    CheckGemm(isa, dt, 5, 1030, 1024, GemmBlocking(), 9);
   }
 }
 
@@ -115,7 +115,7 @@ TEST(GemmDriverTest, AmxGemmLeavesTheTilesReleased) {
   }
 }
 
-TEST(GemmDriverTest, RejectsUnalignedPackedBAndS8s8WithoutPacking) {
+TEST(GemmDriverTest, RejectsUnalignedPackedB) {
   if (!IsaAvailable(Isa::kAvx512CoreVnni)) GTEST_SKIP() << "SKIPPED: no VNNI";
   auto gemm =
       BrgemmGemm::Create(Isa::kAvx512Core, BrgemmDataType::kF32, 8, 8, 8);
@@ -124,11 +124,24 @@ TEST(GemmDriverTest, RejectsUnalignedPackedBAndS8s8WithoutPacking) {
   std::vector<float> b(64, 1.0f);
   EXPECT_EQ((*gemm)->PackB(b.data(), 8, packed.p + 4).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(BrgemmGemm::Create(Isa::kAvx512CoreVnni, BrgemmDataType::kS8S8, 8,
-                               8, 8, {0, 0, 0, 0})
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+}
+
+// s8s8 on VNNI picks its way from the sizes unless A packing is given.
+TEST(GemmDriverTest, S8s8OnVnniCompensatesOnlyWithAPacking) {
+  if (!IsaAvailable(Isa::kAvx512CoreVnni)) GTEST_SKIP() << "SKIPPED: no VNNI";
+  auto name = [](int64_t n, int64_t k, int pack_a) {
+    auto gemm = BrgemmGemm::Create(Isa::kAvx512CoreVnni,
+                                   BrgemmDataType::kS8S8, 8, n, k,
+                                   {0, 0, 0, pack_a});
+    return gemm.ok() ? (*gemm)->ToString() : gemm.status().ToString();
+  };
+  EXPECT_EQ(name(512, 512, -1).find("s8s8comp"), std::string::npos);
+  EXPECT_NE(name(512, 512, -1).find("s8s8s32"), std::string::npos);
+  EXPECT_NE(name(1024, 1024, -1).find(":packa:s8s8comp over"),
+            std::string::npos);
+  EXPECT_NE(name(1024, 1024, -1).find("u8s8s32"), std::string::npos);
+  EXPECT_EQ(name(1024, 1024, 0).find("s8s8comp"), std::string::npos);
+  EXPECT_NE(name(8, 8, 1).find("s8s8comp"), std::string::npos);
 }
 
 TEST(GemmDriverTest, RejectsEmptySizes) {

@@ -27,13 +27,15 @@ void PackBytes(const BrgemmDesc& desc, const BSource& src, char* dst) {
   const int64_t es = InputElementSize(desc.dtype);
   const int64_t g = VnniGranularity(desc.dtype);
   const int64_t groups = (desc.k + g - 1) / g;
-  std::memset(dst, 0, groups * desc.ldb * g * es);
+  const bool biased = PackedBIsBiased(desc);
+  std::memset(dst, biased ? 0x80 : 0, groups * desc.ldb * g * es);
   const char* s = static_cast<const char*>(src.data);
   for (int64_t k = 0; k < desc.k; ++k) {
     for (int64_t n = 0; n < desc.n; ++n) {
       const int64_t from = src.transposed ? n * src.ld + k : k * src.ld + n;
       const int64_t to = ((k / g) * desc.ldb + n) * g + k % g;
       std::memcpy(dst + to * es, s + from * es, es);
+      if (biased) dst[to] ^= 0x80;  // es == 1
     }
   }
 }
@@ -63,12 +65,14 @@ absl::Status UnpackB(const BrgemmDesc& desc, const void* packed, int64_t ld,
   }
   const int64_t es = InputElementSize(desc.dtype);
   const int64_t g = VnniGranularity(desc.dtype);
+  const bool biased = PackedBIsBiased(desc);
   const char* p = static_cast<const char*>(packed);
   char* d = static_cast<char*>(dst);
   for (int64_t k = 0; k < desc.k; ++k) {
     for (int64_t n = 0; n < desc.n; ++n) {
       const int64_t from = ((k / g) * desc.ldb + n) * g + k % g;
       std::memcpy(d + (k * ld + n) * es, p + from * es, es);
+      if (biased) d[k * ld + n] ^= 0x80;  // es == 1
     }
   }
   return absl::OkStatus();

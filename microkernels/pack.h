@@ -26,14 +26,18 @@ struct BSource {
   bool transposed = false;
 };
 
-// Packs the K x N block `src` for `desc` (its dtype, K, N, ldb, b_layout)
-// into `dst`, which must hold PackedBBytes(desc) bytes. Padding (columns
-// N..ldb-1 and K rows past K in the last group) is written as zeros, so
+// Packs the K x N block `src` for `desc` (its dtype, K, N, ldb, b_layout,
+// and for s8s8 its ISA) into `dst`, which must hold PackedBBytes(desc)
+// bytes. s8s8 for the VNNI kernels is stored as u8 B + 128 (sign bits
+// flipped; PackedBIsBiased in brgemm_desc.h); AMX s8s8 and every other
+// type are copied unchanged. Padding (columns N..ldb-1 and K rows past K in
+// the last group) is written as zero values (0x80 bytes when biased), so
 // kernels may rely on it. InvalidArgument for a bad descriptor or ld.
 absl::Status PackB(const BrgemmDesc& desc, const BSource& src, void* dst);
 
 // Inverse of PackB for the N x K valid region, for tests and debugging:
-// writes B row-major K x N with leading dimension `ld` into `dst`.
+// writes B row-major K x N with leading dimension `ld` into `dst` (s8s8
+// biased B un-biased again).
 absl::Status UnpackB(const BrgemmDesc& desc, const void* packed, int64_t ld,
                      void* dst);
 

@@ -24,7 +24,7 @@ TEST(PackTest, Vnni2InterleavesPairsAndZeroPads) {
 }
 
 TEST(PackTest, Vnni4GroupsFour) {
-  BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512CoreVnni, BrgemmDataType::kS8S8,
+  BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512CoreVnni, BrgemmDataType::kU8S8,
                                 1, 2, 5);
   std::vector<int8_t> b(10);
   std::iota(b.begin(), b.end(), 1);  // B[k][n] = 2k + n + 1
@@ -35,9 +35,34 @@ TEST(PackTest, Vnni4GroupsFour) {
   EXPECT_EQ(packed, want);
 }
 
+// s8s8 for the VNNI kernels is stored as u8 B + 128, padding as 0x80 (B = 0);
+// AMX s8s8 (tdpbssd) keeps s8 B. UnpackB inverts both.
+TEST(PackTest, S8s8IsBiasedForVnniOnly) {
+  std::vector<int8_t> b = {-128, 127, 0, -1, 1, 5, -7, 100, 3, -3};
+  const std::vector<int8_t> plain = {-128, 0, 1, -7, 127, -1, 5, 100,
+                                     3, 0, 0, 0, -3, 0, 0, 0};
+  for (Isa isa : {Isa::kAvx512CoreVnni, Isa::kAvx512CoreAmx}) {
+    BrgemmDesc d = MakeBrgemmDesc(isa, BrgemmDataType::kS8S8, 1, 2, 5);
+    const bool biased = isa != Isa::kAvx512CoreAmx;
+    EXPECT_EQ(PackedBIsBiased(d), biased);
+    std::vector<int8_t> packed(PackedBBytes(d));
+    ASSERT_TRUE(PackB(d, {b.data(), 2, false}, packed.data()).ok());
+    std::vector<int8_t> want = plain;
+    if (biased) {
+      for (int8_t& v : want) v = static_cast<int8_t>(v ^ 0x80);
+    }
+    EXPECT_EQ(packed, want) << IsaName(isa);
+    std::vector<int8_t> back(b.size());
+    ASSERT_TRUE(UnpackB(d, packed.data(), 2, back.data()).ok());
+    EXPECT_EQ(back, b) << IsaName(isa);
+  }
+  EXPECT_FALSE(PackedBIsBiased(MakeBrgemmDesc(
+      Isa::kAvx512CoreVnni, BrgemmDataType::kU8S8, 1, 2, 5)));
+}
+
 TEST(PackTest, TransposedSourceGivesTheSamePacking) {
   for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
-                            BrgemmDataType::kU8S8}) {
+                            BrgemmDataType::kU8S8, BrgemmDataType::kS8S8}) {
     BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512CoreVnni, dt, 1, 19, 11);
     d.ldb = 32;
     const int64_t es = InputElementSize(dt);

@@ -41,6 +41,8 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
   }
   if (batch < 0) return absl::InvalidArgumentError("batch must be >= 0");
   const int64_t g = VnniGranularity(desc.dtype);
+  // s8s8 B packed for the VNNI kernels holds B + 128 (PackedBIsBiased).
+  const int b_bias = PackedBIsBiased(desc) ? 0x80 : 0;
   const bool is_int = desc.dtype == BrgemmDataType::kU8S8 ||
                       desc.dtype == BrgemmDataType::kS8S8;
   for (int64_t m = 0; m < desc.m; ++m) {
@@ -65,8 +67,10 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
             case BrgemmDataType::kS8S8:
               iacc += static_cast<uint32_t>(
                   static_cast<int32_t>(av) *
-                  PackedB(static_cast<const int8_t*>(b_ptrs[i]), k, n,
-                          desc.ldb, g));
+                  static_cast<int8_t>(
+                      PackedB(static_cast<const uint8_t*>(b_ptrs[i]), k, n,
+                              desc.ldb, g) ^
+                      b_bias));
               break;
           }
         }

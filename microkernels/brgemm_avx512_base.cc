@@ -135,6 +135,7 @@ void BrgemmAvx512Base::EmitTile(int rows, int cols) {
   const int nvecs = (cols + 15) / 16;
   const bool masked = cols % 16 != 0;
   InitAccumulators(rows, nvecs);
+  TilePrologue(rows, cols);
   EmitBatchLoop([&] { EmitKLoop(rows, nvecs, masked); });
   FinishAccumulators(rows, nvecs);
   StoreAcc(rows, nvecs, masked);

@@ -23,8 +23,12 @@ TEST(TensorCompareTest, DefaultTolerances) {
   EXPECT_EQ(DefaultTolerance(DType::kF32).rtol, 1e-4);
   EXPECT_EQ(DefaultTolerance(DType::kBF16).atol, 1e-2);
   EXPECT_EQ(DefaultTolerance(DType::kF16).rtol, 1e-3);
-  for (DType d : {DType::kS32, DType::kS8, DType::kU8, DType::kBool}) {
+  for (DType d : {DType::kS32, DType::kBool}) {
     EXPECT_EQ(DefaultTolerance(d).atol, 0);
+    EXPECT_EQ(DefaultTolerance(d).rtol, 0);
+  }
+  for (DType d : {DType::kS8, DType::kU8}) {
+    EXPECT_EQ(DefaultTolerance(d).atol, 1);
     EXPECT_EQ(DefaultTolerance(d).rtol, 0);
   }
 }
@@ -91,9 +95,9 @@ TEST(TensorCompareTest, NaNAndInfinities) {
   EXPECT_EQ(r.num_mismatches, 1);
 }
 
-TEST(TensorCompareTest, IntegersAreExactUnlessOverridden) {
-  Tensor expected = Make(DType::kS8, {3}, {1, 2, -128});
-  Tensor actual = Make(DType::kS8, {3}, {1, 3, -128});
+TEST(TensorCompareTest, WideIntegersAreExactUnlessOverridden) {
+  Tensor expected = Make(DType::kS32, {3}, {1, 2, -128});
+  Tensor actual = Make(DType::kS32, {3}, {1, 3, -128});
   CompareResult r = *CompareTensors(actual, expected);
   EXPECT_EQ(r.num_mismatches, 1);
   EXPECT_EQ(r.max_abs_error, 1);
@@ -119,6 +123,17 @@ TEST(TensorCompareTest, LowPrecisionDefaults) {
   Tensor h = Make(DType::kF16, {1}, {1});
   EXPECT_TRUE(CompareTensors(Make(DType::kF16, {1}, {1.0009765625}), h)->ok());
   EXPECT_FALSE(CompareTensors(Make(DType::kF16, {1}, {1.00390625}), h)->ok());
+}
+
+TEST(TensorCompareTest, QuantizedDefaultsAllowOneStep) {
+  Tensor q = Make(DType::kS8, {2}, {-7, 5});
+  EXPECT_TRUE(CompareTensors(Make(DType::kS8, {2}, {-8, 5}), q)->ok());
+  EXPECT_FALSE(CompareTensors(Make(DType::kS8, {2}, {-9, 5}), q)->ok());
+  Tensor u = Make(DType::kU8, {1}, {200});
+  EXPECT_TRUE(CompareTensors(Make(DType::kU8, {1}, {201}), u)->ok());
+  // s32 (integer matmuls, exact in any order) stays exact.
+  Tensor i = Make(DType::kS32, {1}, {1000});
+  EXPECT_FALSE(CompareTensors(Make(DType::kS32, {1}, {1001}), i)->ok());
 }
 
 TEST(TensorCompareTest, TypeMismatchIsAnError) {

@@ -208,12 +208,13 @@ llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col,
 
 namespace {
 
-// The element type memory holds for `dtype` (cast_emitter.h's compute
-// representation, with bool as a byte).
+// The natural alignment of a scalar memory element.
 llvm::Align ElementAlign(llvm::Type* elem) {
   return llvm::Align(elem->getPrimitiveSizeInBits() / 8);
 }
 
+// The element type memory holds for `dtype` (cast_emitter.h's compute
+// representation, with bool as a byte).
 llvm::Type* MemoryType(llvm::LLVMContext& c, DType dtype) {
   return dtype == DType::kBool ? llvm::Type::getInt8Ty(c)
                                : ComputeType(c, dtype);

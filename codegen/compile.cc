@@ -96,11 +96,7 @@ bool IsRowwiseGroup(const Op& op) {
 const Op* LoneReduction(const Op& op) {
   if (absl::StartsWith(op.kind(), "reduce_")) return &op;
   if (!IsRowwiseGroup(op)) return nullptr;
-  const Attribute* body_attr = op.FindAttr("body");
-  const Module* module = op.graph()->module();
-  const Graph* body = body_attr != nullptr && body_attr->is_symbol() && module
-                          ? module->FindGraph(body_attr->as_symbol())
-                          : nullptr;
+  const Graph* body = FusionBody(op);
   if (body == nullptr || body->ops().size() != 1 ||
       body->results().size() != 1) {
     return nullptr;

@@ -1,5 +1,6 @@
 #include "codegen/lower_common.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "absl/container/flat_hash_map.h"
@@ -320,6 +321,24 @@ llvm::Value* ChannelVector(llvm::IRBuilder<>& b, llvm::GlobalVariable* table,
 }
 
 }  // namespace
+
+void CollectInputs(const std::vector<const Op*>& ops,
+                   std::vector<const Value*>& params,
+                   std::vector<const Op*>& constants) {
+  for (const Op* o : ops) {
+    for (const Value* x : o->operands()) {
+      if (x->is_param()) {
+        if (std::find(params.begin(), params.end(), x) == params.end()) {
+          params.push_back(x);
+        }
+      } else if (x->defining_op()->kind() == "constant" &&
+                 std::find(constants.begin(), constants.end(),
+                           x->defining_op()) == constants.end()) {
+        constants.push_back(x->defining_op());
+      }
+    }
+  }
+}
 
 bool IsPerChannel(const Op& op) {
   for (const char* name : {"scale", "zero_point"}) {

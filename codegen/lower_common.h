@@ -146,6 +146,12 @@ struct RowProgram {
 // dequantize must not be broadcast). Unimplemented otherwise.
 absl::Status CheckRowProgram(const RowProgram& program);
 
+// Appends the params and literal-constant ops that `ops` (a body's ops in
+// order) read, each once.
+void CollectInputs(const std::vector<const Op*>& ops,
+                   std::vector<const Value*>& params,
+                   std::vector<const Op*>& constants);
+
 // Whether a quantize / dequantize has per-channel (list) scale or zero
 // point.
 bool IsPerChannel(const Op& op);

@@ -61,11 +61,7 @@ absl::Status LowerElementwise(LowerState& state, const Op& op) {
   const Value* result = op.result();
   const Value* body_result = result;
   if (op.kind() == "fusion") {
-    const Attribute* body_attr = op.FindAttr("body");
-    Module* module = op.graph()->module();
-    const Graph* body = (body_attr && module)
-                            ? module->FindGraph(body_attr->as_symbol())
-                            : nullptr;
+    const Graph* body = FusionBody(op);
     if (body == nullptr || body->results().size() != 1) {
       return absl::UnimplementedError("fusion without a body");
     }

@@ -209,11 +209,7 @@ int64_t ChooseLowPrecisionKChunk(int64_t k, int64_t g) {
 
 absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   using microkernels::BrgemmDataType;
-  const Attribute* body_attr = op.FindAttr("body");
-  Module* module = op.graph()->module();
-  const Graph* body = (body_attr && module)
-                          ? module->FindGraph(body_attr->as_symbol())
-                          : nullptr;
+  const Graph* body = FusionBody(op);
   if (body == nullptr) return absl::UnimplementedError("no body");
   HGC_ASSIGN_OR_RETURN(std::vector<Layer> layers, SplitLayers(*body));
   if (body->results()[0]->type() != op.result()->type()) {
@@ -315,20 +311,10 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     has_program[i] = true;
     std::vector<const Op*> ops;
     std::vector<const Value*> params;
+    CollectInputs(l.post, params, ops);
     std::vector<int> param_buffers;
-    for (const Op* p : l.post) {
-      for (const Value* x : p->operands()) {
-        if (x->is_param()) {
-          if (std::find(params.begin(), params.end(), x) == params.end()) {
-            params.push_back(x);
-            param_buffers.push_back(buffers.Add(param_ref(x)));
-          }
-        } else if (x->defining_op()->kind() == "constant" &&
-                   std::find(ops.begin(), ops.end(), x->defining_op()) ==
-                       ops.end()) {
-          ops.push_back(x->defining_op());
-        }
-      }
+    for (const Value* x : params) {
+      param_buffers.push_back(buffers.Add(param_ref(x)));
     }
     ops.insert(ops.end(), l.post.begin(), l.post.end());
     RowProgram& prog = programs[i];

@@ -20,25 +20,6 @@ bool IsRowOp(const std::string& kind) {
          kind == "reduce_max" || kind == "reduce_mean";
 }
 
-// Params and literal constants `ops` read from outside themselves.
-void CollectInputs(const std::vector<const Op*>& ops,
-                   std::vector<const Value*>& params,
-                   std::vector<const Op*>& constants) {
-  for (const Op* o : ops) {
-    for (const Value* x : o->operands()) {
-      if (x->is_param()) {
-        if (std::find(params.begin(), params.end(), x) == params.end()) {
-          params.push_back(x);
-        }
-      } else if (x->defining_op()->kind() == "constant" &&
-                 std::find(constants.begin(), constants.end(),
-                           x->defining_op()) == constants.end()) {
-        constants.push_back(x->defining_op());
-      }
-    }
-  }
-}
-
 // The normalized `axis` attribute (default -1).
 int64_t Axis(const Op& op, int64_t rank) {
   const Attribute* a = op.FindAttr("axis");
@@ -60,11 +41,7 @@ absl::StatusOr<llvm::Value*> HorizontalMax(llvm::IRBuilder<>& b,
 }  // namespace
 
 absl::Status LowerRowwise(LowerState& state, const Op& op) {
-  const Attribute* body_attr = op.FindAttr("body");
-  Module* module = op.graph()->module();
-  const Graph* body = (body_attr && module)
-                          ? module->FindGraph(body_attr->as_symbol())
-                          : nullptr;
+  const Graph* body = FusionBody(op);
   if (body == nullptr || body->results().size() != 1) {
     return absl::UnimplementedError("no body");
   }

@@ -126,4 +126,13 @@ Graph* Module::FindGraph(absl::string_view name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
+Graph* FusionBody(const Op& op) {
+  const Attribute* body = op.FindAttr("body");
+  const Module* module = op.graph() != nullptr ? op.graph()->module() : nullptr;
+  if (body == nullptr || !body->is_symbol() || module == nullptr) {
+    return nullptr;
+  }
+  return module->FindGraph(body->as_symbol());
+}
+
 }  // namespace hgc

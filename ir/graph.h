@@ -199,6 +199,11 @@ class Module {
   absl::flat_hash_map<std::string, Graph*> by_name_;
 };
 
+// The body graph a `fusion` op's `body` symbol names; nullptr when the op
+// has no body symbol, its graph belongs to no module, or no graph has that
+// name.
+Graph* FusionBody(const Op& op);
+
 }  // namespace hgc
 
 #endif  // HGC_IR_GRAPH_H_

@@ -20,16 +20,10 @@ bool IsLayerGroup(const Op& op) {
          (kind->as_string() == "matmul" || kind->as_string() == "mlp");
 }
 
-Graph* BodyOf(const Op& op) {
-  const Attribute* body = op.FindAttr("body");
-  if (body == nullptr || !body->is_symbol()) return nullptr;
-  return op.graph()->module()->FindGraph(body->as_symbol());
-}
-
 // The fusion operand index feeding the A side of `op`'s first matmul, or -1
 // when the body does not start with a plain matmul reading a parameter.
 int LayerInputIndex(const Op& op) {
-  Graph* body = BodyOf(op);
+  Graph* body = FusionBody(op);
   if (body == nullptr || body->ops().empty()) return -1;
   const Op& first = *body->ops().front();
   if (first.kind() != "matmul") return -1;
@@ -44,7 +38,7 @@ absl::flat_hash_map<const Graph*, int> CallerCounts(const Module& module) {
   absl::flat_hash_map<const Graph*, int> counts;
   for (const auto& g : module.graphs()) {
     for (const auto& op : g->ops()) {
-      if (op->kind() == "fusion") ++counts[BodyOf(*op)];
+      if (op->kind() == "fusion") ++counts[FusionBody(*op)];
     }
   }
   return counts;
@@ -68,7 +62,7 @@ std::optional<Candidate> FindPair(const Graph& graph,
     Value* input = op->operand(index);
     Op* producer = input->defining_op();
     if (producer == nullptr || !IsLayerGroup(*producer) ||
-        BodyOf(*producer) == nullptr || !uses.OnlyUsedBy(input, op.get())) {
+        FusionBody(*producer) == nullptr || !uses.OnlyUsedBy(input, op.get())) {
       continue;
     }
     const TensorType& t = input->type();
@@ -76,8 +70,8 @@ std::optional<Candidate> FindPair(const Graph& graph,
       continue;
     }
     // Bodies are rewritten in place: each must have this one caller.
-    if (BodyOf(*op) == BodyOf(*producer) || callers[BodyOf(*op)] != 1 ||
-        callers[BodyOf(*producer)] != 1) {
+    if (FusionBody(*op) == FusionBody(*producer) ||
+        callers[FusionBody(*op)] != 1 || callers[FusionBody(*producer)] != 1) {
       continue;
     }
     return Candidate{producer, op.get(), index};
@@ -88,8 +82,8 @@ std::optional<Candidate> FindPair(const Graph& graph,
 // Appends F2's body to F1's and replaces both ops by one "mlp" fusion.
 absl::Status Merge(Graph& graph, const Candidate& c) {
   Module& module = *graph.module();
-  Graph* b1 = BodyOf(*c.first);
-  Graph* b2 = BodyOf(*c.second);
+  Graph* b1 = FusionBody(*c.first);
+  Graph* b2 = FusionBody(*c.second);
   // Names already used in b1: copies whose names collide are renamed by the
   // printer instead.
   absl::flat_hash_set<std::string> names;

@@ -53,8 +53,7 @@ bool PrepackWeightsInGraph(Graph& graph) {
   bool changed = false;
   for (const auto& op : graph.ops()) {
     if (!IsLayerGroup(*op)) continue;
-    const Attribute* body_attr = op->FindAttr("body");
-    const Graph* body = graph.module()->FindGraph(body_attr->as_symbol());
+    const Graph* body = FusionBody(*op);
     if (body == nullptr) continue;
     std::string layout;
     std::vector<int64_t> packed;

@@ -37,11 +37,8 @@ double MatmulFlopsDepth(const Graph& graph, int depth) {
       double n = 1;
       for (int64_t d : op->result()->type().shape) n *= static_cast<double>(d);
       flops += 2.0 * n * k;
-    } else if (op->kind() == "fusion" && depth < 64 &&
-               graph.module() != nullptr) {
-      const Attribute* body = op->FindAttr("body");
-      if (body == nullptr || !body->is_symbol()) continue;
-      if (const Graph* g = graph.module()->FindGraph(body->as_symbol())) {
+    } else if (op->kind() == "fusion" && depth < 64) {
+      if (const Graph* g = FusionBody(*op)) {
         flops += MatmulFlopsDepth(*g, depth + 1);
       }
     }

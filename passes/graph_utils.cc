@@ -147,9 +147,7 @@ absl::flat_hash_set<const Graph*> FusionBodies(const Module& module) {
   for (const auto& g : module.graphs()) {
     for (const auto& op : g->ops()) {
       if (op->kind() != "fusion") continue;
-      const Attribute* body = op->FindAttr("body");
-      if (body == nullptr || !body->is_symbol()) continue;
-      if (const Graph* b = module.FindGraph(body->as_symbol())) {
+      if (const Graph* b = FusionBody(*op)) {
         bodies.insert(b);
       }
     }

@@ -19,6 +19,19 @@ Xbyak::Address BrgemmAvx512Base::BAddr(int vec, int64_t b_off) {
   return ptr[reg_b_ + b_off + vec * 64];
 }
 
+void BrgemmAvx512Base::LoadBVectors(int nvecs, bool masked, int64_t b_off,
+                                    bool float_domain) {
+  for (int j = 0; j < nvecs; ++j) {
+    const Xbyak::Zmm b = Reserved(1 + j);
+    const Xbyak::Zmm dst = masked && j == nvecs - 1 ? b | k1 | T_z : b;
+    if (float_domain) {
+      vmovups(dst, BAddr(j, b_off));
+    } else {
+      vmovdqu32(dst, BAddr(j, b_off));
+    }
+  }
+}
+
 void BrgemmAvx512Base::BroadcastPartialGroup(const Xbyak::Zmm& dst, int row,
                                              int64_t a_off, int valid) {
   // Assemble the group's bytes in a GPR: a full-width load could cross the
@@ -50,7 +63,8 @@ absl::Status BrgemmAvx512Base::Generate() {
   CallPrologue();
   const int full_cols = blocking_.nvecs * 16;
   EmitNBlocks(desc_.n / full_cols, full_cols);
-  if (desc_.n % full_cols != 0) EmitNBlocks(1, static_cast<int>(desc_.n % full_cols));
+  if (desc_.n % full_cols != 0)
+    EmitNBlocks(1, static_cast<int>(desc_.n % full_cols));
   CallEpilogue();
   Postamble();
   return absl::OkStatus();
@@ -72,7 +86,8 @@ void BrgemmAvx512Base::EmitNBlocks(int64_t count, int cols) {
   NBlockPrologue();
   const int rows = blocking_.rows;
   EmitMBlocks(desc_.m / rows, rows, cols);
-  if (desc_.m % rows != 0) EmitMBlocks(1, static_cast<int>(desc_.m % rows), cols);
+  if (desc_.m % rows != 0)
+    EmitMBlocks(1, static_cast<int>(desc_.m % rows), cols);
   add(reg_c_n_, cols * 4);
   add(reg_boff_, cols * group() * a_elem_bytes());
   if (count > 1) {
@@ -145,7 +160,7 @@ void BrgemmAvx512Base::EmitKLoop(int rows, int nvecs, bool masked) {
   const int64_t g = group();
   const int64_t full_groups = desc_.k / g;
   const int tail = static_cast<int>(desc_.k % g);
-  const int64_t a_step = g * a_elem_bytes();             // one group of A
+  const int64_t a_step = g * a_elem_bytes();              // one group of A
   const int64_t b_step = desc_.ldb * g * a_elem_bytes();  // one packed row
   const int unroll = blocking_.k_unroll;
   const int64_t trips = full_groups / unroll;

@@ -87,6 +87,10 @@ class BrgemmAvx512Base : public JitGenerator {
   // Loads B vector `vec` of the group at b_off; masked (zeroing) when it is
   // the N tail vector.
   Xbyak::Address BAddr(int vec, int64_t b_off);
+  // Loads the group's `nvecs` B vectors at b_off into Reserved(1..nvecs),
+  // the last masked by k1 (zeroing) when `masked`; vmovups for f32 kernels
+  // (`float_domain`), vmovdqu32 for the integer-domain dot products.
+  void LoadBVectors(int nvecs, bool masked, int64_t b_off, bool float_domain);
   // Emits a loop over the batch elements of the current call: `body` runs
   // once per element with reg_a_ and reg_b_ at that element's block of the
   // current tile (A at the M block, B at the N block). Skipped for batch 0.
@@ -102,18 +106,18 @@ class BrgemmAvx512Base : public JitGenerator {
 
   // General-purpose registers (System V; rdi carries the arguments).
   const Xbyak::Reg64 reg_args_ = Xbyak::util::rdi;
-  const Xbyak::Reg64 reg_c_ = Xbyak::util::rsi;      // C tile
-  const Xbyak::Reg64 reg_c_n_ = Xbyak::util::rdx;    // C at N block, row 0
-  const Xbyak::Reg64 reg_aoff_ = Xbyak::util::rcx;   // M block offset in A
-  const Xbyak::Reg64 reg_boff_ = Xbyak::util::r8;    // N block offset in B
-  const Xbyak::Reg64 reg_a_ = Xbyak::util::r9;       // A in the K loop
-  const Xbyak::Reg64 reg_b_ = Xbyak::util::r10;      // B in the K loop
-  const Xbyak::Reg64 reg_iter_a_ = Xbyak::util::r11; // batch: next A
-  const Xbyak::Reg64 reg_iter_b_ = Xbyak::util::rax; // batch: next B
-  const Xbyak::Reg64 reg_batch_ = Xbyak::util::rbx;  // batch count left
-  const Xbyak::Reg64 reg_k_ = Xbyak::util::rbp;      // K loop trips left
-  const Xbyak::Reg64 reg_m_ = Xbyak::util::r12;      // M blocks left
-  const Xbyak::Reg64 reg_n_ = Xbyak::util::r13;      // N blocks left
+  const Xbyak::Reg64 reg_c_ = Xbyak::util::rsi;       // C tile
+  const Xbyak::Reg64 reg_c_n_ = Xbyak::util::rdx;     // C at N block, row 0
+  const Xbyak::Reg64 reg_aoff_ = Xbyak::util::rcx;    // M block offset in A
+  const Xbyak::Reg64 reg_boff_ = Xbyak::util::r8;     // N block offset in B
+  const Xbyak::Reg64 reg_a_ = Xbyak::util::r9;        // A in the K loop
+  const Xbyak::Reg64 reg_b_ = Xbyak::util::r10;       // B in the K loop
+  const Xbyak::Reg64 reg_iter_a_ = Xbyak::util::r11;  // batch: next A
+  const Xbyak::Reg64 reg_iter_b_ = Xbyak::util::rax;  // batch: next B
+  const Xbyak::Reg64 reg_batch_ = Xbyak::util::rbx;   // batch count left
+  const Xbyak::Reg64 reg_k_ = Xbyak::util::rbp;       // K loop trips left
+  const Xbyak::Reg64 reg_m_ = Xbyak::util::r12;       // M blocks left
+  const Xbyak::Reg64 reg_n_ = Xbyak::util::r13;       // N blocks left
   const Xbyak::Reg64 reg_tmp_ = Xbyak::util::r14;
   const Xbyak::Reg64 reg_tmp2_ = Xbyak::util::r15;
 

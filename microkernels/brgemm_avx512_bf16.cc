@@ -8,14 +8,7 @@ using namespace Xbyak::util;  // NOLINT
 void BrgemmAvx512Bf16::ComputeGroup(int rows, int nvecs, bool masked,
                                     int64_t a_off, int64_t b_off, int valid) {
   const Xbyak::Zmm bcast = Reserved(0);
-  for (int j = 0; j < nvecs; ++j) {
-    const Xbyak::Zmm b = Reserved(1 + j);
-    if (masked && j == nvecs - 1) {
-      vmovdqu32(b | k1 | T_z, BAddr(j, b_off));
-    } else {
-      vmovdqu32(b, BAddr(j, b_off));
-    }
-  }
+  LoadBVectors(nvecs, masked, b_off, /*float_domain=*/false);
   for (int i = 0; i < rows; ++i) {
     if (valid == 2) {
       vpbroadcastd(bcast, AAddr(i, a_off));

@@ -58,14 +58,7 @@ void BrgemmAvx512F32::ComputeGroup(int rows, int nvecs, bool masked,
                                    int64_t a_off, int64_t b_off, int valid) {
   // Registers: B vectors at Reserved(1..nvecs), the broadcast at Reserved(0).
   const Xbyak::Zmm bcast = Reserved(0);
-  for (int j = 0; j < nvecs; ++j) {
-    const Xbyak::Zmm b = Reserved(1 + j);
-    if (masked && j == nvecs - 1) {
-      vmovups(b | k1 | T_z, BAddr(j, b_off));
-    } else {
-      vmovups(b, BAddr(j, b_off));
-    }
-  }
+  LoadBVectors(nvecs, masked, b_off, /*float_domain=*/true);
   for (int i = 0; i < rows; ++i) {
     vbroadcastss(bcast, AAddr(i, a_off));
     for (int j = 0; j < nvecs; ++j) {

@@ -26,9 +26,7 @@ int64_t BrgemmAvx512Int8::FrameBytes() const {
   return 64 + (rows + kRowSumGroup - 1) / kRowSumGroup * 64;
 }
 
-bool BrgemmAvx512Int8::Upfront() const {
-  return desc().m <= kMaxUpfrontRows;
-}
+bool BrgemmAvx512Int8::Upfront() const { return desc().m <= kMaxUpfrontRows; }
 
 // Reserved registers: 0 = broadcast A; 1.. = B vectors.
 void BrgemmAvx512Int8::InitConstants() {
@@ -194,14 +192,7 @@ void BrgemmAvx512Int8::FinishAccumulators(int rows, int nvecs) {
 void BrgemmAvx512Int8::ComputeGroup(int rows, int nvecs, bool masked,
                                     int64_t a_off, int64_t b_off, int valid) {
   const Xbyak::Zmm bcast = Reserved(0);
-  for (int j = 0; j < nvecs; ++j) {
-    const Xbyak::Zmm b = Reserved(1 + j);
-    if (masked && j == nvecs - 1) {
-      vmovdqu32(b | k1 | T_z, BAddr(j, b_off));
-    } else {
-      vmovdqu32(b, BAddr(j, b_off));
-    }
-  }
+  LoadBVectors(nvecs, masked, b_off, /*float_domain=*/false);
   for (int i = 0; i < rows; ++i) {
     // One broadcast load per row feeds every vector: an embedded-broadcast
     // operand per instruction would need rows * nvecs loads per group and

@@ -150,7 +150,6 @@ void BrgemmAvx512Base::EmitTile(int rows, int cols) {
   const int nvecs = (cols + 15) / 16;
   const bool masked = cols % 16 != 0;
   InitAccumulators(rows, nvecs);
-  TilePrologue(rows, cols);
   EmitBatchLoop([&] { EmitKLoop(rows, nvecs, masked); });
   FinishAccumulators(rows, nvecs);
   StoreAcc(rows, nvecs, masked);
@@ -172,6 +171,7 @@ void BrgemmAvx512Base::EmitKLoop(int rows, int nvecs, bool masked) {
     for (int u = 0; u < unroll; ++u) {
       ComputeGroup(rows, nvecs, masked, u * a_step, u * b_step, g);
     }
+    KLoopTrip();
     add(reg_a_, unroll * a_step);
     AddImm(reg_b_, unroll * b_step, reg_tmp_);
     dec(reg_k_);

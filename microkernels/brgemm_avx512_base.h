@@ -58,9 +58,9 @@ class BrgemmAvx512Base : public JitGenerator {
   // accumulators' starting values (by default zero). May use every vector
   // register, reg_a_, reg_b_, the batch registers and the temporaries.
   virtual void InitAccumulators(int rows, int nvecs);
-  // Called per register tile after InitAccumulators, before its batch loop;
-  // may use reg_a_, reg_b_ and reg_tmp_.
-  virtual void TilePrologue(int rows, int cols) {}
+  // Called once per trip of a tile's unrolled K loop (not in straight-line
+  // K code), after the trip's groups; may use reg_tmp2_ only.
+  virtual void KLoopTrip() {}
   // Called per register tile after its batch loop, before the store; may
   // use the reserved registers and reg_tmp_.
   virtual void FinishAccumulators(int rows, int nvecs) {}

@@ -22,12 +22,12 @@ class BrgemmAvx512F32 : public BrgemmAvx512Base {
   void ComputeGroup(int rows, int nvecs, bool masked, int64_t a_off,
                     int64_t b_off, int valid) override;
   void CallPrologue() override;
-  void TilePrologue(int rows, int cols) override;
+  void KLoopTrip() override;
 
  private:
   // Cache lines of the B region after this call's (see CallPrologue) that
-  // each register tile prefetches; 0: none.
-  int64_t PrefetchBLinesPerTile() const;
+  // each trip of a register tile's K loop prefetches; 0: none.
+  int64_t PrefetchBLinesPerTrip() const;
 };
 
 }  // namespace microkernels

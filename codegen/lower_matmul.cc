@@ -35,7 +35,54 @@ struct Layer {
   // is that type and the output has 4-byte elements too, else into an f32 /
   // s32 scratch from which the post-ops (or the rounding to bf16) read.
   bool c_scratch = false;
+  // Post-ops the f32 kernel applies itself as it stores C (brgemm_desc.h):
+  // a bias row (`bias`, a group param of N elements) and / or relu, when
+  // they are all the layer's post-ops. The tile loop then runs none.
+  const Value* bias = nullptr;
+  bool relu = false;
+  bool kernel_post_ops() const { return bias != nullptr || relu; }
 };
+
+// Sets l.bias / l.relu when the layer's post-ops are exactly
+// [add(C, bias)] [relu] in that order (either or both; add's operands in
+// either order), on an f32 kernel writing its C straight to the output.
+void MatchKernelPostOps(Layer& l) {
+  if (l.kind != microkernels::BrgemmDataType::kF32 || l.c_scratch ||
+      l.post.empty() || l.post.size() > 2) {
+    return;
+  }
+  const Value* c = l.matmul->result();
+  const Value* bias = nullptr;
+  size_t next = 0;
+  const Op* add = l.post[0];
+  if (add->kind() == "add" && add->num_operands() == 2) {
+    const Value* other = add->operand(0) == c   ? add->operand(1)
+                         : add->operand(1) == c ? add->operand(0)
+                                                : nullptr;
+    const Shape* shape = other != nullptr ? &other->type().shape : nullptr;
+    int64_t elements = 1;
+    if (shape != nullptr) {
+      for (int64_t d : *shape) elements *= d;
+    }
+    if (other != nullptr && other->is_param() &&
+        other->type().dtype == DType::kF32 && !shape->empty() &&
+        shape->back() == l.n && elements == l.n) {
+      bias = other;
+      c = add->result();
+      next = 1;
+    }
+  }
+  bool relu = false;
+  if (next < l.post.size()) {
+    const Op* r = l.post[next];
+    if (r->kind() != "relu" || r->operand(0) != c) return;
+    relu = true;
+    ++next;
+  }
+  if (next != l.post.size()) return;
+  l.bias = bias;
+  l.relu = relu;
+}
 
 // The kernel data type of a matmul with operands `a`, `b`: f32, bf16,
 // u8 x s8 or s8 x s8; Unimplemented for other combinations.
@@ -178,6 +225,9 @@ TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k,
 
 namespace {
 
+// Kernels per layer: 3 K-chunk roles x (full / tail M) x (full / tail N).
+constexpr int64_t kKernelsPerLayer = 12;
+
 // Whether the static split hands thread t exactly row group t of a layer
 // (one batch, equal groups, one per thread), so that its tiles are whole
 // rows [t * group * mb, (t + 1) * group * mb).
@@ -215,6 +265,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   if (body->results()[0]->type() != op.result()->type()) {
     return absl::UnimplementedError("body result type differs");
   }
+  for (Layer& l : layers) MatchKernelPostOps(l);
   std::vector<Isa> isas;
   for (const Layer& l : layers) {
     HGC_ASSIGN_OR_RETURN(Isa isa, microkernels::SelectBrgemmIsa(l.kind));
@@ -241,11 +292,14 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     const int64_t g = microkernels::VnniGranularity(layers[i].kind);
     return (layers[i].k + g - 1) / g * g;
   };
-  // Kernels: eight per layer, (overwrite / accumulate) x (full / tail M) x
-  // (full / tail N). The K reduction runs in chunks of kc so that the B
-  // chunk a tile's kernel sweeps once per register row block stays in L1
-  // (f32) or C stays in registers longest (bf16, int8); the first chunk
-  // overwrites C, the others accumulate into it.
+  // Kernels: kKernelsPerLayer per layer, (first / middle / last K chunk) x
+  // (full / tail M) x (full / tail N). The K reduction runs in chunks of kc
+  // so that the B chunk a tile's kernel sweeps once per register row block
+  // stays in L1 (f32) or C stays in registers longest (bf16, int8); the
+  // first chunk overwrites C, the others accumulate into it, and the last
+  // (the first, when there is one chunk) applies the kernel's post-ops.
+  // Without post-ops the middle and last kernels are the same (one cache
+  // entry).
   std::vector<TileSizes> tiles;
   std::vector<int64_t> k_chunks;
   std::vector<const void*> kernel_fns;
@@ -259,7 +313,8 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
                      : ChooseLowPrecisionKChunk(
                            l.k, microkernels::VnniGranularity(l.kind));
     k_chunks.push_back(kc);
-    for (int beta = 0; beta < 2; ++beta) {
+    const bool one_chunk = l.k / kc == 1;
+    for (int set = 0; set < 3; ++set) {
       for (int mt = 0; mt < 2; ++mt) {
         for (int nt = 0; nt < 2; ++nt) {
           int64_t mm = mt && l.m % t.mb ? l.m % t.mb : t.mb;
@@ -269,7 +324,10 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
           d.lda = l.k;
           d.ldb = blocked(i) ? nn : l.n;
           d.ldc = l.n;
-          d.accumulate = beta == 1;
+          d.accumulate = set > 0;
+          const bool last = set == 2 || (set == 0 && one_chunk);
+          d.bias = last && l.bias != nullptr;
+          d.relu = last && l.relu;
           d.batch_kind = microkernels::BatchKind::kStrided;
           HGC_ASSIGN_OR_RETURN(
               auto kernel, microkernels::BrgemmKernelCache::Global().Get(d));
@@ -307,7 +365,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   std::vector<bool> has_program(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
-    if (l.post.empty() && !l.c_scratch) continue;
+    if ((l.post.empty() || l.kernel_post_ops()) && !l.c_scratch) continue;
     has_program[i] = true;
     std::vector<const Op*> ops;
     std::vector<const Value*> params;
@@ -383,6 +441,12 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   std::vector<int> a_buffer(layers.size());
   a_buffer[0] = buffers.Add(param_ref(layers[0].matmul->operand(0)));
   for (size_t i = 1; i < layers.size(); ++i) a_buffer[i] = out_buffer[i - 1];
+  std::vector<int> bias_buffer(layers.size(), -1);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i].bias != nullptr) {
+      bias_buffer[i] = buffers.Add(param_ref(layers[i].bias));
+    }
+  }
 
   llvm::IRBuilder<> b(*state.context);
   FrameValues frame;
@@ -390,8 +454,9 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   llvm::Function* fn = BeginStepFunction(state, name, b, frame);
   llvm::Type* i8 = b.getInt8Ty();
   llvm::Type* i8p = b.getInt8PtrTy();
-  llvm::StructType* args_type =
-      llvm::StructType::get(*state.context, {i8p, i8p, i8p, b.getInt64Ty()});
+  // microkernels::BrgemmCallArgs: a, b, c, batch, bias.
+  llvm::StructType* args_type = llvm::StructType::get(
+      *state.context, {i8p, i8p, i8p, b.getInt64Ty(), i8p});
   llvm::Value* args = b.CreateAlloca(args_type, nullptr, "brgemm_args");
   auto* kernel_type = llvm::FunctionType::get(b.getVoidTy(), {i8p}, false);
   absl::Status status = absl::OkStatus();
@@ -412,6 +477,10 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     llvm::Value* a = LoadBuffer(b, frame, a_buffer[i], i8);
     llvm::Value* bb = LoadBuffer(b, frame, b_buffer[i], i8);
     llvm::Value* c = LoadBuffer(b, frame, c_buffer[i], i8);
+    llvm::Value* bias = l.bias != nullptr
+                            ? LoadBuffer(b, frame, bias_buffer[i], i8)
+                            : llvm::ConstantPointerNull::get(
+                                  llvm::cast<llvm::PointerType>(i8p));
     EmitLoop(b, begin, end, [&](llvm::IRBuilder<>& b, llvm::Value* tile) {
       llvm::Value* per_batch = b.getInt64(mtiles * ntiles);
       llvm::Value* bi = b.CreateUDiv(tile, per_batch, "bi");
@@ -459,15 +528,23 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
           b.CreateAdd(b.CreateMul(bi, b.getInt64(l.m * l.n)),
                       b.CreateAdd(b.CreateMul(m0, b.getInt64(l.n)), n0));
       const int64_t kc = k_chunks[i];
+      const int64_t chunks = l.k / kc;
+      llvm::Value* bias_row =
+          l.bias != nullptr
+              ? b.CreateInBoundsGEP(i8, bias, b.CreateMul(n0, b.getInt64(4)))
+              : bias;
       EmitLoop(
-          b, b.getInt64(0), b.getInt64(l.k / kc),
+          b, b.getInt64(0), b.getInt64(chunks),
           [&](llvm::IRBuilder<>& b, llvm::Value* chunk) {
-            llvm::Value* accumulate = b.CreateZExt(
-                b.CreateICmpNE(chunk, b.getInt64(0)), b.getInt64Ty());
-            llvm::Value* kidx =
-                b.CreateAdd(b.getInt64(8 * i),
-                            b.CreateAdd(b.CreateMul(accumulate, b.getInt64(4)),
-                                        tile_kernel));
+            // Kernel set: 0 for the first chunk, 2 for the last of several,
+            // 1 between.
+            llvm::Value* set = b.CreateSelect(
+                b.CreateICmpEQ(chunk, b.getInt64(0)), b.getInt64(0),
+                b.CreateSelect(b.CreateICmpEQ(chunk, b.getInt64(chunks - 1)),
+                               b.getInt64(2), b.getInt64(1)));
+            llvm::Value* kidx = b.CreateAdd(
+                b.getInt64(kKernelsPerLayer * i),
+                b.CreateAdd(b.CreateMul(set, b.getInt64(4)), tile_kernel));
             llvm::LoadInst* kernel = b.CreateLoad(
                 i8p, b.CreateInBoundsGEP(i8p, frame.kernels, kidx), "kernel");
             kernel->setMetadata(llvm::LLVMContext::MD_invariant_load,
@@ -486,6 +563,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
               b.CreateStore(fields[f], b.CreateStructGEP(args_type, args, f));
             }
             b.CreateStore(b.getInt64(1), b.CreateStructGEP(args_type, args, 3));
+            b.CreateStore(bias_row, b.CreateStructGEP(args_type, args, 4));
             b.CreateCall(kernel_type,
                          b.CreateBitCast(kernel, kernel_type->getPointerTo()),
                          {b.CreateBitCast(args, i8p)});

@@ -23,6 +23,8 @@ struct BrgemmCallArgs {
   // Number of (A, B) pairs to reduce; <= 0 means none (C = 0 for beta 0,
   // unchanged for beta 1).
   int64_t batch;
+  // Descriptors with `bias`: the N floats added to every row of C.
+  const void* bias;
 };
 
 using BrgemmFn = void (*)(const BrgemmCallArgs*);
@@ -32,6 +34,7 @@ constexpr int kArgA = offsetof(BrgemmCallArgs, a);
 constexpr int kArgB = offsetof(BrgemmCallArgs, b);
 constexpr int kArgC = offsetof(BrgemmCallArgs, c);
 constexpr int kArgBatch = offsetof(BrgemmCallArgs, batch);
+constexpr int kArgBias = offsetof(BrgemmCallArgs, bias);
 
 }  // namespace microkernels
 }  // namespace hgc

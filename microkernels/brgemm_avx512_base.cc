@@ -189,6 +189,21 @@ void BrgemmAvx512Base::EmitKLoop(int rows, int nvecs, bool masked) {
 }
 
 void BrgemmAvx512Base::StoreAcc(int rows, int nvecs, bool masked) {
+  // Post-ops (f32 only, brgemm_desc.h): the N block's bias row starts
+  // reg_boff_ bytes into args.bias (f32 B rows and bias have 4-byte
+  // elements); B's registers are free after the K loop.
+  const Xbyak::Zmm zero = Reserved(0);
+  if (desc_.bias) {
+    mov(reg_tmp_, ptr[reg_args_ + kArgBias]);
+    add(reg_tmp_, reg_boff_);
+    for (int j = 0; j < nvecs; ++j) {
+      const Xbyak::Zmm b = Reserved(1 + j);
+      // Masked, zeroing loads never read past N.
+      vmovups(masked && j == nvecs - 1 ? b | k1 | T_z : b,
+              ptr[reg_tmp_ + j * 64]);
+    }
+  }
+  if (desc_.relu) vpxord(zero, zero, zero);
   for (int i = 0; i < rows; ++i) {
     for (int j = 0; j < nvecs; ++j) {
       const Xbyak::Zmm acc = Acc(i, j, nvecs);
@@ -203,6 +218,9 @@ void BrgemmAvx512Base::StoreAcc(int rows, int nvecs, bool masked) {
           vaddps(dst, acc, c);
         }
       }
+      if (desc_.bias) vaddps(acc, acc, Reserved(1 + j));
+      // vmaxps returns its second operand when either is NaN: relu(NaN) = 0.
+      if (desc_.relu) vmaxps(acc, acc, zero);
       if (tail) {
         vmovups(c | k1, acc);
       } else {

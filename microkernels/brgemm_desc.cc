@@ -54,7 +54,8 @@ std::string BrgemmDesc::ToString() const {
   return absl::StrCat("brgemm:", IsaName(isa), ":", DataTypeName(dtype), ":M",
                       m, "N", n, "K", k, ":lda", lda, ":ldb", ldb, ":ldc", ldc,
                       ":beta", accumulate ? 1 : 0, ":", batch, ":",
-                      BLayoutName(b_layout));
+                      BLayoutName(b_layout), bias ? ":bias" : "",
+                      relu ? ":relu" : "");
 }
 
 bool operator==(const BrgemmDesc& x, const BrgemmDesc& y) {
@@ -62,7 +63,8 @@ bool operator==(const BrgemmDesc& x, const BrgemmDesc& y) {
          x.k == y.k && x.lda == y.lda && x.ldb == y.ldb && x.ldc == y.ldc &&
          x.accumulate == y.accumulate && x.batch_kind == y.batch_kind &&
          x.stride_a_bytes == y.stride_a_bytes &&
-         x.stride_b_bytes == y.stride_b_bytes && x.b_layout == y.b_layout;
+         x.stride_b_bytes == y.stride_b_bytes && x.b_layout == y.b_layout &&
+         x.bias == y.bias && x.relu == y.relu;
 }
 
 BrgemmDesc MakeBrgemmDesc(Isa isa, BrgemmDataType dtype, int64_t m, int64_t n,
@@ -139,6 +141,10 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
   }
   if (d.dtype == BrgemmDataType::kBf16 && d.isa == Isa::kAvx512CoreVnni) {
     return bad("bf16 runs on avx512_core (widening) or avx512_core_bf16");
+  }
+  if ((d.bias || d.relu) && d.dtype != BrgemmDataType::kF32) {
+    return absl::UnimplementedError(
+        absl::StrCat("post-ops only on f32 kernels: ", d.ToString()));
   }
   return absl::OkStatus();
 }

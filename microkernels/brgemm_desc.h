@@ -78,10 +78,17 @@ struct BrgemmDesc {
   int64_t stride_a_bytes = 0;  // kStrided only
   int64_t stride_b_bytes = 0;  // kStrided only
   BLayout b_layout = BLayout::kPlain;
+  // Post-ops on the finished C block (f32 only), in this order: add the
+  // call's bias row (BrgemmCallArgs::bias, N floats) to every row, then
+  // clamp at zero (relu: x > 0 ? x : 0, so NaN gives 0). They apply after
+  // the accumulation into C, so a K reduction split over several calls
+  // asks for them on its last call only.
+  bool bias = false;
+  bool relu = false;
 
   // "brgemm:avx512_core_bf16:bf16bf16f32:M32N64K512:lda512:ldb64:ldc64:
   //  beta1:list:vnni2" (one line). Strided batches print as
-  //  "stride(<a bytes>,<b bytes>)".
+  //  "stride(<a bytes>,<b bytes>)"; post-ops add ":bias" and ":relu".
   std::string ToString() const;
 
   friend bool operator==(const BrgemmDesc& x, const BrgemmDesc& y);
@@ -94,7 +101,7 @@ struct BrgemmDesc {
                       static_cast<int>(d.dtype), d.m, d.n, d.k, d.lda, d.ldb,
                       d.ldc, d.accumulate, static_cast<int>(d.batch_kind),
                       d.stride_a_bytes, d.stride_b_bytes,
-                      static_cast<int>(d.b_layout));
+                      static_cast<int>(d.b_layout), d.bias, d.relu);
   }
 };
 
@@ -107,7 +114,7 @@ BrgemmDesc MakeBrgemmDesc(Isa isa, BrgemmDataType dtype, int64_t m,
 // large enough, the layout matching the data type, the ISA able to run the
 // data type, strides only for strided batches. InvalidArgument says which
 // field is wrong; Unimplemented for valid but unsupported combinations
-// (f32 on AMX).
+// (f32 on AMX, post-ops on other than f32).
 absl::Status ValidateBrgemmDesc(const BrgemmDesc& desc);
 
 // Bytes a packed B block of this descriptor occupies: ceil(K / g) * ldb * g

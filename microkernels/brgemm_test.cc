@@ -164,6 +164,58 @@ TEST(BrgemmS8s8Test, RowSumsUpfrontAndPerTile) {
   }
 }
 
+// f32 post-ops (bias row, relu) on every tail: M up to two register tiles
+// plus one, N tails (the bias row ends at a guard page, so an unmasked
+// read past N faults), K with and without a K loop (the B prefetch runs
+// only in the loop), beta 0 and 1, and a zero batch (C = 0 or C, then the
+// post-ops). The inputs give C values of both signs, so relu clamps some.
+TEST(BrgemmPostOpsTest, BiasAndReluOverTails) {
+  uint32_t seed = 500;
+  int cases = 0;
+  for (int64_t n : kNs) {
+    for (int64_t k : {int64_t{1}, int64_t{5}, int64_t{63}, int64_t{257}}) {
+      for (int64_t m : {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{7},
+                        int64_t{13}}) {
+        for (int post = 1; post < 4; ++post) {
+          BrgemmDesc desc = MakeBrgemmDesc(Isa::kAvx512Core,
+                                           BrgemmDataType::kF32, m, n, k);
+          desc.lda = k + 3;
+          desc.ldc = n + 2;
+          desc.bias = post & 1;
+          desc.relu = post & 2;
+          desc.accumulate = (m + n + post) % 2 == 0;
+          desc.batch_kind = BatchKind::kStrided;
+          SetTestStrides(&desc);
+          auto kernel = BrgemmKernel::Create(desc);
+          ASSERT_TRUE(kernel.ok()) << kernel.status();
+          for (int64_t batch : {0, 1, 3}) {
+            auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
+              return [&](const BrgemmCallArgs& args) {
+                (*kernel)->fn()(&args);
+              };
+            };
+            ASSERT_TRUE(CheckBrgemmCase(desc, batch, seed++, make_runner))
+                << desc.ToString() << " batch " << batch;
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 8 * 4 * 5 * 3 * 3);
+}
+
+TEST(BrgemmPostOpsTest, OnlyF32Kernels) {
+  BrgemmDesc desc = MakeBrgemmDesc(Isa::kAvx512CoreBf16, BrgemmDataType::kBf16,
+                                   16, 16, 16);
+  desc.relu = true;
+  EXPECT_EQ(ValidateBrgemmDesc(desc).code(), absl::StatusCode::kUnimplemented);
+  desc = MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 16, 16, 16);
+  desc.bias = true;
+  EXPECT_TRUE(ValidateBrgemmDesc(desc).ok());
+  EXPECT_NE(desc.ToString().find(":bias"), std::string::npos);
+}
+
 std::string GridName(
     const ::testing::TestParamInfo<std::tuple<int, int64_t>>& info) {
   return std::string(kVariants[std::get<0>(info.param)].name) + "_N" +

@@ -157,8 +157,18 @@ void SetTestStrides(BrgemmDesc* d) {
     }
   }
   std::memcpy(expected.data(), c.data(), c_elems * 4);
+  // The bias row ends at the guard page: a read past N faults.
+  std::unique_ptr<GuardedBuffer> bias;
+  if (desc.bias) {
+    bias = std::make_unique<GuardedBuffer>(desc.n * 4);
+    for (int64_t i = 0; i < desc.n; ++i) {
+      static_cast<float*>(bias->data())[i] = static_cast<float>(i % 9) * 0.5f - 2.0f;
+    }
+  }
+  const float* bias_row =
+      bias ? static_cast<const float*>(bias->data()) : nullptr;
   absl::Status ref = ReferenceBrgemm(desc, a_ptrs.data(), b_ptrs.data(), batch,
-                                     expected.data());
+                                     expected.data(), bias_row);
   if (!ref.ok()) return ::testing::AssertionFailure() << ref;
 
   BrgemmRunner run = make_runner(desc);
@@ -170,6 +180,7 @@ void SetTestStrides(BrgemmDesc* d) {
                    : static_cast<const void*>(b_ptrs.data());
   args.c = c.data();
   args.batch = batch;
+  args.bias = bias_row;
   run(args);
 
   if (!c.GuardIntact()) {

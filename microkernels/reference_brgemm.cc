@@ -29,7 +29,7 @@ double LoadA(BrgemmDataType dt, const void* a, int64_t i) {
 
 absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
                              const void* const* b_ptrs, int64_t batch,
-                             void* c) {
+                             void* c, const float* bias) {
   BrgemmDesc plain = desc;
   plain.batch_kind = BatchKind::kPointerList;
   plain.stride_a_bytes = plain.stride_b_bytes = 0;
@@ -40,6 +40,9 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
     return valid;
   }
   if (batch < 0) return absl::InvalidArgumentError("batch must be >= 0");
+  if (desc.bias && bias == nullptr) {
+    return absl::InvalidArgumentError("the descriptor adds a bias; none given");
+  }
   const int64_t g = VnniGranularity(desc.dtype);
   // s8s8 B packed for the VNNI kernels holds B + 128 (PackedBIsBiased).
   const int b_bias = PackedBIsBiased(desc) ? 0x80 : 0;
@@ -82,7 +85,10 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
         *cp = static_cast<int32_t>(prev + iacc);
       } else {
         float* cp = static_cast<float*>(c) + ci;
-        *cp = static_cast<float>(desc.accumulate ? *cp + acc : acc);
+        float v = static_cast<float>(desc.accumulate ? *cp + acc : acc);
+        if (desc.bias) v += bias[n];
+        if (desc.relu) v = v > 0 ? v : 0.0f;
+        *cp = v;
       }
     }
   }

@@ -19,12 +19,13 @@ namespace microkernels {
 
 // C (= or +=) sum_i A_i * B_i for a pointer-list batch of `batch` blocks.
 // B_i are packed as desc.b_layout. The descriptor's batch_kind is ignored
-// (callers resolve strides with StridedBatchPointers). InvalidArgument for a
-// bad descriptor or batch < 0.
+// (callers resolve strides with StridedBatchPointers). `bias` (N floats) is
+// required by descriptors with post-op bias. InvalidArgument for a bad
+// descriptor, batch < 0 or a missing bias.
 absl::Status ReferenceBrgemm(const BrgemmDesc& desc,
                              const void* const* a_ptrs,
                              const void* const* b_ptrs, int64_t batch,
-                             void* c);
+                             void* c, const float* bias = nullptr);
 
 // The pointer lists a strided batch stands for: base + i * stride.
 std::vector<const void*> StridedBatchPointers(const void* base,

@@ -28,6 +28,11 @@
 // scratch, from which the post-ops, or for a bare bf16 matmul the rounding
 // to bf16, write the output.
 //
+// Post-ops that are just a bias row ([N] or [1, N], f32) and / or relu on an
+// f32 layer run inside the kernel of the tile's last K chunk, as it stores
+// C (microkernels/brgemm_desc.h); any other chain runs as an epilogue loop
+// over the tile's rows.
+//
 // Tile heuristic (ChooseTiles): nb = N when N <= 64, else 64 (four zmm
 // columns, the B panel of one tile stays in L2 for K up to ~2k); mb =
 // min(M, 64), halved (down to 8) while the layer has fewer than

@@ -15,18 +15,25 @@ namespace {
 // next call's first register tile otherwise waits for from L3 once B
 // outgrows L2 (MLP-2's 8.5 MB of weights, at every batch). Spreading the
 // prefetches over the loop keeps the few line-fill buffers free for the
-// tile's own misses; one burst per tile, as before, measured no better than
+// tile's own misses; one burst per tile at its start measured no better than
 // no prefetch on MLP-2 at batch 32 (0.97x oneDNN), the spread version 1.11x
 // to 1.16x (bench/mlp_bench.cc). Only for calls with K of at least
-// kPrefetchBMinK (a K loop of several trips). prefetcht0 and two chunks
-// ahead were no better.
+// kPrefetchBMinK (a K loop of several trips) and C rows at least
+// kPrefetchBMinLdcBytes apart: a wide GEMM, whose B outgrows L2. Calls on
+// one small B that stays in L2 (the kernel benchmark's narrow C) lose 3-5 %
+// to the prefetches' load slots; MLP-2's 256-wide layer measured the same
+// with and without. prefetcht0 and two chunks ahead were no better.
 constexpr int64_t kPrefetchBMinK = 64;
+constexpr int64_t kPrefetchBMinLdcBytes = 2048;
 }  // namespace
 
 int64_t BrgemmAvx512F32::PrefetchBLinesPerTrip() const {
   const BrgemmDesc& d = desc();
   const int64_t trips = d.k / blocking().k_unroll;
-  if (d.k < kPrefetchBMinK || trips < 2) return 0;
+  if (d.k < kPrefetchBMinK || trips < 2 ||
+      d.ldc * 4 < kPrefetchBMinLdcBytes) {
+    return 0;
+  }
   const int full_cols = blocking().nvecs * 16;
   const int64_t tiles = ((d.n + full_cols - 1) / full_cols) *
                         ((d.m + blocking().rows - 1) / blocking().rows);

@@ -219,8 +219,12 @@ void BrgemmAvx512Base::StoreAcc(int rows, int nvecs, bool masked) {
         }
       }
       if (desc_.bias) vaddps(acc, acc, Reserved(1 + j));
-      // vmaxps returns its second operand when either is NaN: relu(NaN) = 0.
-      if (desc_.relu) vmaxps(acc, acc, zero);
+      if (desc_.relu) {
+        // x > 0 (or NaN) ? x : +0, the reference's relu; vmaxps would turn
+        // NaN into 0.
+        vcmpps(k2, acc, zero, 6);  // NLE_UQ: greater than, or unordered
+        vmovaps(acc | k2 | T_z, acc);
+      }
       if (tail) {
         vmovups(c | k1, acc);
       } else {

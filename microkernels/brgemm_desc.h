@@ -80,7 +80,7 @@ struct BrgemmDesc {
   BLayout b_layout = BLayout::kPlain;
   // Post-ops on the finished C block (f32 only), in this order: add the
   // call's bias row (BrgemmCallArgs::bias, N floats) to every row, then
-  // clamp at zero (relu: x > 0 ? x : 0, so NaN gives 0). They apply after
+  // clamp at zero (relu: x > 0 ? x : +0, NaN stays NaN). They apply after
   // the accumulation into C, so a K reduction split over several calls
   // asks for them on its last call only.
   bool bias = false;

@@ -4,6 +4,8 @@
 // lists and strided batches, guard pages and guard bytes around every buffer
 // (brgemm_test_util.h). AMX plans run on the tile simulator everywhere and
 // natively where the CPU has AMX.
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -203,6 +205,35 @@ TEST(BrgemmPostOpsTest, BiasAndReluOverTails) {
     }
   }
   EXPECT_EQ(cases, 8 * 4 * 5 * 3 * 3);
+}
+
+// relu keeps NaN (as the interpreter's relu does) and clamps the rest.
+TEST(BrgemmPostOpsTest, ReluKeepsNaN) {
+  BrgemmDesc desc =
+      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 3, 20, 2);
+  desc.bias = true;
+  desc.relu = true;
+  auto kernel = BrgemmKernel::Create(desc);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Rows: NaN, x = 1, x = -1; B = 1 everywhere, bias = 0.5.
+  std::vector<float> a = {nan, 0.0f, 0.5f, 0.5f, -0.5f, -0.5f};
+  std::vector<float> b(2 * 20, 1.0f), bias(20, 0.5f), c(3 * 20, 7.0f);
+  BrgemmCallArgs args{};
+  const void* a_list[] = {a.data()};
+  const void* b_list[] = {b.data()};
+  args.a = a_list;
+  args.b = b_list;
+  args.c = c.data();
+  args.batch = 1;
+  args.bias = bias.data();
+  (*kernel)->fn()(&args);
+  for (int n = 0; n < 20; ++n) {
+    EXPECT_TRUE(std::isnan(c[n])) << n;
+    EXPECT_EQ(c[20 + n], 1.5f) << n;
+    EXPECT_EQ(c[40 + n], 0.0f) << n;
+    EXPECT_FALSE(std::signbit(c[40 + n])) << n;
+  }
 }
 
 TEST(BrgemmPostOpsTest, OnlyF32Kernels) {

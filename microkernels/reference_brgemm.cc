@@ -1,5 +1,6 @@
 #include "microkernels/reference_brgemm.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "support/float16.h"
@@ -87,7 +88,7 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
         float* cp = static_cast<float*>(c) + ci;
         float v = static_cast<float>(desc.accumulate ? *cp + acc : acc);
         if (desc.bias) v += bias[n];
-        if (desc.relu) v = v > 0 ? v : 0.0f;
+        if (desc.relu) v = v > 0 || std::isnan(v) ? v : 0.0f;
         *cp = v;
       }
     }

@@ -1,7 +1,10 @@
-// Tests of driver/bench.h: the FLOP count, the median, and one small
-// BenchGraph run (both sides agree, timings are positive).
+// Tests of driver/bench.h: the FLOP count, the median, and small BenchGraph
+// runs (both sides agree, timings are positive; where oneDNN rounds bf16
+// otherwise, the reference interpreter decides).
 #include "driver/bench.h"
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -54,6 +57,40 @@ TEST(BenchTest, BenchGraphAgreesWithBaseline) {
   EXPECT_GT(r->baseline_ms, 0);
   EXPECT_GT(r->speedup(), 0);
   EXPECT_GT(r->compile_ms, 0);
+}
+
+// oneDNN keeps f32 between the bias and gelu it fuses into its matmul,
+// where the graph rounds each bf16 op; through a second layer the baseline
+// then differs from hgc by more than bf16's tolerance. hgc matches the
+// reference interpreter, so the bench agrees, and says which comparison
+// decided.
+TEST(BenchTest, ReferenceInterpreterDecidesWhereBaselineRoundsOtherwise) {
+  Module module;
+  Graph* g = module.AddGraph("bf16_mlp");
+  Builder b(g);
+  auto bf16 = [](Shape shape) {
+    return TensorType(DType::kBF16, std::move(shape));
+  };
+  Value* x = g->AddParam("x", bf16({37, 70}));
+  Value* w0 = g->AddParam("w0", bf16({70, 130}), true);
+  Value* b0 = g->AddParam("b0", bf16({130}), true);
+  Value* w1 = g->AddParam("w1", bf16({130, 33}), true);
+  Value* b1 = g->AddParam("b1", bf16({33}), true);
+  Value* h = *b.Unary("gelu", *b.Binary("add", *b.Matmul(x, w0), b0));
+  Value* y = *b.Unary("relu", *b.Binary("add", *b.Matmul(h, w1), b1));
+  g->SetResults({y});
+  g->SetDeclaredResultTypes({y->type()});
+
+  BenchConfig config;
+  config.iters = 2;
+  config.warmup = 1;
+  absl::StatusOr<BenchResult> r = BenchGraph(module, *g, config);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->check_lines.size(), 2u) << "the baseline agreed: no decision";
+  EXPECT_NE(r->check_lines[1].find("reference interpreter): PASS"),
+            std::string::npos)
+      << r->check_lines[1];
+  EXPECT_TRUE(r->agree);
 }
 
 }  // namespace

@@ -245,5 +245,14 @@ TEST(CompileTest, TileHeuristicGivesEveryThreadWork) {
   EXPECT_EQ(t.group, 1);
 }
 
+TEST(CompileTest, KChunksStayInL1) {
+  EXPECT_EQ(codegen::ChooseKChunk(13), 13);     // one chunk
+  EXPECT_EQ(codegen::ChooseKChunk(128), 128);
+  EXPECT_EQ(codegen::ChooseKChunk(1024), 128);  // a divisor
+  EXPECT_EQ(codegen::ChooseKChunk(300), 100);
+  EXPECT_EQ(codegen::ChooseKChunk(479), 128);   // prime: 3 x 128 + 95
+  EXPECT_EQ(codegen::ChooseKChunk(2 * 131), 128);  // 131 > 128, 2 < 64
+}
+
 }  // namespace
 }  // namespace hgc

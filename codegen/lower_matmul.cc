@@ -195,15 +195,17 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
 
 }  // namespace
 
-// The K chunk of one BRGEMM call: the largest divisor of K in [32, 128]
-// when K is longer than 128 (a 128 x 64 f32 B chunk is 32 KiB, inside L1),
-// otherwise all of K.
+// The K chunk of one BRGEMM call: all of K up to 128 (a 128 x 64 f32 B
+// chunk is 32 KiB, inside L1); beyond, the largest divisor of K in
+// [64, 128], else 128 with a shorter last chunk (K = 479: 3 x 128 + 95).
+// Shorter chunks would reload C too often, and one whole long chunk would
+// stream B from L2 for every register block.
 int64_t ChooseKChunk(int64_t k) {
   if (k <= 128) return k;
-  for (int64_t kc = 128; kc >= 32; --kc) {
+  for (int64_t kc = 128; kc >= 64; --kc) {
     if (k % kc == 0) return kc;
   }
-  return k;
+  return 128;
 }
 
 TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k,
@@ -297,9 +299,9 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   // so that the B chunk a tile's kernel sweeps once per register row block
   // stays in L1 (f32) or C stays in registers longest (bf16, int8); the
   // first chunk overwrites C, the others accumulate into it, and the last
-  // (the first, when there is one chunk) applies the kernel's post-ops.
-  // Without post-ops the middle and last kernels are the same (one cache
-  // entry).
+  // (the first, when there is one chunk) applies the kernel's post-ops and
+  // covers the rest of K when K is not a multiple of kc. Where neither
+  // applies the middle and last kernels are the same (one cache entry).
   std::vector<TileSizes> tiles;
   std::vector<int64_t> k_chunks;
   std::vector<const void*> kernel_fns;
@@ -313,19 +315,20 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
                      : ChooseLowPrecisionKChunk(
                            l.k, microkernels::VnniGranularity(l.kind));
     k_chunks.push_back(kc);
-    const bool one_chunk = l.k / kc == 1;
+    const int64_t chunks = (l.k + kc - 1) / kc;
+    const int64_t last_k = l.k - (chunks - 1) * kc;
     for (int set = 0; set < 3; ++set) {
       for (int mt = 0; mt < 2; ++mt) {
         for (int nt = 0; nt < 2; ++nt) {
           int64_t mm = mt && l.m % t.mb ? l.m % t.mb : t.mb;
           int64_t nn = nt && l.n % t.nb ? l.n % t.nb : t.nb;
-          BrgemmDesc d =
-              microkernels::MakeBrgemmDesc(isas[i], l.kind, mm, nn, kc);
+          const bool last = set == 2 || (set == 0 && chunks == 1);
+          BrgemmDesc d = microkernels::MakeBrgemmDesc(isas[i], l.kind, mm, nn,
+                                                      last ? last_k : kc);
           d.lda = l.k;
           d.ldb = blocked(i) ? nn : l.n;
           d.ldc = l.n;
           d.accumulate = set > 0;
-          const bool last = set == 2 || (set == 0 && one_chunk);
           d.bias = last && l.bias != nullptr;
           d.relu = last && l.relu;
           d.batch_kind = microkernels::BatchKind::kStrided;
@@ -528,7 +531,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
           b.CreateAdd(b.CreateMul(bi, b.getInt64(l.m * l.n)),
                       b.CreateAdd(b.CreateMul(m0, b.getInt64(l.n)), n0));
       const int64_t kc = k_chunks[i];
-      const int64_t chunks = l.k / kc;
+      const int64_t chunks = (l.k + kc - 1) / kc;
       llvm::Value* bias_row =
           l.bias != nullptr
               ? b.CreateInBoundsGEP(i8, bias, b.CreateMul(n0, b.getInt64(4)))

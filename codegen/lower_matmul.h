@@ -70,8 +70,9 @@ struct TileSizes {
 TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k,
                       int num_threads);
 
-// The K chunk of one BRGEMM call (a divisor of `k`): the reduction runs
-// chunk by chunk, accumulating into C, so the B chunk stays in L1.
+// The K chunk of one f32 BRGEMM call: the reduction runs chunk by chunk,
+// accumulating into C, so the B chunk stays in L1; the last chunk may be
+// shorter (K not a multiple of the chunk).
 int64_t ChooseKChunk(int64_t k);
 
 // Adds the init steps (weight packing), host steps (per-call packing) and

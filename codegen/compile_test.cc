@@ -250,8 +250,8 @@ TEST(CompileTest, KChunksStayInL1) {
   EXPECT_EQ(codegen::ChooseKChunk(128), 128);
   EXPECT_EQ(codegen::ChooseKChunk(1024), 128);  // a divisor
   EXPECT_EQ(codegen::ChooseKChunk(300), 100);
-  EXPECT_EQ(codegen::ChooseKChunk(479), 128);   // prime: 3 x 128 + 95
-  EXPECT_EQ(codegen::ChooseKChunk(2 * 131), 128);  // 131 > 128, 2 < 64
+  EXPECT_EQ(codegen::ChooseKChunk(479), 120);      // prime: 3 x 120 + 119
+  EXPECT_EQ(codegen::ChooseKChunk(2 * 131), 88);   // 2 x 88 + 86
 }
 
 }  // namespace

@@ -197,15 +197,17 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
 
 // The K chunk of one BRGEMM call: all of K up to 128 (a 128 x 64 f32 B
 // chunk is 32 KiB, inside L1); beyond, the largest divisor of K in
-// [64, 128], else 128 with a shorter last chunk (K = 479: 3 x 128 + 95).
-// Shorter chunks would reload C too often, and one whole long chunk would
-// stream B from L2 for every register block.
+// [64, 128], else the fewest chunks of at most 128 made as even as
+// possible, the last one shorter (K = 479: 3 x 120 + 119). Shorter chunks
+// would reload C too often, and one whole long chunk would stream B from L2
+// for every register block.
 int64_t ChooseKChunk(int64_t k) {
   if (k <= 128) return k;
   for (int64_t kc = 128; kc >= 64; --kc) {
     if (k % kc == 0) return kc;
   }
-  return 128;
+  const int64_t chunks = (k + 127) / 128;
+  return (k + chunks - 1) / chunks;
 }
 
 TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k,
@@ -318,17 +320,21 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     const int64_t chunks = (l.k + kc - 1) / kc;
     const int64_t last_k = l.k - (chunks - 1) * kc;
     for (int set = 0; set < 3; ++set) {
+      // The kernel a set's chunks need (sets that never run reuse one:
+      // with one chunk every set is the first, with two there is no
+      // middle).
+      const int role = chunks == 1 ? 0 : (chunks == 2 && set == 1 ? 2 : set);
       for (int mt = 0; mt < 2; ++mt) {
         for (int nt = 0; nt < 2; ++nt) {
           int64_t mm = mt && l.m % t.mb ? l.m % t.mb : t.mb;
           int64_t nn = nt && l.n % t.nb ? l.n % t.nb : t.nb;
-          const bool last = set == 2 || (set == 0 && chunks == 1);
+          const bool last = role == 2 || chunks == 1;
           BrgemmDesc d = microkernels::MakeBrgemmDesc(isas[i], l.kind, mm, nn,
                                                       last ? last_k : kc);
           d.lda = l.k;
           d.ldb = blocked(i) ? nn : l.n;
           d.ldc = l.n;
-          d.accumulate = set > 0;
+          d.accumulate = role > 0;
           d.bias = last && l.bias != nullptr;
           d.relu = last && l.relu;
           d.batch_kind = microkernels::BatchKind::kStrided;

@@ -146,16 +146,20 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
     result.check_lines.push_back(absl::StrCat("out", i, ": ", cmp.Summary()));
   }
   if (!differing.empty()) {
-    HGC_ASSIGN_OR_RETURN(std::vector<Tensor> reference,
-                         Interpret(entry, params));
-    for (size_t i : differing) {
-      HGC_ASSIGN_OR_RETURN(
-          CompareResult cmp,
-          CompareTensors(hgc_out[i], reference[i], config.tolerance));
-      result.agree = result.agree && cmp.ok();
-      result.check_lines.push_back(
-          absl::StrCat("out", i, " (hgc vs reference interpreter): ",
-                       cmp.Summary()));
+    absl::StatusOr<std::vector<Tensor>> reference = Interpret(entry, params);
+    if (!reference.ok()) {
+      result.agree = false;
+      result.check_lines.push_back(absl::StrCat("reference interpreter: ",
+                                                reference.status().ToString()));
+    } else {
+      for (size_t i : differing) {
+        HGC_ASSIGN_OR_RETURN(
+            CompareResult cmp,
+            CompareTensors(hgc_out[i], (*reference)[i], config.tolerance));
+        result.agree = result.agree && cmp.ok();
+        result.check_lines.push_back(absl::StrCat(
+            "out", i, " (hgc vs reference interpreter): ", cmp.Summary()));
+      }
     }
   }
 

@@ -7,7 +7,9 @@
 // weights), runs both on the same seeded random inputs (support/
 // random_fill.h: seed, parameter name) with the same thread count in this
 // process, and checks that their outputs agree (support/tensor_compare.h,
-// hgc's outputs against the baseline's, per-dtype tolerance unless given).
+// hgc's outputs against the baseline's, per-dtype tolerance unless given);
+// where an output differs, the reference interpreter decides (oneDNN keeps
+// f32 between the post-ops it fuses, where the graph rounds each bf16 op).
 //
 // Timing: `warmup` untimed runs of each, then `iters` runs of each timed one
 // by one with a monotonic clock (std::chrono::steady_clock), in `rounds`
@@ -64,7 +66,10 @@ struct BenchResult {
   double compile_ms = 0;
   double hgc_ms = 0;       // median per run
   double baseline_ms = 0;  // median per run
-  // Whether every output agreed, and one Summary() line per output.
+  // Whether every output agreed (with the baseline, or where they differ
+  // with the reference interpreter), and one Summary() line per output
+  // against the baseline, then one per differing output against the
+  // interpreter.
   bool agree = false;
   std::vector<std::string> check_lines;
   // The baseline's primitives and fallbacks (PrimitiveExecutor::Summary's
@@ -110,7 +115,7 @@ void PrintBenchResult(const BenchResult& result, std::ostream& out);
 
 // The driver's --bench: BenchGraph with the options' --threads,
 // --bench-iters, --seed, --pipeline/-O, --atol/--rtol; prints the report.
-// Returns the exit code: 0 when the outputs agree, 1 when they do not.
+// Returns the exit code: 0 when the outputs agree (`agree`), else 1.
 absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
                              const DriverOptions& options, std::ostream& out);
 

@@ -189,9 +189,10 @@ void BrgemmAvx512Base::EmitKLoop(int rows, int nvecs, bool masked) {
 }
 
 void BrgemmAvx512Base::StoreAcc(int rows, int nvecs, bool masked) {
-  // Post-ops (f32 only, brgemm_desc.h): the N block's bias row starts
-  // reg_boff_ bytes into args.bias (f32 B rows and bias have 4-byte
-  // elements); B's registers are free after the K loop.
+  // Post-ops (f32 only, brgemm_desc.h, so this assumes the f32 generator's
+  // registers: Reserved(0..nvecs) hold only the broadcast and B, free after
+  // the K loop, and k2 is unused). The N block's bias row starts reg_boff_
+  // bytes into args.bias (f32 B rows and bias have 4-byte elements).
   const Xbyak::Zmm zero = Reserved(0);
   if (desc_.bias) {
     mov(reg_tmp_, ptr[reg_args_ + kArgBias]);
@@ -222,7 +223,7 @@ void BrgemmAvx512Base::StoreAcc(int rows, int nvecs, bool masked) {
       if (desc_.relu) {
         // x > 0 (or NaN) ? x : +0, the reference's relu; vmaxps would turn
         // NaN into 0.
-        vcmpps(k2, acc, zero, 6);  // NLE_UQ: greater than, or unordered
+        vcmpps(k2, acc, zero, 0x16);  // NLE_UQ: greater than, or unordered
         vmovaps(acc | k2 | T_z, acc);
       }
       if (tail) {

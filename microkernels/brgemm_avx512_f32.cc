@@ -13,16 +13,16 @@ namespace {
 // in the compiler's tile loop and in a GEMM (gemm_driver.cc) the packed B
 // chunks lie in call order, so that is the next call's chunk, which the
 // next call's first register tile otherwise waits for from L3 once B
-// outgrows L2 (MLP-2's 8.5 MB of weights, at every batch). Spreading the
-// prefetches over the loop keeps the few line-fill buffers free for the
-// tile's own misses; one burst per tile at its start measured no better than
-// no prefetch on MLP-2 at batch 32 (0.97x oneDNN), the spread version 1.11x
-// to 1.16x (bench/mlp_bench.cc). Only for calls with K of at least
-// kPrefetchBMinK (a K loop of several trips) and C rows at least
+// outgrows L2 (MLP-2's 8.5 MB of weights, at every batch). The prefetches
+// are spread over the loop, not issued in one burst, so that the few
+// line-fill buffers stay free for the tile's own misses (a burst per tile
+// measured no better than no prefetch on MLP-2). Only for calls with K of at
+// least kPrefetchBMinK (a K loop of several trips) and C rows at least
 // kPrefetchBMinLdcBytes apart: a wide GEMM, whose B outgrows L2. Calls on
 // one small B that stays in L2 (the kernel benchmark's narrow C) lose 3-5 %
 // to the prefetches' load slots; MLP-2's 256-wide layer measured the same
-// with and without. prefetcht0 and two chunks ahead were no better.
+// with and without. prefetcht0 and two chunks ahead were no better. The
+// share is sized for one batch element; a longer batch prefetches further.
 constexpr int64_t kPrefetchBMinK = 64;
 constexpr int64_t kPrefetchBMinLdcBytes = 2048;
 }  // namespace
@@ -30,8 +30,7 @@ constexpr int64_t kPrefetchBMinLdcBytes = 2048;
 int64_t BrgemmAvx512F32::PrefetchBLinesPerTrip() const {
   const BrgemmDesc& d = desc();
   const int64_t trips = d.k / blocking().k_unroll;
-  if (d.k < kPrefetchBMinK || trips < 2 ||
-      d.ldc * 4 < kPrefetchBMinLdcBytes) {
+  if (d.k < kPrefetchBMinK || trips < 2 || d.ldc * 4 < kPrefetchBMinLdcBytes) {
     return 0;
   }
   const int full_cols = blocking().nvecs * 16;

@@ -46,11 +46,12 @@ absl::StatusOr<std::unique_ptr<BrgemmKernel>> BrgemmKernel::Create(
     const BrgemmDesc& desc) {
   HGC_RETURN_IF_ERROR(ValidateBrgemmDesc(desc));
   if (!IsaAvailable(desc.isa)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        IsaName(desc.isa), " not available on this CPU (", DescribeCpu(),
-        ") for ", desc.ToString()));
+    return absl::FailedPreconditionError(
+        absl::StrCat(IsaName(desc.isa), " not available on this CPU (",
+                     DescribeCpu(), ") for ", desc.ToString()));
   }
-  if (desc.isa == Isa::kAvx512CoreAmx) HGC_RETURN_IF_ERROR(RequestAmxPermission());
+  if (desc.isa == Isa::kAvx512CoreAmx)
+    HGC_RETURN_IF_ERROR(RequestAmxPermission());
   std::unique_ptr<JitGenerator> gen = MakeGenerator(desc);
   HGC_CHECK(gen != nullptr);
   HGC_RETURN_IF_ERROR(gen->Create());
@@ -79,18 +80,19 @@ const std::string& BrgemmKernel::name() const { return gen_->name(); }
 const uint8_t* BrgemmKernel::code() const { return gen_->code(); }
 size_t BrgemmKernel::code_size() const { return gen_->code_size(); }
 
-void BrgemmKernel::Execute(const void* const* a_ptrs,
-                           const void* const* b_ptrs, int64_t batch,
-                           void* c) const {
+void BrgemmKernel::Execute(const void* const* a_ptrs, const void* const* b_ptrs,
+                           int64_t batch, void* c, const float* bias) const {
   HGC_CHECK(desc_.batch_kind == BatchKind::kPointerList);
-  const BrgemmCallArgs args{a_ptrs, b_ptrs, c, batch};
+  HGC_CHECK(desc_.bias == (bias != nullptr));
+  const BrgemmCallArgs args{a_ptrs, b_ptrs, c, batch, bias};
   fn_(&args);
 }
 
 void BrgemmKernel::ExecuteStrided(const void* a, const void* b, int64_t batch,
-                                  void* c) const {
+                                  void* c, const float* bias) const {
   HGC_CHECK(desc_.batch_kind == BatchKind::kStrided);
-  const BrgemmCallArgs args{a, b, c, batch};
+  HGC_CHECK(desc_.bias == (bias != nullptr));
+  const BrgemmCallArgs args{a, b, c, batch, bias};
   fn_(&args);
 }
 

@@ -46,12 +46,13 @@ class BrgemmKernel {
 
   // Pointer-list batch (desc.batch_kind == kPointerList): C (= or +=)
   // sum_{i < batch} a_ptrs[i] * b_ptrs[i]. B blocks packed per desc.
+  // `bias` (N floats) is required exactly when desc.bias is set.
   void Execute(const void* const* a_ptrs, const void* const* b_ptrs,
-               int64_t batch, void* c) const;
+               int64_t batch, void* c, const float* bias = nullptr) const;
   // Strided batch (desc.batch_kind == kStrided): A_i = a + i * stride_a,
   // B_i = b + i * stride_b (bytes).
-  void ExecuteStrided(const void* a, const void* b, int64_t batch,
-                      void* c) const;
+  void ExecuteStrided(const void* a, const void* b, int64_t batch, void* c,
+                      const float* bias = nullptr) const;
 
  private:
   BrgemmKernel(const BrgemmDesc& desc, std::unique_ptr<JitGenerator> gen);

@@ -21,13 +21,20 @@ Xbyak::Address BrgemmAvx512Base::BAddr(int vec, int64_t b_off) {
 
 void BrgemmAvx512Base::LoadBVectors(int nvecs, bool masked, int64_t b_off,
                                     bool float_domain) {
+  LoadVectors(reg_b_, nvecs, masked, b_off, float_domain);
+}
+
+void BrgemmAvx512Base::LoadVectors(const Xbyak::Reg64& base, int nvecs,
+                                   bool masked, int64_t off,
+                                   bool float_domain) {
   for (int j = 0; j < nvecs; ++j) {
-    const Xbyak::Zmm b = Reserved(1 + j);
-    const Xbyak::Zmm dst = masked && j == nvecs - 1 ? b | k1 | T_z : b;
+    const Xbyak::Zmm v = Reserved(1 + j);
+    const Xbyak::Zmm dst = masked && j == nvecs - 1 ? v | k1 | T_z : v;
+    const Xbyak::Address src = ptr[base + off + j * 64];
     if (float_domain) {
-      vmovups(dst, BAddr(j, b_off));
+      vmovups(dst, src);
     } else {
-      vmovdqu32(dst, BAddr(j, b_off));
+      vmovdqu32(dst, src);
     }
   }
 }
@@ -189,22 +196,7 @@ void BrgemmAvx512Base::EmitKLoop(int rows, int nvecs, bool masked) {
 }
 
 void BrgemmAvx512Base::StoreAcc(int rows, int nvecs, bool masked) {
-  // Post-ops (f32 only, brgemm_desc.h, so this assumes the f32 generator's
-  // registers: Reserved(0..nvecs) hold only the broadcast and B, free after
-  // the K loop, and k2 is unused). The N block's bias row starts reg_boff_
-  // bytes into args.bias (f32 B rows and bias have 4-byte elements).
-  const Xbyak::Zmm zero = Reserved(0);
-  if (desc_.bias) {
-    mov(reg_tmp_, ptr[reg_args_ + kArgBias]);
-    add(reg_tmp_, reg_boff_);
-    for (int j = 0; j < nvecs; ++j) {
-      const Xbyak::Zmm b = Reserved(1 + j);
-      // Masked, zeroing loads never read past N.
-      vmovups(masked && j == nvecs - 1 ? b | k1 | T_z : b,
-              ptr[reg_tmp_ + j * 64]);
-    }
-  }
-  if (desc_.relu) vpxord(zero, zero, zero);
+  PreparePostOps(nvecs, masked);
   for (int i = 0; i < rows; ++i) {
     for (int j = 0; j < nvecs; ++j) {
       const Xbyak::Zmm acc = Acc(i, j, nvecs);
@@ -219,13 +211,7 @@ void BrgemmAvx512Base::StoreAcc(int rows, int nvecs, bool masked) {
           vaddps(dst, acc, c);
         }
       }
-      if (desc_.bias) vaddps(acc, acc, Reserved(1 + j));
-      if (desc_.relu) {
-        // x > 0 (or NaN) ? x : +0, the reference's relu; vmaxps would turn
-        // NaN into 0.
-        vcmpps(k2, acc, zero, 0x16);  // NLE_UQ: greater than, or unordered
-        vmovaps(acc | k2 | T_z, acc);
-      }
+      ApplyPostOps(acc, j);
       if (tail) {
         vmovups(c | k1, acc);
       } else {

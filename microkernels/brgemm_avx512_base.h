@@ -12,7 +12,8 @@
 //           ComputeGroup()                     (the ISA's inner product)
 //       FinishAccumulators()                   (s8s8: add the row sums'
 //                                               correction)
-//       StoreAcc(): C (= or +=) accumulators, masked on the N tail
+//       StoreAcc(): C (= or +=) accumulators, masked on the N tail, with
+//                   PreparePostOps() / ApplyPostOps() (f32: bias, relu)
 //
 // A "K group" is the VNNI granularity: 1 f32, 2 bf16 or 4 int8 elements of
 // K. Subclasses supply only the per-group arithmetic, constants, the
@@ -64,6 +65,13 @@ class BrgemmAvx512Base : public JitGenerator {
   // Called per register tile after its batch loop, before the store; may
   // use the reserved registers and reg_tmp_.
   virtual void FinishAccumulators(int rows, int nvecs) {}
+  // The descriptor's post-ops, in the store (only generators whose data
+  // type allows them override these; ValidateBrgemmDesc rejects the rest):
+  // PreparePostOps runs once per register tile before its rows are stored
+  // (same registers as FinishAccumulators), ApplyPostOps on each
+  // accumulator, vector `vec` of its row, after C's old value is added.
+  virtual void PreparePostOps(int nvecs, bool masked) {}
+  virtual void ApplyPostOps(const Xbyak::Zmm& acc, int vec) {}
   // Emits the products of one K group: A at [reg_a + a_off + row * lda],
   // B at [reg_b + b_off + vec * 64]. `valid` is how many of the group's K
   // elements exist (== granularity except in the K tail). `masked`: the
@@ -91,6 +99,9 @@ class BrgemmAvx512Base : public JitGenerator {
   // the last masked by k1 (zeroing) when `masked`; vmovups for f32 kernels
   // (`float_domain`), vmovdqu32 for the integer-domain dot products.
   void LoadBVectors(int nvecs, bool masked, int64_t b_off, bool float_domain);
+  // The same from [base + off], for rows other than B's (the bias row).
+  void LoadVectors(const Xbyak::Reg64& base, int nvecs, bool masked,
+                   int64_t off, bool float_domain);
   // Emits a loop over the batch elements of the current call: `body` runs
   // once per element with reg_a_ and reg_b_ at that element's block of the
   // current tile (A at the M block, B at the N block). Skipped for batch 0.

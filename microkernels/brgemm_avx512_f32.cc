@@ -47,7 +47,13 @@ void BrgemmAvx512F32::CallPrologue() {
   // batch element's, which in a GEMM (gemm_driver.cc) is the next call's.
   mov(reg_tmp2_, ptr[reg_args_ + kArgB]);
   if (desc().batch_kind == BatchKind::kPointerList) {
+    // An empty list may be null: then prefetch near it (prefetches never
+    // fault) rather than read its first entry.
+    Xbyak::Label empty;
+    cmp(qword[reg_args_ + kArgBatch], 0);
+    jle(empty);
     mov(reg_tmp2_, ptr[reg_tmp2_]);
+    L(empty);
   }
   AddImm(reg_tmp2_, (PackedBBytes(desc()) + 63) / 64 * 64, reg_tmp_);
 }
@@ -57,6 +63,28 @@ void BrgemmAvx512F32::KLoopTrip() {
   if (lines == 0) return;
   for (int64_t i = 0; i < lines; ++i) prefetcht1(ptr[reg_tmp2_ + i * 64]);
   add(reg_tmp2_, static_cast<int>(lines * 64));
+}
+
+void BrgemmAvx512F32::PreparePostOps(int nvecs, bool masked) {
+  // After the K loop the broadcast register (the relu's zero) and B's
+  // (the bias row) are free. The N block's bias row starts reg_boff_ bytes
+  // into args.bias: B rows and bias both have 4-byte elements.
+  if (desc().bias) {
+    mov(reg_tmp_, ptr[reg_args_ + kArgBias]);
+    add(reg_tmp_, reg_boff_);
+    LoadVectors(reg_tmp_, nvecs, masked, 0, /*float_domain=*/true);
+  }
+  if (desc().relu) vpxord(Reserved(0), Reserved(0), Reserved(0));
+}
+
+void BrgemmAvx512F32::ApplyPostOps(const Xbyak::Zmm& acc, int vec) {
+  if (desc().bias) vaddps(acc, acc, Reserved(1 + vec));
+  if (desc().relu) {
+    // x > 0 (or NaN) ? x : +0, the reference's relu; vmaxps would turn NaN
+    // into 0. k2 is free in f32 kernels.
+    vcmpps(k2, acc, Reserved(0), 0x16);  // NLE_UQ: greater, or unordered
+    vmovaps(acc | k2 | T_z, acc);
+  }
 }
 
 void BrgemmAvx512F32::ComputeGroup(int rows, int nvecs, bool masked,

@@ -23,6 +23,8 @@ class BrgemmAvx512F32 : public BrgemmAvx512Base {
                     int64_t b_off, int valid) override;
   void CallPrologue() override;
   void KLoopTrip() override;
+  void PreparePostOps(int nvecs, bool masked) override;
+  void ApplyPostOps(const Xbyak::Zmm& acc, int vec) override;
 
  private:
   // Cache lines of the B region after this call's (see CallPrologue) that

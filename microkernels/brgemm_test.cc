@@ -236,6 +236,23 @@ TEST(BrgemmPostOpsTest, ReluKeepsNaN) {
   }
 }
 
+// A wide-C f32 call prefetches the B region after its first list entry;
+// with an empty (null) list it must not read the list.
+TEST(BrgemmPrefetchTest, EmptyPointerListIsNotRead) {
+  BrgemmDesc desc =
+      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 6, 16, 64);
+  desc.ldc = 512;  // wide enough for the B prefetch
+  auto kernel = BrgemmKernel::Create(desc);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<float> c(6 * 512, 7.0f);
+  (*kernel)->Execute(nullptr, nullptr, 0, c.data());
+  for (int64_t m = 0; m < 6; ++m) {
+    for (int64_t n = 0; n < 512; ++n) {
+      EXPECT_EQ(c[m * 512 + n], n < 16 ? 0.0f : 7.0f) << m << "," << n;
+    }
+  }
+}
+
 TEST(BrgemmPostOpsTest, OnlyF32Kernels) {
   BrgemmDesc desc = MakeBrgemmDesc(Isa::kAvx512CoreBf16, BrgemmDataType::kBf16,
                                    16, 16, 16);

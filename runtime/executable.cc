@@ -16,14 +16,6 @@ struct Executable::Scratch {
   std::vector<std::vector<void*>> pointers;  // one table per step
 };
 
-namespace {
-
-std::shared_ptr<uint8_t> AllocateAligned(int64_t bytes) {
-  return AllocateBuffer(bytes);
-}
-
-}  // namespace
-
 Executable::Executable(Program program, std::shared_ptr<void> code_owner,
                        int num_threads)
     : program_(std::move(program)),
@@ -46,7 +38,7 @@ std::unique_ptr<Executable::Scratch> Executable::AcquireScratch() {
     }
   }
   auto scratch = std::make_unique<Scratch>();
-  scratch->arena = AllocateAligned(program_.arena_bytes);
+  scratch->arena = AllocateBuffer(program_.arena_bytes);
   for (const Step& step : program_.steps) {
     scratch->pointers.emplace_back(step.buffers.size(), nullptr);
   }
@@ -113,7 +105,7 @@ absl::Status Executable::SetConstants(absl::Span<const Tensor> params) {
   }
   if (!program_.init_steps.empty()) {
     Scratch init;
-    init.arena = AllocateAligned(program_.init_arena_bytes);
+    init.arena = AllocateBuffer(program_.init_arena_bytes);
     for (const Step& step : program_.init_steps) {
       init.pointers.emplace_back(step.buffers.size(), nullptr);
     }

@@ -238,6 +238,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
       continue;
     }
     if (const Op* reduction = LoneReduction(op)) {
+      const int64_t arena_mark = state.arena_bytes;
       absl::StatusOr<Step> step = codegen::ReduceStep(
           *reduction, state.refs.at(op.operand(0)), state.refs.at(op.result()),
           BufferRef::Arena(
@@ -247,6 +248,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
         ++stats.native_steps;
         continue;
       }
+      state.arena_bytes = arena_mark;  // the fallback needs no scratch
     }
     if (op.kind() == "transpose") {
       HGC_ASSIGN_OR_RETURN(

@@ -434,8 +434,8 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
             vals[in.value] = ToOperand(b, bases[i].dtype, x);
           }
           if (in.rounded_from_f32) {
-            const DType to = in.value->type().dtype;
-            vals[in.value] = ToOperand(b, to, ToMemory(b, to, vals[in.value]));
+            vals[in.value] =
+                RoundToDType(b, vals[in.value], in.value->type().dtype);
           }
         }
         for (const Op* op : program.ops) {

@@ -59,14 +59,10 @@ void MatchKernelPostOps(Layer& l) {
     const Value* other = add->operand(0) == c   ? add->operand(1)
                          : add->operand(1) == c ? add->operand(0)
                                                 : nullptr;
-    const Shape* shape = other != nullptr ? &other->type().shape : nullptr;
-    int64_t elements = 1;
-    if (shape != nullptr) {
-      for (int64_t d : *shape) elements *= d;
-    }
     if (other != nullptr && other->is_param() &&
-        other->type().dtype == DType::kF32 && !shape->empty() &&
-        shape->back() == l.n && elements == l.n) {
+        other->type().dtype == DType::kF32 && other->type().rank() > 0 &&
+        other->type().shape.back() == l.n &&
+        other->type().NumElements() == l.n) {
       bias = other;
       c = add->result();
       next = 1;

@@ -10,24 +10,28 @@ namespace hgc {
 namespace codegen {
 namespace {
 
-// Copies the block at dims[d..] (output contiguous) from `in`.
+// Copies the block at dims[d..] (output contiguous) from `in`, elements of
+// type T (the element size as a type, so the strided innermost copy is a
+// plain load and store, not a memcpy call per element).
+template <typename T>
 void CopyDims(const TransposePlan& plan, size_t d, const uint8_t* in,
               uint8_t*& out) {
-  const int64_t es = plan.element_bytes;
   const int64_t n = plan.dims[d];
-  const int64_t stride = plan.in_strides[d] * es;
+  const int64_t stride = plan.in_strides[d] * sizeof(T);
   if (d + 1 == plan.dims.size()) {
     if (plan.in_strides[d] == 1) {
-      std::memcpy(out, in, static_cast<size_t>(n * es));
-      out += n * es;
+      std::memcpy(out, in, static_cast<size_t>(n * sizeof(T)));
+      out += n * sizeof(T);
       return;
     }
-    for (int64_t i = 0; i < n; ++i, in += stride, out += es) {
-      std::memcpy(out, in, static_cast<size_t>(es));
+    for (int64_t i = 0; i < n; ++i, in += stride, out += sizeof(T)) {
+      std::memcpy(out, in, sizeof(T));  // constant size: one move
     }
     return;
   }
-  for (int64_t i = 0; i < n; ++i, in += stride) CopyDims(plan, d + 1, in, out);
+  for (int64_t i = 0; i < n; ++i, in += stride) {
+    CopyDims<T>(plan, d + 1, in, out);
+  }
 }
 
 }  // namespace
@@ -35,6 +39,11 @@ void CopyDims(const TransposePlan& plan, size_t d, const uint8_t* in,
 absl::StatusOr<TransposePlan> PlanTranspose(const Shape& input,
                                             const std::vector<int64_t>& perm,
                                             int64_t element_bytes) {
+  if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4 &&
+      element_bytes != 8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("transpose: no ", element_bytes, "-byte elements"));
+  }
   const size_t rank = input.size();
   if (perm.size() != rank) {
     return absl::InvalidArgumentError("transpose: perm and rank differ");
@@ -77,7 +86,19 @@ absl::StatusOr<TransposePlan> PlanTranspose(const Shape& input,
 void RunTranspose(const TransposePlan& plan, const void* in, void* out) {
   if (plan.dims[0] == 0) return;
   uint8_t* cursor = static_cast<uint8_t*>(out);
-  CopyDims(plan, 0, static_cast<const uint8_t*>(in), cursor);
+  const uint8_t* src = static_cast<const uint8_t*>(in);
+  switch (plan.element_bytes) {
+    case 1:
+      return CopyDims<uint8_t>(plan, 0, src, cursor);
+    case 2:
+      return CopyDims<uint16_t>(plan, 0, src, cursor);
+    case 4:
+      return CopyDims<uint32_t>(plan, 0, src, cursor);
+    case 8:
+      return CopyDims<uint64_t>(plan, 0, src, cursor);
+    default:  // PlanTranspose admits no other sizes
+      return;
+  }
 }
 
 absl::StatusOr<Step> TransposeStep(const Op& op, BufferRef in, BufferRef out) {

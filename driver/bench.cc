@@ -170,7 +170,6 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
   TimeRuns(run_base, std::max(config.warmup, 1), warm_base, status);
   HGC_RETURN_IF_ERROR(status);
   HGC_RETURN_IF_ERROR(release_base());
-  HGC_RETURN_IF_ERROR(status);
   int iters = config.iters;
   if (iters <= 0) {
     double per_run = std::max(Median(warm_hgc), Median(warm_base));

@@ -170,20 +170,6 @@ absl::StatusOr<llvm::Value*> EmitUnaryInt(llvm::IRBuilder<>& b,
       kind, " takes floating-point operands, found ", DTypeName(dtype)));
 }
 
-// An f32 value of a bf16/f16 op rounded to that dtype and widened back,
-// so every op rounds once at its end, as the reference does.
-llvm::Value* RoundToDType(llvm::IRBuilder<>& b, llvm::Value* x, DType dtype,
-                          const CastOptions& options) {
-  switch (dtype) {
-    case DType::kBF16:
-      return EmitBf16ToF32(b, EmitF32ToBf16(b, x, options));
-    case DType::kF16:
-      return EmitF16ToF32(b, EmitF32ToF16(b, x));
-    default:
-      return x;
-  }
-}
-
 // The scalar quantization attribute `name` (default `fallback`).
 absl::StatusOr<double> ScalarQuantAttr(absl::string_view kind,
                                        const AttrMap& attrs,
@@ -201,6 +187,18 @@ absl::StatusOr<double> ScalarQuantAttr(absl::string_view kind,
 }
 
 }  // namespace
+
+llvm::Value* RoundToDType(llvm::IRBuilder<>& b, llvm::Value* x, DType dtype,
+                          const CastOptions& options) {
+  switch (dtype) {
+    case DType::kBF16:
+      return EmitBf16ToF32(b, EmitF32ToBf16(b, x, options));
+    case DType::kF16:
+      return EmitF16ToF32(b, EmitF32ToF16(b, x));
+    default:
+      return x;
+  }
+}
 
 bool IsElementalUnary(absl::string_view kind) {
   return Contains(kUnaryKinds, kind);

@@ -62,6 +62,12 @@ absl::StatusOr<llvm::Value*> EmitBinary(llvm::IRBuilder<>& b,
                                         absl::string_view kind, DType dtype,
                                         llvm::Value* lhs, llvm::Value* rhs);
 
+// An f32 value of a bf16 / f16 op rounded to that dtype and widened back
+// to f32 (every op rounds once at its end, as the reference does); other
+// dtypes pass through.
+llvm::Value* RoundToDType(llvm::IRBuilder<>& b, llvm::Value* x, DType dtype,
+                          const CastOptions& options = {});
+
 // cond ? on_true : on_false, lane-wise; cond is i1 of the same shape.
 llvm::Value* EmitSelect(llvm::IRBuilder<>& b, llvm::Value* cond,
                         llvm::Value* on_true, llvm::Value* on_false);

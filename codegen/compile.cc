@@ -147,6 +147,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   state.num_threads = options.num_threads < 1 ? 1 : options.num_threads;
   state.const_only = &const_only;
   state.arena_bytes = plan.arena_size;
+  state.loops = options.loops;
+  if (state.loops != nullptr) state.loops->clear();
 
   auto add_slot = [&](Tensor t) {
     program.constants.push_back(std::move(t));

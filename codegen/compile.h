@@ -57,6 +57,8 @@ struct CompileOptions {
   // step functions (`--emit=llvm`, `--emit=asm`).
   std::string* llvm_ir = nullptr;
   std::string* assembly = nullptr;
+  // When non-null, receives the tile IR of every LLVM step (`--emit=loops`).
+  std::string* loops = nullptr;
   // When non-null, filled with what the compile did.
   CompileStats* stats = nullptr;
 };

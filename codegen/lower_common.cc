@@ -14,6 +14,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Metadata.h"
 #include "runtime/kernel_abi.h"
+#include "runtime/reference_interpreter.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -487,6 +488,50 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                             ElementAlign(out_elem), mask);
       });
   return status;
+}
+
+absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
+                             const std::vector<const Value*>& params,
+                             const std::vector<int>& param_buffers,
+                             const Shape& shape, const Value* result,
+                             int out_buffer, RowProgram& program) {
+  program.shape = shape;
+  program.result = result;
+  program.out_buffer = out_buffer;
+  for (size_t i = 0; i < params.size(); ++i) {
+    RowInput in;
+    in.value = params[i];
+    in.buffer = param_buffers[i];
+    absl::StatusOr<std::vector<int64_t>> strides =
+        BroadcastStrides(params[i]->type().shape, shape);
+    if (!strides.ok()) return absl::UnimplementedError("no broadcast");
+    in.strides = *strides;
+    program.inputs.push_back(std::move(in));
+  }
+  for (const Op* op : ops) {
+    if (op->kind() == "constant") {
+      HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(*op, {}));
+      // Float scalars only: bf16 and f16 values are exact in f32, their
+      // compute representation.
+      const DType dt = t.dtype();
+      if (t.num_elements() != 1 ||
+          (dt != DType::kF32 && dt != DType::kBF16 && dt != DType::kF16)) {
+        return absl::UnimplementedError("non-scalar or integer constant");
+      }
+      RowInput in;
+      in.value = op->result();
+      in.is_constant = true;
+      in.constant = static_cast<float>(t.GetDouble(0));
+      program.inputs.push_back(std::move(in));
+      continue;
+    }
+    if (!IsElementalOp(op->kind())) {
+      return absl::UnimplementedError(
+          absl::StrCat("'", op->kind(), "' is not elementwise"));
+    }
+    program.ops.push_back(op);
+  }
+  return CheckRowProgram(program);
 }
 
 }  // namespace codegen

@@ -56,6 +56,8 @@ struct LowerState {
   std::vector<std::shared_ptr<const microkernels::BrgemmKernel>> kernels;
   // Unique names for step functions.
   int next_step_id = 0;
+  // When set, the tile IR of every step is appended here (--emit=loops).
+  std::string* loops = nullptr;
 
   // Appends a 64-byte aligned scratch region to the main arena.
   int64_t AllocArena(int64_t bytes);
@@ -174,6 +176,17 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
 // A <16 x i1> mask of the lanes of the vector starting at column `col`
 // that lie before `end`.
 llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col, llvm::Value* end);
+
+// Builds the RowProgram that evaluates `body` (its params are bound to the
+// frame buffers `param_buffers`; scalar `constant` ops become splats) over
+// `shape`, writing `result` to `out_buffer`. `skip` values are provided by
+// the caller (appended to inputs before the call). Unimplemented when the
+// body has anything but elemental ops and scalar constants.
+absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
+                             const std::vector<const Value*>& params,
+                             const std::vector<int>& param_buffers,
+                             const Shape& shape, const Value* result,
+                             int out_buffer, RowProgram& program);
 
 }  // namespace codegen
 }  // namespace hgc

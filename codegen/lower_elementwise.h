@@ -21,17 +21,6 @@ namespace codegen {
 // literal constants inside the body.
 absl::Status LowerElementwise(LowerState& state, const Op& op);
 
-// Builds the RowProgram that evaluates `body` (its params are bound to the
-// frame buffers `param_buffers`; scalar `constant` ops become splats) over
-// `shape`, writing `result` to `out_buffer`. `skip` values are provided by
-// the caller (appended to inputs before the call). Unimplemented when the
-// body has anything but elemental ops and scalar constants.
-absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
-                             const std::vector<const Value*>& params,
-                             const std::vector<int>& param_buffers,
-                             const Shape& shape, const Value* result,
-                             int out_buffer, RowProgram& program);
-
 }  // namespace codegen
 }  // namespace hgc
 

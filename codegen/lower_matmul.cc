@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/kernel_cache.h"
 #include "microkernels/pack.h"
+#include "codegen/tile_emitter.h"
+#include "codegen/tile_ir.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -225,24 +228,6 @@ TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k,
 
 namespace {
 
-// Kernels per layer: 3 K-chunk roles x (full / tail M) x (full / tail N).
-constexpr int64_t kKernelsPerLayer = 12;
-
-// Whether the static split hands thread t exactly row group t of a layer
-// (one batch, equal groups, one per thread), so that its tiles are whole
-// rows [t * group * mb, (t + 1) * group * mb).
-bool RowGroupPerThread(const Layer& l, const TileSizes& t, int threads) {
-  const int64_t mtiles = (l.m + t.mb - 1) / t.mb;
-  return l.batch == 1 && mtiles % t.group == 0 && mtiles / t.group == threads;
-}
-
-bool SameRowsPerThread(const Layer& a, const TileSizes& ta, const Layer& b,
-                       const TileSizes& tb, int threads) {
-  return threads > 1 && RowGroupPerThread(a, ta, threads) &&
-         RowGroupPerThread(b, tb, threads) && a.m == b.m &&
-         ta.mb * ta.group == tb.mb * tb.group;
-}
-
 // The K chunk of a non-f32 layer (a multiple of the VNNI group `g`): all of
 // K up to 1024 elements (the AMX and VNNI kernels keep C in registers over
 // a chunk, so long chunks store C least often), else the largest multiple
@@ -255,6 +240,242 @@ int64_t ChooseLowPrecisionKChunk(int64_t k, int64_t g) {
   return k;
 }
 
+// Whether the static split hands thread t exactly row group t of a layer
+// (one batch, equal groups, one per thread), so that its tiles are whole
+// rows [t * group * mb, (t + 1) * group * mb).
+bool RowGroupPerThread(const Layer& l, const TileSizes& t, int threads) {
+  const int64_t mtiles = (l.m + t.mb - 1) / t.mb;
+  return l.batch == 1 && mtiles % t.group == 0 && mtiles / t.group == threads;
+}
+
+// A layer's schedule and where its operands live in the nest.
+struct LayerPlan {
+  Layer l;
+  Isa isa = Isa::kAvx512Core;
+  TileSizes t;
+  int64_t kc = 0;        // K chunk
+  int64_t chunks = 1;    // ceil(K / kc)
+  bool b_const = false;  // B depends only on constants: packed once
+  bool b_transposed = false;
+  bool blocked = false;  // B read from N-blocked packed panels
+  int64_t padded_k = 0;  // K rows of a packed panel
+  // Kernel table index by K chunk role (first, middle, last) and M / N
+  // tail.
+  int kernel[3][2][2] = {};
+  int a = -1, b = -1, c = -1, out = -1, bias = -1;  // nest buffers
+  int program = -1;  // post-op program, -1 when none runs in the loop
+};
+
+bool SameRowsPerThread(const LayerPlan& x, const LayerPlan& y, int threads) {
+  return threads > 1 && RowGroupPerThread(x.l, x.t, threads) &&
+         RowGroupPerThread(y.l, y.t, threads) && x.l.m == y.l.m &&
+         x.t.mb * x.t.group == y.t.mb * y.t.group;
+}
+
+// Tiles, K chunks and the kernels of every chunk role and tail. The first
+// chunk overwrites C, the others accumulate into it, and the last (the
+// first, when there is one) applies the kernel's post-ops and covers the
+// rest of K when kc does not divide it. Equal descriptors share an entry.
+absl::Status PlanKernels(tile::Nest& nest, LayerPlan& p, int num_threads) {
+  using microkernels::BrgemmDataType;
+  const Layer& l = p.l;
+  p.t = ChooseTiles(l.batch, l.m, l.n, l.k, num_threads);
+  p.kc = l.kind == BrgemmDataType::kF32
+             ? ChooseKChunk(l.k)
+             : ChooseLowPrecisionKChunk(l.k,
+                                        microkernels::VnniGranularity(l.kind));
+  p.chunks = (l.k + p.kc - 1) / p.kc;
+  const int64_t last_k = l.k - (p.chunks - 1) * p.kc;
+  for (int role = 0; role < 3; ++role) {
+    // Roles that never run (no middle chunk, or one chunk only) share the
+    // first role's entries.
+    if ((role == 1 && p.chunks <= 2) || (role == 2 && p.chunks == 1)) {
+      std::copy(&p.kernel[0][0][0], &p.kernel[0][0][0] + 4,
+                &p.kernel[role][0][0]);
+      continue;
+    }
+    const bool last = role == 2 || p.chunks == 1;
+    for (int mt = 0; mt < 2; ++mt) {
+      for (int nt = 0; nt < 2; ++nt) {
+        const int64_t mm = mt && l.m % p.t.mb ? l.m % p.t.mb : p.t.mb;
+        const int64_t nn = nt && l.n % p.t.nb ? l.n % p.t.nb : p.t.nb;
+        BrgemmDesc d = microkernels::MakeBrgemmDesc(p.isa, l.kind, mm, nn,
+                                                    last ? last_k : p.kc);
+        d.lda = l.k;
+        d.ldb = p.blocked ? nn : l.n;
+        d.ldc = l.n;
+        d.accumulate = role > 0;
+        d.bias = last && l.bias != nullptr;
+        d.relu = last && l.relu;
+        d.batch_kind = microkernels::BatchKind::kStrided;
+        HGC_ASSIGN_OR_RETURN(auto code,
+                             microkernels::BrgemmKernelCache::Global().Get(d));
+        p.kernel[role][mt][nt] = nest.AddKernel(d, std::move(code));
+      }
+    }
+  }
+  nest.AddNote(absl::StrCat("%", l.matmul->result()->name(), ": tiles ", p.t.mb,
+                            "x", p.t.nb, ", row groups of ", p.t.group,
+                            " M tiles, K chunk ", p.kc, " (", p.chunks,
+                            p.chunks == 1 ? " chunk)" : " chunks)"));
+  return absl::OkStatus();
+}
+
+// Packs B into N-blocked panels (panel j: the packed K x nb block of its
+// own descriptor, contiguous, so the kernel walks B with a short stride):
+// once at SetConstants for constant B, else before every run.
+absl::Status AddPackB(LowerState& state, tile::Nest& nest, const Op& op,
+                      LayerPlan& p, size_t index, const BufferRef& src) {
+  const Layer& l = p.l;
+  const int64_t es = l.in_bytes;
+  const int64_t kp = p.padded_k;
+  const int64_t slice = kp * l.n * es;  // bytes of one batch's panels
+  const int64_t slices = l.b_batched ? l.batch : 1;
+  BufferRef dst =
+      p.b_const ? BufferRef::Constant(state.AddConstantSlot(slice * slices))
+                : BufferRef::Arena(state.AllocArena(slice * slices));
+  std::vector<BrgemmDesc> panels;  // one per N block; the last may be narrower
+  for (int64_t n0 = 0; n0 < l.n; n0 += p.t.nb) {
+    panels.push_back(microkernels::MakeBrgemmDesc(
+        p.isa, l.kind, 1, std::min(p.t.nb, l.n - n0), l.k));
+    HGC_RETURN_IF_ERROR(microkernels::ValidateBrgemmDesc(panels.back()));
+  }
+  const std::string b_name = l.matmul->operand(1)->name();
+  tile::Pack pack;
+  pack.init = p.b_const;
+  pack.text = absl::StrCat(
+      "pack %", b_name, " -> %", b_name, "_packed (", panels.size(),
+      " panels of K ", kp, " x ", p.t.nb, ", ",
+      microkernels::BLayoutName(panels[0].b_layout),
+      p.b_transposed ? ", from B transposed" : "", ")");
+  Step& step = pack.step;
+  step.name = absl::StrCat(op.result()->name(), ".pack_b", index);
+  step.buffers = {src, dst};
+  const bool transposed = p.b_transposed;
+  const int64_t k = l.k, n = l.n, nb = p.t.nb;
+  step.host = [panels, slices, transposed, k, n, nb, kp, es,
+               slice](void* const* bufs) {
+    const uint8_t* in = static_cast<const uint8_t*>(bufs[0]);
+    uint8_t* out = static_cast<uint8_t*>(bufs[1]);
+    for (int64_t s = 0; s < slices; ++s) {
+      for (size_t j = 0; j < panels.size(); ++j) {
+        const int64_t n0 = static_cast<int64_t>(j) * nb;
+        microkernels::BSource source{
+            in + (s * k * n + (transposed ? n0 * k : n0)) * es,
+            transposed ? k : n, transposed};
+        // Validated at compile time; nothing here can fail.
+        (void)microkernels::PackB(panels[j], source,
+                                  out + s * slice + n0 * kp * es);
+      }
+    }
+  };
+  nest.AddPack(std::move(pack));
+  p.b = nest.AddFrameBuffer(dst, absl::StrCat(b_name, "_packed"),
+                            p.b_const ? "packed once" : "packed per run");
+  return absl::OkStatus();
+}
+
+// The post-op program from C to the layer's output; a layer with a C
+// scratch and no post-ops still needs one, to round its C into the output.
+absl::Status AddPostOps(tile::Nest& nest, const Op& op, LayerPlan& p,
+                        const std::function<int(const Value*)>& param_buffer,
+                        size_t index) {
+  const Layer& l = p.l;
+  if ((l.post.empty() || l.kernel_post_ops()) && !l.c_scratch) {
+    return absl::OkStatus();
+  }
+  std::vector<const Op*> ops;
+  std::vector<const Value*> params;
+  CollectInputs(l.post, params, ops);
+  std::vector<int> param_buffers;
+  for (const Value* x : params) {
+    param_buffers.push_back(nest.FrameIndex(param_buffer(x)));
+  }
+  ops.insert(ops.end(), l.post.begin(), l.post.end());
+  RowProgram prog;
+  HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, param_buffers,
+                                      l.matmul->result()->type().shape, l.out,
+                                      nest.FrameIndex(p.out), prog));
+  RowInput c;
+  c.value = l.matmul->result();
+  c.buffer = nest.FrameIndex(p.c);
+  // A bf16 result sits in the kernel's f32 C.
+  c.rounded_from_f32 = c.value->type().dtype != DType::kF32 &&
+                       c.value->type().dtype != DType::kS32;
+  HGC_ASSIGN_OR_RETURN(c.strides, BroadcastStrides(c.value->type().shape,
+                                                   c.value->type().shape));
+  prog.inputs.push_back(std::move(c));
+  p.program = nest.AddProgram(std::move(prog), absl::StrCat("post", index));
+  return absl::OkStatus();
+}
+
+// One layer's tile loop: row group by row group, inside a group N panel by
+// N panel, then M tile by M tile; per tile the K chunks, then the post-ops
+// on the C tile while it is in L1.
+void BuildTileLoop(tile::NestBuilder& nb, const LayerPlan& p) {
+  using tile::Expr;
+  const Layer& l = p.l;
+  const TileSizes& t = p.t;
+  const int64_t mtiles = (l.m + t.mb - 1) / t.mb;
+  const int64_t ntiles = (l.n + t.nb - 1) / t.nb;
+  const int64_t es = l.in_bytes;
+  const int64_t c_es = 4;
+  nb.For("tile", 0, l.batch * mtiles * ntiles, true, [&](Expr index) {
+    const bool batched = l.batch > 1;
+    Expr bi = batched ? nb.Let("batch", index / (mtiles * ntiles)) : Expr(0);
+    Expr r = batched ? nb.Let("in_batch", index % (mtiles * ntiles)) : index;
+    Expr g = nb.Let("group", r / (t.group * ntiles));
+    Expr in_group = nb.Let("in_group", r % (t.group * ntiles));
+    Expr g_rows = nb.Let("group_rows", Min(mtiles - g * t.group, t.group));
+    Expr m0 = nb.Let("m0", (g * t.group + in_group % g_rows) * t.mb);
+    Expr n0 = nb.Let("n0", in_group / g_rows * t.nb);
+    Expr m_tail = l.m % t.mb == 0 ? Expr(0) : nb.Let("m_tail", Lt(l.m - m0, t.mb));
+    Expr n_tail = l.n % t.nb == 0 ? Expr(0) : nb.Let("n_tail", Lt(l.n - n0, t.nb));
+    Expr a_off = m0 * l.k;
+    if (l.a_batched) a_off = bi * (l.m * l.k) + a_off;
+    // Blocked B: panel n0 / nb starts at n0 * Kp and its rows are as wide
+    // as the panel; plain B rows are N wide.
+    Expr b_off = p.blocked ? n0 * p.padded_k : n0;
+    if (l.b_batched) {
+      b_off = bi * ((p.blocked ? p.padded_k : l.k) * l.n) + b_off;
+    }
+    Expr b_row = p.blocked ? Select(n_tail, l.n - n0, t.nb) : Expr(l.n);
+    Expr c_off = nb.Let("c_off", bi * (l.m * l.n) + m0 * l.n + n0);
+    auto kernel = [&](int role) {
+      const auto& k = p.kernel[role];
+      return Select(m_tail, Select(n_tail, k[1][1], k[1][0]),
+                    Select(n_tail, k[0][1], k[0][0]));
+    };
+    auto call = [&](int role, Expr k0) {
+      tile::Brgemm c;
+      c.kernel = kernel(role);
+      c.a = {p.a, a_off + k0, es};
+      c.b = {p.b, b_off + k0 * b_row, es};
+      c.c = {p.c, c_off, c_es};
+      const bool last = role == 2 || p.chunks == 1;
+      if (last && p.bias >= 0) c.bias = tile::View{p.bias, n0, 4};
+      nb.Append(tile::Stmt{std::move(c)});
+    };
+    call(0, 0);
+    if (p.chunks > 2) {
+      nb.For("chunk", 1, p.chunks - 1, false,
+             [&](Expr chunk) { call(1, chunk * p.kc); });
+    }
+    if (p.chunks > 1) call(2, (p.chunks - 1) * p.kc);
+    if (p.program < 0) return;
+    Expr mcount = Select(m_tail, l.m - m0, t.mb);
+    Expr ncount = Select(n_tail, l.n - n0, t.nb);
+    nb.For("row", 0, mcount, false, [&](Expr row) {
+      tile::RowMap map;
+      map.program = p.program;
+      map.row = bi * l.m + m0 + row;
+      map.col_begin = n0;
+      map.col_end = n0 + ncount;
+      nb.Append(tile::Stmt{std::move(map)});
+    });
+  });
+}
+
 }  // namespace
 
 absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
@@ -265,337 +486,69 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   if (body->results()[0]->type() != op.result()->type()) {
     return absl::UnimplementedError("body result type differs");
   }
-  for (Layer& l : layers) MatchKernelPostOps(l);
-  std::vector<Isa> isas;
-  for (const Layer& l : layers) {
-    HGC_ASSIGN_OR_RETURN(Isa isa, microkernels::SelectBrgemmIsa(l.kind));
-    isas.push_back(isa);
-  }
-
-  // B operands that depend only on constants are packed once; other
-  // transposed or low-precision ones per call; all into N-blocked panels
-  // (panel j: the packed K x nb block of its own descriptor, contiguous, so
-  // the kernel walks B with a short stride instead of N elements).
-  std::vector<bool> b_const(layers.size()), b_transposed(layers.size());
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const Value* bp = layers[i].matmul->operand(1);
-    const Attribute* tb = layers[i].matmul->FindAttr("transpose_b");
-    b_transposed[i] = tb != nullptr && tb->is_bool() && tb->as_bool();
-    b_const[i] = state.const_only->IsConstOnly(op.operand(bp->index()));
-  }
-  auto blocked = [&](size_t i) {
-    return b_const[i] || b_transposed[i] ||
-           layers[i].kind != BrgemmDataType::kF32;
-  };
-  // K rows of a packed panel: K rounded up to the VNNI group.
-  auto padded_k = [&](size_t i) {
-    const int64_t g = microkernels::VnniGranularity(layers[i].kind);
-    return (layers[i].k + g - 1) / g * g;
-  };
-  // Kernels: kKernelsPerLayer per layer, (first / middle / last K chunk) x
-  // (full / tail M) x (full / tail N). The K reduction runs in chunks of kc
-  // so that the B chunk a tile's kernel sweeps once per register row block
-  // stays in L1 (f32) or C stays in registers longest (bf16, int8); the
-  // first chunk overwrites C, the others accumulate into it, and the last
-  // (the first, when there is one chunk) applies the kernel's post-ops and
-  // covers the rest of K when K is not a multiple of kc. Where neither
-  // applies the middle and last kernels are the same (one cache entry).
-  std::vector<TileSizes> tiles;
-  std::vector<int64_t> k_chunks;
-  std::vector<const void*> kernel_fns;
-  std::vector<std::shared_ptr<const microkernels::BrgemmKernel>> kernels;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const Layer& l = layers[i];
-    TileSizes t = ChooseTiles(l.batch, l.m, l.n, l.k, state.num_threads);
-    tiles.push_back(t);
-    int64_t kc = l.kind == BrgemmDataType::kF32
-                     ? ChooseKChunk(l.k)
-                     : ChooseLowPrecisionKChunk(
-                           l.k, microkernels::VnniGranularity(l.kind));
-    k_chunks.push_back(kc);
-    const int64_t chunks = (l.k + kc - 1) / kc;
-    const int64_t last_k = l.k - (chunks - 1) * kc;
-    for (int set = 0; set < 3; ++set) {
-      // The kernel a set's chunks need (sets that never run reuse one:
-      // with one chunk every set is the first, with two there is no
-      // middle).
-      const int role = chunks == 1 ? 0 : (chunks == 2 && set == 1 ? 2 : set);
-      for (int mt = 0; mt < 2; ++mt) {
-        for (int nt = 0; nt < 2; ++nt) {
-          int64_t mm = mt && l.m % t.mb ? l.m % t.mb : t.mb;
-          int64_t nn = nt && l.n % t.nb ? l.n % t.nb : t.nb;
-          const bool last = role == 2 || chunks == 1;
-          BrgemmDesc d = microkernels::MakeBrgemmDesc(isas[i], l.kind, mm, nn,
-                                                      last ? last_k : kc);
-          d.lda = l.k;
-          d.ldb = blocked(i) ? nn : l.n;
-          d.ldc = l.n;
-          d.accumulate = role > 0;
-          d.bias = last && l.bias != nullptr;
-          d.relu = last && l.relu;
-          d.batch_kind = microkernels::BatchKind::kStrided;
-          HGC_ASSIGN_OR_RETURN(
-              auto kernel, microkernels::BrgemmKernelCache::Global().Get(d));
-          kernel_fns.push_back(reinterpret_cast<const void*>(kernel->fn()));
-          kernels.push_back(std::move(kernel));
-        }
-      }
-    }
-  }
-  // Buffers: each layer's output (the group's result for the last, arena
-  // otherwise) and, where the kernel cannot write its C there, a C scratch.
-  StepBuffers buffers;
-  std::vector<int> c_buffer(layers.size()), out_buffer(layers.size());
-  std::vector<int> b_buffer(layers.size());
-  std::vector<Step> init_steps, pre_steps;
+  tile::Nest nest(state.StepName(layers.size() > 1 ? "mlp" : "matmul"));
   auto param_ref = [&](const Value* p) {
     return state.refs.at(op.operand(p->index()));
   };
+  auto param_buffer = [&](const Value* p) {
+    return nest.AddFrameBuffer(param_ref(p), p->name(),
+                               p->type().ToString());
+  };
+  std::vector<LayerPlan> plans(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
-    const Layer& l = layers[i];
-    const int64_t elements = l.batch * l.m * l.n;
-    out_buffer[i] = i + 1 == layers.size()
-                        ? buffers.Add(state.refs.at(op.result()))
-                        : buffers.Add(BufferRef::Arena(state.AllocArena(
-                              elements * DTypeSize(l.out->type().dtype))));
-    c_buffer[i] =
-        l.c_scratch
-            ? buffers.Add(BufferRef::Arena(state.AllocArena(elements * 4)))
-            : out_buffer[i];
-  }
-  // Post-op programs (validated before anything is emitted): from C to the
-  // layer's output; a layer with a C scratch and no post-ops still needs
-  // one, to round its C into the output.
-  std::vector<RowProgram> programs(layers.size());
-  std::vector<bool> has_program(layers.size());
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const Layer& l = layers[i];
-    if ((l.post.empty() || l.kernel_post_ops()) && !l.c_scratch) continue;
-    has_program[i] = true;
-    std::vector<const Op*> ops;
-    std::vector<const Value*> params;
-    CollectInputs(l.post, params, ops);
-    std::vector<int> param_buffers;
-    for (const Value* x : params) {
-      param_buffers.push_back(buffers.Add(param_ref(x)));
-    }
-    ops.insert(ops.end(), l.post.begin(), l.post.end());
-    RowProgram& prog = programs[i];
-    HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, param_buffers,
-                                        l.matmul->result()->type().shape, l.out,
-                                        out_buffer[i], prog));
-    RowInput c;
-    c.value = l.matmul->result();
-    c.buffer = c_buffer[i];
-    if (c.value->type().dtype != DType::kF32 &&
-        c.value->type().dtype != DType::kS32) {
-      c.rounded_from_f32 = true;  // a bf16 result in the kernel's f32 C
-    }
-    HGC_ASSIGN_OR_RETURN(c.strides, BroadcastStrides(c.value->type().shape,
-                                                     c.value->type().shape));
-    prog.inputs.push_back(std::move(c));
-  }
-  // B operands: packed once, packed per call, or read in place.
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const Layer& l = layers[i];
+    LayerPlan& p = plans[i];
+    p.l = layers[i];
+    MatchKernelPostOps(p.l);
+    const Layer& l = p.l;
+    HGC_ASSIGN_OR_RETURN(p.isa, microkernels::SelectBrgemmIsa(l.kind));
     const Value* bp = l.matmul->operand(1);
-    if (!blocked(i)) {
-      b_buffer[i] = buffers.Add(param_ref(bp));
-      continue;
-    }
-    const bool transposed = b_transposed[i];
-    const int64_t es = l.in_bytes;
-    const int64_t kp = padded_k(i);
-    const int64_t slice = kp * l.n * es;  // bytes of one batch's panels
-    const int64_t slices = l.b_batched ? l.batch : 1;
-    BufferRef dst =
-        b_const[i] ? BufferRef::Constant(state.AddConstantSlot(slice * slices))
-                   : BufferRef::Arena(state.AllocArena(slice * slices));
-    // One descriptor per N block (the last may be narrower).
-    std::vector<BrgemmDesc> panels;
-    for (int64_t n0 = 0; n0 < l.n; n0 += tiles[i].nb) {
-      panels.push_back(microkernels::MakeBrgemmDesc(
-          isas[i], l.kind, 1, std::min(tiles[i].nb, l.n - n0), l.k));
-      HGC_RETURN_IF_ERROR(microkernels::ValidateBrgemmDesc(panels.back()));
-    }
-    Step pack;
-    pack.name = absl::StrCat(op.result()->name(), ".pack_b", i);
-    pack.buffers = {param_ref(bp), dst};
-    const int64_t k = l.k, n = l.n, nb = tiles[i].nb;
-    pack.host = [panels, slices, transposed, k, n, nb, kp, es,
-                 slice](void* const* bufs) {
-      const uint8_t* src = static_cast<const uint8_t*>(bufs[0]);
-      uint8_t* out = static_cast<uint8_t*>(bufs[1]);
-      for (int64_t s = 0; s < slices; ++s) {
-        for (size_t j = 0; j < panels.size(); ++j) {
-          const int64_t n0 = static_cast<int64_t>(j) * nb;
-          microkernels::BSource source{
-              src + (s * k * n + (transposed ? n0 * k : n0)) * es,
-              transposed ? k : n, transposed};
-          // Validated at compile time; nothing here can fail.
-          (void)microkernels::PackB(panels[j], source,
-                                    out + s * slice + n0 * kp * es);
-        }
-      }
-    };
-    (b_const[i] ? init_steps : pre_steps).push_back(std::move(pack));
-    b_buffer[i] = buffers.Add(dst);
+    const Attribute* tb = l.matmul->FindAttr("transpose_b");
+    p.b_transposed = tb != nullptr && tb->is_bool() && tb->as_bool();
+    p.b_const = state.const_only->IsConstOnly(op.operand(bp->index()));
+    p.blocked = p.b_const || p.b_transposed || l.kind != BrgemmDataType::kF32;
+    const int64_t g = microkernels::VnniGranularity(l.kind);
+    p.padded_k = (l.k + g - 1) / g * g;
+    HGC_RETURN_IF_ERROR(PlanKernels(nest, p, state.num_threads));
   }
-  // The step function. Pointers are bytes (i8*): element sizes differ by
-  // layer and operand.
-  std::vector<int> a_buffer(layers.size());
-  a_buffer[0] = buffers.Add(param_ref(layers[0].matmul->operand(0)));
-  for (size_t i = 1; i < layers.size(); ++i) a_buffer[i] = out_buffer[i - 1];
-  std::vector<int> bias_buffer(layers.size(), -1);
-  for (size_t i = 0; i < layers.size(); ++i) {
-    if (layers[i].bias != nullptr) {
-      bias_buffer[i] = buffers.Add(param_ref(layers[i].bias));
+  // Buffers: A, each layer's output (the group's result for the last, arena
+  // otherwise) and, where the kernel cannot write its C there, a C scratch.
+  for (size_t i = 0; i < plans.size(); ++i) {
+    LayerPlan& p = plans[i];
+    const Layer& l = p.l;
+    p.a = i == 0 ? param_buffer(l.matmul->operand(0)) : plans[i - 1].out;
+    const int64_t elements = l.batch * l.m * l.n;
+    p.out = i + 1 == plans.size()
+                ? nest.AddFrameBuffer(state.refs.at(op.result()),
+                                      op.result()->name(),
+                                      op.result()->type().ToString())
+                : nest.AddFrameBuffer(
+                      BufferRef::Arena(state.AllocArena(
+                          elements * DTypeSize(l.out->type().dtype))),
+                      absl::StrCat("layer", i), l.out->type().ToString());
+    p.c = l.c_scratch ? nest.AddFrameBuffer(
+                            BufferRef::Arena(state.AllocArena(elements * 4)),
+                            absl::StrCat("c", i), "f32/s32 C scratch")
+                      : p.out;
+    if (l.bias != nullptr) p.bias = param_buffer(l.bias);
+    HGC_RETURN_IF_ERROR(AddPostOps(nest, op, p, param_buffer, i));
+    const Value* bp = l.matmul->operand(1);
+    if (p.blocked) {
+      HGC_RETURN_IF_ERROR(AddPackB(state, nest, op, p, i, param_ref(bp)));
+    } else {
+      p.b = param_buffer(bp);
     }
   }
-
-  llvm::IRBuilder<> b(*state.context);
-  FrameValues frame;
-  std::string name = state.StepName(layers.size() > 1 ? "mlp" : "matmul");
-  llvm::Function* fn = BeginStepFunction(state, name, b, frame);
-  llvm::Type* i8 = b.getInt8Ty();
-  llvm::Type* i8p = b.getInt8PtrTy();
-  // microkernels::BrgemmCallArgs: a, b, c, batch, bias.
-  llvm::StructType* args_type = llvm::StructType::get(
-      *state.context, {i8p, i8p, i8p, b.getInt64Ty(), i8p});
-  llvm::Value* args = b.CreateAlloca(args_type, nullptr, "brgemm_args");
-  auto* kernel_type = llvm::FunctionType::get(b.getVoidTy(), {i8p}, false);
-  absl::Status status = absl::OkStatus();
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const Layer& l = layers[i];
-    const TileSizes t = tiles[i];
-    const int64_t es = l.in_bytes;
+  tile::NestBuilder nb(nest);
+  for (size_t i = 0; i < plans.size(); ++i) {
     // Between layers that give every thread the same rows, a thread reads
     // only rows it wrote itself: no barrier.
-    if (i > 0 && !SameRowsPerThread(layers[i - 1], tiles[i - 1], l, t,
-                                    state.num_threads)) {
-      EmitBarrier(b, frame);
+    if (i > 0 &&
+        !SameRowsPerThread(plans[i - 1], plans[i], state.num_threads)) {
+      nb.Append(tile::Stmt{tile::Barrier{}});
     }
-    int64_t mtiles = (l.m + t.mb - 1) / t.mb, ntiles = (l.n + t.nb - 1) / t.nb;
-    llvm::Value *begin, *end;
-    EmitThreadRange(b, frame, b.getInt64(l.batch * mtiles * ntiles), begin,
-                    end);
-    llvm::Value* a = LoadBuffer(b, frame, a_buffer[i], i8);
-    llvm::Value* bb = LoadBuffer(b, frame, b_buffer[i], i8);
-    llvm::Value* c = LoadBuffer(b, frame, c_buffer[i], i8);
-    llvm::Value* bias = l.bias != nullptr
-                            ? LoadBuffer(b, frame, bias_buffer[i], i8)
-                            : llvm::ConstantPointerNull::get(
-                                  llvm::cast<llvm::PointerType>(i8p));
-    EmitLoop(b, begin, end, [&](llvm::IRBuilder<>& b, llvm::Value* tile) {
-      llvm::Value* per_batch = b.getInt64(mtiles * ntiles);
-      llvm::Value* bi = b.CreateUDiv(tile, per_batch, "bi");
-      llvm::Value* r = b.CreateURem(tile, per_batch);
-      // Row group g holds M tiles [g * group, + rows); inside it the N
-      // panel varies slowest.
-      llvm::Value* group_tiles = b.getInt64(t.group * ntiles);
-      llvm::Value* g = b.CreateUDiv(r, group_tiles, "group");
-      llvm::Value* in_group = b.CreateURem(r, group_tiles);
-      llvm::Value* g_first = b.CreateMul(g, b.getInt64(t.group));
-      llvm::Value* g_left = b.CreateSub(b.getInt64(mtiles), g_first);
-      llvm::Value* g_rows =
-          b.CreateSelect(b.CreateICmpULT(g_left, b.getInt64(t.group)), g_left,
-                         b.getInt64(t.group));
-      llvm::Value* m0 =
-          b.CreateMul(b.CreateAdd(g_first, b.CreateURem(in_group, g_rows)),
-                      b.getInt64(t.mb), "m0");
-      llvm::Value* n0 =
-          b.CreateMul(b.CreateUDiv(in_group, g_rows), b.getInt64(t.nb), "n0");
-      llvm::Value* m_left = b.CreateSub(b.getInt64(l.m), m0);
-      llvm::Value* n_left = b.CreateSub(b.getInt64(l.n), n0);
-      llvm::Value* m_tail = b.CreateICmpSLT(m_left, b.getInt64(t.mb));
-      llvm::Value* n_tail = b.CreateICmpSLT(n_left, b.getInt64(t.nb));
-      llvm::Value* tile_kernel = b.CreateAdd(
-          b.CreateMul(b.CreateZExt(m_tail, b.getInt64Ty()), b.getInt64(2)),
-          b.CreateZExt(n_tail, b.getInt64Ty()));
-      // Element offsets.
-      llvm::Value* a_off = b.CreateMul(m0, b.getInt64(l.k));
-      if (l.a_batched) {
-        a_off = b.CreateAdd(a_off, b.CreateMul(bi, b.getInt64(l.m * l.k)));
-      }
-      // Blocked B: panel ni starts at ni * Kp * nb = n0 * Kp, and its rows
-      // are nn wide; plain B rows are N wide.
-      llvm::Value* b_off =
-          blocked(i) ? b.CreateMul(n0, b.getInt64(padded_k(i))) : n0;
-      if (l.b_batched) {
-        b_off = b.CreateAdd(
-            b_off, b.CreateMul(
-                       bi, b.getInt64((blocked(i) ? padded_k(i) : l.k) * l.n)));
-      }
-      llvm::Value* b_row =
-          blocked(i) ? b.CreateSelect(n_tail, n_left, b.getInt64(t.nb))
-                     : b.getInt64(l.n);
-      llvm::Value* c_off =
-          b.CreateAdd(b.CreateMul(bi, b.getInt64(l.m * l.n)),
-                      b.CreateAdd(b.CreateMul(m0, b.getInt64(l.n)), n0));
-      const int64_t kc = k_chunks[i];
-      const int64_t chunks = (l.k + kc - 1) / kc;
-      llvm::Value* bias_row =
-          l.bias != nullptr
-              ? b.CreateInBoundsGEP(i8, bias, b.CreateMul(n0, b.getInt64(4)))
-              : bias;
-      EmitLoop(
-          b, b.getInt64(0), b.getInt64(chunks),
-          [&](llvm::IRBuilder<>& b, llvm::Value* chunk) {
-            // Kernel set: 0 for the first chunk, 2 for the last of several,
-            // 1 between.
-            llvm::Value* set = b.CreateSelect(
-                b.CreateICmpEQ(chunk, b.getInt64(0)), b.getInt64(0),
-                b.CreateSelect(b.CreateICmpEQ(chunk, b.getInt64(chunks - 1)),
-                               b.getInt64(2), b.getInt64(1)));
-            llvm::Value* kidx = b.CreateAdd(
-                b.getInt64(kKernelsPerLayer * i),
-                b.CreateAdd(b.CreateMul(set, b.getInt64(4)), tile_kernel));
-            llvm::LoadInst* kernel = b.CreateLoad(
-                i8p, b.CreateInBoundsGEP(i8p, frame.kernels, kidx), "kernel");
-            kernel->setMetadata(llvm::LLVMContext::MD_invariant_load,
-                                llvm::MDNode::get(*state.context, {}));
-            llvm::Value* k0 = b.CreateMul(chunk, b.getInt64(kc));
-            auto bytes = [&](llvm::Value* elements, int64_t size) {
-              return b.CreateMul(elements, b.getInt64(size));
-            };
-            llvm::Value* fields[3] = {
-                b.CreateInBoundsGEP(i8, a, bytes(b.CreateAdd(a_off, k0), es)),
-                b.CreateInBoundsGEP(
-                    i8, bb,
-                    bytes(b.CreateAdd(b_off, b.CreateMul(k0, b_row)), es)),
-                b.CreateInBoundsGEP(i8, c, bytes(c_off, 4))};
-            for (unsigned f = 0; f < 3; ++f) {
-              b.CreateStore(fields[f], b.CreateStructGEP(args_type, args, f));
-            }
-            b.CreateStore(b.getInt64(1), b.CreateStructGEP(args_type, args, 3));
-            b.CreateStore(bias_row, b.CreateStructGEP(args_type, args, 4));
-            b.CreateCall(kernel_type,
-                         b.CreateBitCast(kernel, kernel_type->getPointerTo()),
-                         {b.CreateBitCast(args, i8p)});
-          });
-      if (!has_program[i]) return;
-      // Post-ops on the C tile while it is in L1.
-      llvm::Value* mcount = b.CreateSelect(m_tail, m_left, b.getInt64(t.mb));
-      llvm::Value* ncount = b.CreateSelect(n_tail, n_left, b.getInt64(t.nb));
-      llvm::Value* row0 =
-          b.CreateAdd(b.CreateMul(bi, b.getInt64(l.m)), m0, "row0");
-      EmitLoop(b, b.getInt64(0), mcount,
-               [&](llvm::IRBuilder<>& b, llvm::Value* mr) {
-                 absl::Status s =
-                     EmitRow(b, frame, programs[i], b.CreateAdd(row0, mr), n0,
-                             b.CreateAdd(n0, ncount));
-                 if (status.ok()) status = s;
-               });
-    });
+    BuildTileLoop(nb, plans[i]);
   }
-  HGC_ASSIGN_OR_RETURN(Step step,
-                       FinishStepFunction(fn, b, status, name, buffers));
-  for (Step& s : init_steps) state.program->init_steps.push_back(std::move(s));
-  for (Step& s : pre_steps) state.program->steps.push_back(std::move(s));
-  step.kernels = kernel_fns;
-  state.program->steps.push_back(std::move(step));
-  for (auto& k : kernels) state.kernels.push_back(std::move(k));
-  return absl::OkStatus();
+  return EmitNest(state, nest);
 }
 
 }  // namespace codegen

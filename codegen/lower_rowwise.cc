@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "codegen/llvm/elemental_emitter.h"
-#include "codegen/lower_elementwise.h"
-#include "llvm/IR/Constants.h"
+#include "codegen/tile_emitter.h"
+#include "codegen/tile_ir.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -25,17 +25,6 @@ int64_t Axis(const Op& op, int64_t rank) {
   const Attribute* a = op.FindAttr("axis");
   int64_t axis = a != nullptr && a->is_int() ? a->as_int() : -1;
   return axis < 0 ? axis + rank : axis;
-}
-
-// NaN-propagating horizontal max of a <16 x float>.
-absl::StatusOr<llvm::Value*> HorizontalMax(llvm::IRBuilder<>& b,
-                                           llvm::Value* v) {
-  llvm::Value* m = b.CreateExtractElement(v, uint64_t{0});
-  for (int i = 1; i < kVectorWidth; ++i) {
-    HGC_ASSIGN_OR_RETURN(
-        m, EmitBinary(b, "max", DType::kF32, m, b.CreateExtractElement(v, i)));
-  }
-  return m;
 }
 
 }  // namespace
@@ -100,13 +89,17 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   int64_t rows = 1;
   for (int64_t d = 0; d + 1 < rank; ++d) rows *= shape[d];
 
-  StepBuffers buffers;
+  tile::Nest nest(state.StepName(kind));
   auto param_buffer = [&](const Value* p) {
-    return buffers.Add(state.refs.at(op.operand(p->index())));
+    const Value* v = op.operand(p->index());
+    return nest.AddFrameBuffer(state.refs.at(v), v->name(),
+                               v->type().ToString());
   };
-  const int out = buffers.Add(state.refs.at(op.result()));
+  const int out = nest.AddFrameBuffer(state.refs.at(op.result()),
+                                      op.result()->name(),
+                                      op.result()->type().ToString());
   // Producers into a per-thread scratch row, unless x is an operand.
-  RowProgram pre_program;
+  int pre_program = -1;
   int x_buffer = -1;
   if (x->is_param()) {
     x_buffer = param_buffer(x);
@@ -115,12 +108,16 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
     std::vector<const Op*> ops;
     CollectInputs(pre, params, ops);
     std::vector<int> pbuf;
-    for (const Value* p : params) pbuf.push_back(param_buffer(p));
+    for (const Value* p : params) {
+      pbuf.push_back(nest.FrameIndex(param_buffer(p)));
+    }
     ops.insert(ops.end(), pre.begin(), pre.end());
+    RowProgram program;
     HGC_RETURN_IF_ERROR(
-        BuildRowProgram(ops, params, pbuf, shape, x, -1, pre_program));
-    x_buffer = buffers.Add(
-        BufferRef::Arena(state.AllocArena(state.num_threads * len * 4)));
+        BuildRowProgram(ops, params, pbuf, shape, x, -1, program));
+    pre_program = nest.AddProgram(std::move(program), "pre");
+    x_buffer = nest.AddPerThread(state.AllocArena(state.num_threads * len * 4),
+                                 len * 4, "x_row", "f32 row of the producers");
   }
   int gamma = -1, beta = -1;
   if (kind == "layernorm") {
@@ -133,167 +130,67 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
     gamma = param_buffer(row_op->operand(1));
     beta = param_buffer(row_op->operand(2));
   }
-  RowProgram post_program;
+  int post_program = -1;
   if (!post.empty()) {
     std::vector<const Value*> params;
     std::vector<const Op*> ops;
     CollectInputs(post, params, ops);
     std::vector<int> pbuf;
-    for (const Value* p : params) pbuf.push_back(param_buffer(p));
+    for (const Value* p : params) {
+      pbuf.push_back(nest.FrameIndex(param_buffer(p)));
+    }
     ops.insert(ops.end(), post.begin(), post.end());
-    HGC_RETURN_IF_ERROR(
-        BuildRowProgram(ops, params, pbuf, shape, last, out, post_program));
+    RowProgram program;
+    HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, pbuf, shape, last,
+                                        nest.FrameIndex(out), program));
     RowInput y;
     y.value = row_op->result();
-    y.buffer = out;
+    y.buffer = nest.FrameIndex(out);
     HGC_ASSIGN_OR_RETURN(y.strides, BroadcastStrides(shape, shape));
-    post_program.inputs.push_back(std::move(y));
+    program.inputs.push_back(std::move(y));
+    post_program = nest.AddProgram(std::move(program), "post");
   }
-
-  llvm::IRBuilder<> b(*state.context);
-  FrameValues frame;
-  std::string name = state.StepName(kind);
-  llvm::Function* fn = BeginStepFunction(state, name, b, frame);
-  llvm::Type* f32 = b.getFloatTy();
-  auto* vt = llvm::FixedVectorType::get(f32, kVectorWidth);
-  llvm::Value* acc = b.CreateAlloca(vt, nullptr, "acc");
-  llvm::Align align(4);
-  const float inf = std::numeric_limits<float>::infinity();
-  auto splat = [&](float v) {
-    return llvm::ConstantVector::getSplat(
-        llvm::ElementCount::getFixed(kVectorWidth),
-        llvm::ConstantFP::get(f32, v));
-  };
-  llvm::Value *begin, *end;
-  EmitThreadRange(b, frame, b.getInt64(rows), begin, end);
-  llvm::Value* nvec = b.getInt64((len + kVectorWidth - 1) / kVectorWidth);
-  llvm::Value* len_v = b.getInt64(len);
-  absl::Status status = absl::OkStatus();
-  auto note = [&](const absl::Status& s) {
-    if (status.ok()) status = s;
-  };
-  // Runs `body(col, mask)` over the row's vectors.
-  auto for_vectors =
-      [&](const std::function<void(llvm::Value*, llvm::Value*)>& body) {
-        EmitLoop(b, b.getInt64(0), nvec,
-                 [&](llvm::IRBuilder<>& b, llvm::Value* i) {
-                   llvm::Value* col = b.CreateMul(i, b.getInt64(kVectorWidth));
-                   body(col, TailMask(b, col, len_v));
-                 });
-      };
-  auto vptr = [&](llvm::Value* row_ptr, llvm::Value* col) {
-    return b.CreateBitCast(b.CreateInBoundsGEP(f32, row_ptr, col),
-                           vt->getPointerTo());
-  };
-  EmitLoop(b, begin, end, [&](llvm::IRBuilder<>& b, llvm::Value* row) {
-    llvm::Value* xrow;
-    if (x->is_param()) {
-      xrow = b.CreateInBoundsGEP(f32, LoadBuffer(b, frame, x_buffer),
-                                 b.CreateMul(row, len_v));
-    } else {
-      xrow = b.CreateInBoundsGEP(f32, LoadBuffer(b, frame, x_buffer),
-                                 b.CreateMul(frame.thread_id, len_v));
-      note(EmitRow(b, frame, pre_program, row, b.getInt64(0), len_v, xrow));
+  // Row statistics (max and sum, or mean and variance) on the stack.
+  const int stats = nest.AddLocal(8, "stats", "two f32 row statistics");
+  const tile::View first{stats, 0, 4}, second{stats, 1, 4};
+  tile::NestBuilder nb(nest);
+  nb.For("row", 0, rows, true, [&](tile::Expr row) {
+    tile::View xrow{x_buffer, x->is_param() ? row * len : tile::Expr(0), 4};
+    if (pre_program >= 0) {
+      nb.Append(tile::Stmt{tile::RowMap{pre_program, row, 0, len, xrow}});
     }
-    llvm::Value* orow =
-        b.CreateInBoundsGEP(f32, LoadBuffer(b, frame, out),
-                            is_reduce ? row : b.CreateMul(row, len_v));
-    auto load = [&](llvm::Value* p, llvm::Value* col, llvm::Value* mask,
-                    float pass) {
-      return b.CreateMaskedLoad(vt, vptr(p, col), align, mask, splat(pass));
-    };
-    auto sum_of_acc = [&]() {
-      return b.CreateFAddReduce(llvm::ConstantFP::get(f32, 0.0),
-                                b.CreateLoad(vt, acc));
-    };
-    auto accumulate = [&](llvm::Value* t) {
-      b.CreateStore(b.CreateFAdd(b.CreateLoad(vt, acc), t), acc);
-    };
-    auto max_pass = [&]() -> llvm::Value* {
-      b.CreateStore(splat(-inf), acc);
-      for_vectors([&](llvm::Value* col, llvm::Value* mask) {
-        absl::StatusOr<llvm::Value*> m =
-            EmitBinary(b, "max", DType::kF32, b.CreateLoad(vt, acc),
-                       load(xrow, col, mask, -inf));
-        if (!m.ok()) return note(m.status());
-        b.CreateStore(*m, acc);
-      });
-      absl::StatusOr<llvm::Value*> m = HorizontalMax(b, b.CreateLoad(vt, acc));
-      if (!m.ok()) {
-        note(m.status());
-        return llvm::ConstantFP::get(f32, 0.0);
-      }
-      return *m;
-    };
-    auto sum_pass = [&]() {
-      b.CreateStore(splat(0), acc);
-      for_vectors([&](llvm::Value* col, llvm::Value* mask) {
-        accumulate(load(xrow, col, mask, 0));
-      });
-      return sum_of_acc();
-    };
-    llvm::Value* len_f = llvm::ConstantFP::get(f32, static_cast<double>(len));
-    auto mean_pass = [&]() { return b.CreateFDiv(sum_pass(), len_f); };
+    tile::View orow{out, is_reduce ? row : row * len, 4};
     if (kind == "softmax") {
-      llvm::Value* m = b.CreateVectorSplat(kVectorWidth, max_pass());
-      b.CreateStore(splat(0), acc);
-      for_vectors([&](llvm::Value* col, llvm::Value* mask) {
-        absl::StatusOr<llvm::Value*> e = EmitUnary(
-            b, "exp", DType::kF32, b.CreateFSub(load(xrow, col, mask, 0), m));
-        if (!e.ok()) return note(e.status());
-        b.CreateMaskedStore(*e, vptr(orow, col), align, mask);
-        accumulate(b.CreateSelect(mask, *e, splat(0)));
-      });
-      llvm::Value* inv = b.CreateVectorSplat(
-          kVectorWidth,
-          b.CreateFDiv(llvm::ConstantFP::get(f32, 1.0), sum_of_acc()));
-      for_vectors([&](llvm::Value* col, llvm::Value* mask) {
-        b.CreateMaskedStore(b.CreateFMul(load(orow, col, mask, 0), inv),
-                            vptr(orow, col), align, mask);
-      });
+      nb.Append(tile::Stmt{
+          tile::RowReduce{tile::RowReduce::Op::kMax, xrow, len, first}});
+      nb.Append(tile::Stmt{tile::Fill{second, 1, 0.0f}});
+      nb.Append(tile::Stmt{tile::RowExp{xrow, orow, len, first, second}});
+      nb.Append(tile::Stmt{tile::RowScale{orow, orow, len, second, true}});
     } else if (kind == "layernorm") {
-      llvm::Value* mean = b.CreateVectorSplat(kVectorWidth, mean_pass());
-      b.CreateStore(splat(0), acc);
-      for_vectors([&](llvm::Value* col, llvm::Value* mask) {
-        llvm::Value* d = b.CreateSelect(
-            mask, b.CreateFSub(load(xrow, col, mask, 0), mean), splat(0));
-        accumulate(b.CreateFMul(d, d));
-      });
       const Attribute* eps_attr = row_op->FindAttr("epsilon");
-      double eps = eps_attr != nullptr && eps_attr->is_number()
-                       ? eps_attr->as_number()
-                       : 1e-5;
-      llvm::Value* var = b.CreateFDiv(
-          sum_of_acc(), llvm::ConstantFP::get(f32, static_cast<double>(len)));
-      absl::StatusOr<llvm::Value*> sd =
-          EmitUnary(b, "sqrt", DType::kF32,
-                    b.CreateFAdd(var, llvm::ConstantFP::get(f32, eps)));
-      if (!sd.ok()) return note(sd.status());
-      llvm::Value* rstd = b.CreateVectorSplat(
-          kVectorWidth, b.CreateFDiv(llvm::ConstantFP::get(f32, 1.0), *sd));
-      llvm::Value* g = LoadBuffer(b, frame, gamma);
-      llvm::Value* be = LoadBuffer(b, frame, beta);
-      for_vectors([&](llvm::Value* col, llvm::Value* mask) {
-        llvm::Value* y =
-            b.CreateFMul(b.CreateFSub(load(xrow, col, mask, 0), mean), rstd);
-        y = b.CreateFAdd(b.CreateFMul(y, load(g, col, mask, 0)),
-                         load(be, col, mask, 0));
-        b.CreateMaskedStore(y, vptr(orow, col), align, mask);
-      });
+      const double eps = eps_attr != nullptr && eps_attr->is_number()
+                             ? eps_attr->as_number()
+                             : 1e-5;
+      nb.Append(tile::Stmt{
+          tile::RowReduce{tile::RowReduce::Op::kMean, xrow, len, first}});
+      nb.Append(tile::Stmt{tile::RowReduce{
+          tile::RowReduce::Op::kMeanSquaredDeviation, xrow, len, second,
+          false, first}});
+      nb.Append(tile::Stmt{tile::RowNormalize{
+          xrow, orow, len, first, second, static_cast<float>(eps),
+          tile::View{gamma, 0, 4}, tile::View{beta, 0, 4}}});
     } else {
-      llvm::Value* r = kind == "reduce_max"   ? max_pass()
-                       : kind == "reduce_sum" ? sum_pass()
-                                              : mean_pass();
-      b.CreateStore(r, orow);
+      const auto reduce = kind == "reduce_max" ? tile::RowReduce::Op::kMax
+                          : kind == "reduce_sum"
+                              ? tile::RowReduce::Op::kSum
+                              : tile::RowReduce::Op::kMean;
+      nb.Append(tile::Stmt{tile::RowReduce{reduce, xrow, len, orow}});
     }
-    if (!post.empty()) {
-      note(EmitRow(b, frame, post_program, row, b.getInt64(0), len_v));
+    if (post_program >= 0) {
+      nb.Append(tile::Stmt{tile::RowMap{post_program, row, 0, len, {}}});
     }
   });
-  HGC_ASSIGN_OR_RETURN(Step step,
-                       FinishStepFunction(fn, b, status, name, buffers));
-  state.program->steps.push_back(std::move(step));
-  return absl::OkStatus();
+  return EmitNest(state, nest);
 }
 
 }  // namespace codegen

@@ -236,7 +236,8 @@ absl::StatusOr<std::unique_ptr<PassManager>> BuildPassManager(
   // --emit=ir alone prints the graph as parsed; running it compiles at O2.
   std::string pipeline = options.pipeline;
   if (pipeline.empty() &&
-      (options.run || options.emit_llvm || options.emit_asm)) {
+      (options.run || options.emit_llvm || options.emit_asm ||
+       options.emit_loops)) {
     pipeline = "O2";
   }
   HGC_RETURN_IF_ERROR(AddPipeline(pipeline, GlobalPassRegistry(), *pm));
@@ -319,17 +320,19 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     err << "arena: " << plan.arena_size << " bytes (intermediates: "
         << plan.sum_of_intermediates << " bytes)\n";
   }
-  if (options.emit_llvm || options.emit_asm) {
+  if (options.emit_llvm || options.emit_asm || options.emit_loops) {
     CompileOptions compile_options;
     compile_options.num_threads = options.threads;
     compile_options.pipeline = "";
     std::string text;
     if (options.emit_llvm) compile_options.llvm_ir = &text;
     if (options.emit_asm) compile_options.assembly = &text;
+    std::string loops;
+    if (options.emit_loops) compile_options.loops = &loops;
     absl::StatusOr<std::unique_ptr<Executable>> exe =
         Compile(*module, *entry, compile_options);
     if (!exe.ok()) return fail(exe.status());
-    out << text;
+    out << loops << text;
   }
   if (!options.run) return 0;
   const Graph* reference =

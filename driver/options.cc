@@ -27,6 +27,9 @@ Actions (default: --emit=ir):
   --emit=llvm           compile (-O2 unless told otherwise) and print the
                         generated step functions as optimized LLVM IR
   --emit=asm            the same as assembly
+  --emit=loops          compile (-O2 unless told otherwise) and print each
+                        step's tile IR: buffers, kernels, the loop nest and
+                        its parallel split
   --run                 run the pipeline (default -O2), execute the result
                         on seeded random inputs (or the files given with
                         --input) and print each output
@@ -204,9 +207,11 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
         options.emit_llvm = true;
       } else if (*v == "asm") {
         options.emit_asm = true;
+      } else if (*v == "loops") {
+        options.emit_loops = true;
       } else {
         return FlagError(absl::StrCat("unsupported --emit kind '", *v,
-                                      "' (supported: ir, llvm, asm)"));
+                                      "' (supported: ir, loops, llvm, asm)"));
       }
     } else if (name == "run") {
       if (absl::Status s = no_value(); !s.ok()) return s;
@@ -264,7 +269,7 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
   if (options.input_file.empty()) return FlagError("no input file");
   if (options.check) options.run = true;
   if (!options.run && !options.bench && !options.emit_llvm &&
-      !options.emit_asm) {
+      !options.emit_asm && !options.emit_loops) {
     options.emit_ir = true;
   }
   return options;

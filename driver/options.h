@@ -18,6 +18,7 @@ struct DriverOptions {
   // --emit=llvm / --emit=asm: compile and print the generated step
   // functions as optimized LLVM IR / assembly (codegen/compile.h).
   bool emit_llvm = false;
+  bool emit_loops = false;  // --emit=loops: the tile IR of every step
   bool emit_asm = false;
   bool run = false;
   bool check = false;

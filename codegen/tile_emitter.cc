@@ -1,0 +1,377 @@
+#include "codegen/tile_emitter.h"
+
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "codegen/llvm/elemental_emitter.h"
+#include "llvm/IR/Constants.h"
+#include "microkernels/brgemm_abi.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace codegen {
+namespace {
+
+using microkernels::BrgemmCallArgs;
+
+// BrgemmCallArgs as LLVM sees it: {i8* a, i8* b, i8* c, i64 batch,
+// i8* bias}. The asserts tie this list to the C++ definition.
+static_assert(offsetof(BrgemmCallArgs, a) == 0, "BrgemmCallArgs layout");
+static_assert(offsetof(BrgemmCallArgs, b) == 8, "BrgemmCallArgs layout");
+static_assert(offsetof(BrgemmCallArgs, c) == 16, "BrgemmCallArgs layout");
+static_assert(offsetof(BrgemmCallArgs, batch) == 24, "BrgemmCallArgs layout");
+static_assert(offsetof(BrgemmCallArgs, bias) == 32, "BrgemmCallArgs layout");
+static_assert(sizeof(BrgemmCallArgs) == 40, "BrgemmCallArgs layout");
+enum BrgemmArgField { kFieldA, kFieldB, kFieldC, kFieldBatch, kFieldBias };
+
+llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c) {
+  llvm::Type* i8p = llvm::Type::getInt8PtrTy(c);
+  return llvm::StructType::get(c,
+                               {i8p, i8p, i8p, llvm::Type::getInt64Ty(c), i8p});
+}
+
+// NaN-propagating horizontal max of a <16 x float>.
+absl::StatusOr<llvm::Value*> HorizontalMax(llvm::IRBuilder<>& b,
+                                           llvm::Value* v) {
+  llvm::Value* m = b.CreateExtractElement(v, uint64_t{0});
+  for (int i = 1; i < kVectorWidth; ++i) {
+    HGC_ASSIGN_OR_RETURN(
+        m, EmitBinary(b, "max", DType::kF32, m, b.CreateExtractElement(v, i)));
+  }
+  return m;
+}
+
+class Emitter {
+ public:
+  Emitter(LowerState& state, const tile::Nest& nest, llvm::IRBuilder<>& b,
+          const FrameValues& frame)
+      : state_(state), nest_(nest), b_(b), frame_(frame) {
+    f32_ = b.getFloatTy();
+    vt_ = llvm::FixedVectorType::get(f32_, kVectorWidth);
+    vars_.resize(nest.num_vars(), nullptr);
+  }
+
+  // Entry-block setup: buffer base pointers, locals, the call block.
+  void Prologue() {
+    args_type_ = BrgemmArgsType(b_.getContext());
+    args_ = b_.CreateAlloca(args_type_, nullptr, "brgemm_args");
+    acc_ = b_.CreateAlloca(vt_, nullptr, "acc");
+    for (size_t i = 0; i < nest_.buffers().size(); ++i) {
+      const tile::Buffer& buf = nest_.buffers()[i];
+      llvm::Value* base = nullptr;
+      if (buf.kind == tile::Buffer::Kind::kLocal) {
+        auto* local = b_.CreateAlloca(b_.getInt8Ty(), b_.getInt64(buf.bytes),
+                                      buf.name);
+        local->setAlignment(llvm::Align(64));
+        base = local;
+      } else {
+        base = LoadBuffer(b_, frame_, nest_.FrameIndex(i), b_.getInt8Ty());
+        if (buf.kind == tile::Buffer::Kind::kPerThread) {
+          base = b_.CreateInBoundsGEP(
+              b_.getInt8Ty(), base,
+              b_.CreateMul(frame_.thread_id, b_.getInt64(buf.bytes)));
+        }
+      }
+      bases_.push_back(base);
+    }
+  }
+
+  void EmitBlock(const tile::Block& block) {
+    for (const tile::Stmt& s : block) {
+      std::visit([&](const auto& n) { Emit(n); }, s.node);
+    }
+  }
+
+  absl::Status status() const { return status_; }
+
+ private:
+  void Note(const absl::Status& s) {
+    if (status_.ok()) status_ = s;
+  }
+
+  llvm::Value* E(const tile::Expr& e) {
+    using K = tile::Expr::Kind;
+    const auto& o = e.operands();
+    switch (e.kind()) {
+      case K::kConst:
+        return b_.getInt64(e.value());
+      case K::kVar:
+        return vars_[e.var()];
+      case K::kThreadId:
+        return frame_.thread_id;
+      case K::kAdd:
+        return b_.CreateAdd(E(o[0]), E(o[1]));
+      case K::kSub:
+        return b_.CreateSub(E(o[0]), E(o[1]));
+      case K::kMul:
+        return b_.CreateMul(E(o[0]), E(o[1]));
+      case K::kDiv:
+        return b_.CreateUDiv(E(o[0]), E(o[1]));
+      case K::kRem:
+        return b_.CreateURem(E(o[0]), E(o[1]));
+      case K::kMin: {
+        llvm::Value* x = E(o[0]);
+        llvm::Value* y = E(o[1]);
+        return b_.CreateSelect(b_.CreateICmpSLT(x, y), x, y);
+      }
+      case K::kLt:
+        return b_.CreateZExt(b_.CreateICmpSLT(E(o[0]), E(o[1])),
+                             b_.getInt64Ty());
+      case K::kEq:
+        return b_.CreateZExt(b_.CreateICmpEQ(E(o[0]), E(o[1])),
+                             b_.getInt64Ty());
+      case K::kSelect:
+        return b_.CreateSelect(b_.CreateICmpNE(E(o[0]), b_.getInt64(0)),
+                               E(o[1]), E(o[2]));
+    }
+    return nullptr;
+  }
+
+  // The address of a view, as i8* (or `elem`*).
+  llvm::Value* Ptr(const tile::View& v, llvm::Type* elem = nullptr) {
+    llvm::Value* p = bases_[v.buffer];
+    if (!(v.offset.is_const() && v.offset.value() == 0)) {
+      p = b_.CreateInBoundsGEP(b_.getInt8Ty(), p,
+                               b_.CreateMul(E(v.offset),
+                                            b_.getInt64(v.elem_bytes)));
+    }
+    return elem == nullptr ? p : b_.CreateBitCast(p, elem->getPointerTo());
+  }
+
+  void Emit(const tile::For& f) {
+    llvm::Value* begin = E(f.begin);
+    llvm::Value* end = E(f.end);
+    if (f.parallel) {
+      llvm::Value *tb, *te;
+      EmitThreadRange(b_, frame_, b_.CreateSub(end, begin), tb, te);
+      llvm::Value* base = begin;
+      begin = b_.CreateAdd(base, tb);
+      end = b_.CreateAdd(base, te);
+    }
+    EmitLoop(b_, begin, end, [&](llvm::IRBuilder<>&, llvm::Value* i) {
+      vars_[f.var] = i;
+      EmitBlock(f.body);
+    });
+  }
+
+  void Emit(const tile::Let& l) { vars_[l.var] = E(l.value); }
+
+  void Emit(const tile::Brgemm& c) {
+    llvm::Type* i8p = b_.getInt8PtrTy();
+    llvm::LoadInst* kernel = b_.CreateLoad(
+        i8p, b_.CreateInBoundsGEP(i8p, frame_.kernels, E(c.kernel)), "kernel");
+    kernel->setMetadata(llvm::LLVMContext::MD_invariant_load,
+                        llvm::MDNode::get(b_.getContext(), {}));
+    auto store = [&](int field, llvm::Value* v) {
+      b_.CreateStore(v, b_.CreateStructGEP(args_type_, args_, field));
+    };
+    store(kFieldA, Ptr(c.a));
+    store(kFieldB, Ptr(c.b));
+    store(kFieldC, Ptr(c.c));
+    store(kFieldBatch, E(c.batch));
+    store(kFieldBias, c.bias ? Ptr(*c.bias)
+                             : llvm::ConstantPointerNull::get(
+                                   llvm::cast<llvm::PointerType>(i8p)));
+    auto* type = llvm::FunctionType::get(b_.getVoidTy(), {i8p}, false);
+    b_.CreateCall(type, b_.CreateBitCast(kernel, type->getPointerTo()),
+                  {b_.CreateBitCast(args_, i8p)});
+  }
+
+  void Emit(const tile::RowMap& m) {
+    llvm::Value* out_row = m.out_row ? Ptr(*m.out_row, f32_) : nullptr;
+    Note(EmitRow(b_, frame_, nest_.programs()[m.program], E(m.row),
+                 E(m.col_begin), E(m.col_end), out_row));
+  }
+
+  llvm::Constant* Splat(float v) {
+    return llvm::ConstantVector::getSplat(
+        llvm::ElementCount::getFixed(kVectorWidth),
+        llvm::ConstantFP::get(f32_, v));
+  }
+  llvm::Value* VPtr(llvm::Value* row, llvm::Value* col) {
+    return b_.CreateBitCast(b_.CreateInBoundsGEP(f32_, row, col),
+                            vt_->getPointerTo());
+  }
+  llvm::Value* Load(llvm::Value* row, llvm::Value* col, llvm::Value* mask,
+                    float pass) {
+    return b_.CreateMaskedLoad(vt_, VPtr(row, col), llvm::Align(4), mask,
+                               Splat(pass));
+  }
+  void Store(llvm::Value* v, llvm::Value* row, llvm::Value* col,
+             llvm::Value* mask) {
+    b_.CreateMaskedStore(v, VPtr(row, col), llvm::Align(4), mask);
+  }
+  // body(col, mask) over the vectors of a row of `len` floats.
+  void ForVectors(llvm::Value* len,
+                  const std::function<void(llvm::Value*, llvm::Value*)>& body) {
+    llvm::Value* n = b_.CreateUDiv(b_.CreateAdd(len, b_.getInt64(15)),
+                                   b_.getInt64(kVectorWidth));
+    EmitLoop(b_, b_.getInt64(0), n, [&](llvm::IRBuilder<>& b, llvm::Value* i) {
+      llvm::Value* col = b.CreateMul(i, b.getInt64(kVectorWidth));
+      body(col, TailMask(b, col, len));
+    });
+  }
+  llvm::Value* Scalar(const tile::View& v) {
+    return b_.CreateLoad(f32_, Ptr(v, f32_));
+  }
+  llvm::Value* AccSum() {
+    return b_.CreateFAddReduce(llvm::ConstantFP::get(f32_, 0.0),
+                               b_.CreateLoad(vt_, acc_));
+  }
+  void Accumulate(llvm::Value* t) {
+    b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(vt_, acc_), t), acc_);
+  }
+
+  void Emit(const tile::RowReduce& r) {
+    using Op = tile::RowReduce::Op;
+    llvm::Value* src = Ptr(r.src, f32_);
+    llvm::Value* len = E(r.len);
+    llvm::Value* result = nullptr;
+    if (r.op == Op::kMax) {
+      const float inf = std::numeric_limits<float>::infinity();
+      b_.CreateStore(Splat(-inf), acc_);
+      ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
+        absl::StatusOr<llvm::Value*> m =
+            EmitBinary(b_, "max", DType::kF32, b_.CreateLoad(vt_, acc_),
+                       Load(src, col, mask, -inf));
+        if (!m.ok()) return Note(m.status());
+        b_.CreateStore(*m, acc_);
+      });
+      absl::StatusOr<llvm::Value*> m = HorizontalMax(b_, b_.CreateLoad(vt_, acc_));
+      if (!m.ok()) return Note(m.status());
+      result = *m;
+      if (r.accumulate) {
+        absl::StatusOr<llvm::Value*> both =
+            EmitBinary(b_, "max", DType::kF32, Scalar(r.acc), result);
+        if (!both.ok()) return Note(both.status());
+        result = *both;
+      }
+    } else {
+      llvm::Value* center = nullptr;
+      if (r.op == Op::kMeanSquaredDeviation) {
+        center = b_.CreateVectorSplat(kVectorWidth, Scalar(*r.center));
+      }
+      b_.CreateStore(Splat(0), acc_);
+      ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
+        llvm::Value* x = Load(src, col, mask, 0);
+        if (center != nullptr) {
+          llvm::Value* d =
+              b_.CreateSelect(mask, b_.CreateFSub(x, center), Splat(0));
+          x = b_.CreateFMul(d, d);
+        }
+        Accumulate(x);
+      });
+      result = AccSum();
+      if (r.op == Op::kSum && r.accumulate) {
+        result = b_.CreateFAdd(Scalar(r.acc), result);
+      } else if (r.op != Op::kSum) {
+        result = b_.CreateFDiv(result, b_.CreateSIToFP(len, f32_));
+      }
+    }
+    b_.CreateStore(result, Ptr(r.acc, f32_));
+  }
+
+  void Emit(const tile::RowExp& r) {
+    llvm::Value* src = Ptr(r.src, f32_);
+    llvm::Value* dst = Ptr(r.dst, f32_);
+    llvm::Value* m = b_.CreateVectorSplat(kVectorWidth, Scalar(r.max));
+    b_.CreateStore(Splat(0), acc_);
+    ForVectors(E(r.len), [&](llvm::Value* col, llvm::Value* mask) {
+      absl::StatusOr<llvm::Value*> e = EmitUnary(
+          b_, "exp", DType::kF32, b_.CreateFSub(Load(src, col, mask, 0), m));
+      if (!e.ok()) return Note(e.status());
+      Store(*e, dst, col, mask);
+      Accumulate(b_.CreateSelect(mask, *e, Splat(0)));
+    });
+    b_.CreateStore(b_.CreateFAdd(Scalar(r.sum), AccSum()), Ptr(r.sum, f32_));
+  }
+
+  void Emit(const tile::RowScale& r) {
+    llvm::Value* src = Ptr(r.src, f32_);
+    llvm::Value* dst = Ptr(r.dst, f32_);
+    llvm::Value* f = Scalar(r.factor);
+    if (r.reciprocal) f = b_.CreateFDiv(llvm::ConstantFP::get(f32_, 1.0), f);
+    f = b_.CreateVectorSplat(kVectorWidth, f);
+    ForVectors(E(r.len), [&](llvm::Value* col, llvm::Value* mask) {
+      Store(b_.CreateFMul(Load(src, col, mask, 0), f), dst, col, mask);
+    });
+  }
+
+  void Emit(const tile::RowNormalize& r) {
+    llvm::Value* src = Ptr(r.src, f32_);
+    llvm::Value* dst = Ptr(r.dst, f32_);
+    llvm::Value* gamma = Ptr(r.gamma, f32_);
+    llvm::Value* beta = Ptr(r.beta, f32_);
+    llvm::Value* mean = b_.CreateVectorSplat(kVectorWidth, Scalar(r.mean));
+    absl::StatusOr<llvm::Value*> sd = EmitUnary(
+        b_, "sqrt", DType::kF32,
+        b_.CreateFAdd(Scalar(r.var), llvm::ConstantFP::get(f32_, r.epsilon)));
+    if (!sd.ok()) return Note(sd.status());
+    llvm::Value* rstd = b_.CreateVectorSplat(
+        kVectorWidth, b_.CreateFDiv(llvm::ConstantFP::get(f32_, 1.0), *sd));
+    ForVectors(E(r.len), [&](llvm::Value* col, llvm::Value* mask) {
+      llvm::Value* y =
+          b_.CreateFMul(b_.CreateFSub(Load(src, col, mask, 0), mean), rstd);
+      y = b_.CreateFAdd(b_.CreateFMul(y, Load(gamma, col, mask, 0)),
+                        Load(beta, col, mask, 0));
+      Store(y, dst, col, mask);
+    });
+  }
+
+  void Emit(const tile::Fill& f) {
+    llvm::Value* dst = Ptr(f.dst, f32_);
+    llvm::Value* v = llvm::ConstantFP::get(f32_, f.value);
+    EmitLoop(b_, b_.getInt64(0), E(f.count),
+             [&](llvm::IRBuilder<>& b, llvm::Value* i) {
+               b.CreateStore(v, b.CreateInBoundsGEP(f32_, dst, i));
+             });
+  }
+
+  void Emit(const tile::Barrier&) { EmitBarrier(b_, frame_); }
+
+  LowerState& state_;
+  const tile::Nest& nest_;
+  llvm::IRBuilder<>& b_;
+  const FrameValues& frame_;
+  llvm::Type* f32_ = nullptr;
+  llvm::FixedVectorType* vt_ = nullptr;
+  llvm::StructType* args_type_ = nullptr;
+  llvm::Value* args_ = nullptr;
+  llvm::Value* acc_ = nullptr;
+  std::vector<llvm::Value*> bases_;
+  std::vector<llvm::Value*> vars_;
+  absl::Status status_;
+};
+
+}  // namespace
+
+absl::Status EmitNest(LowerState& state, tile::Nest& nest) {
+  llvm::IRBuilder<> b(*state.context);
+  FrameValues frame;
+  llvm::Function* fn = BeginStepFunction(state, nest.name(), b, frame);
+  Emitter emitter(state, nest, b, frame);
+  emitter.Prologue();
+  emitter.EmitBlock(nest.body());
+  HGC_ASSIGN_OR_RETURN(Step step,
+                       FinishStepFunction(fn, b, emitter.status(), nest.name(),
+                                          StepBuffers()));
+  // Positional: frame index i is the nest's i-th frame buffer.
+  step.buffers = nest.frame_refs();
+  for (const tile::Kernel& k : nest.kernels()) {
+    step.kernels.push_back(reinterpret_cast<const void*>(k.code->fn()));
+    state.kernels.push_back(k.code);
+  }
+  if (state.loops != nullptr) *state.loops += tile::PrintNest(nest);
+  for (tile::Pack& p : nest.packs()) {
+    (p.init ? state.program->init_steps : state.program->steps)
+        .push_back(std::move(p.step));
+  }
+  state.program->steps.push_back(std::move(step));
+  return absl::OkStatus();
+}
+
+}  // namespace codegen
+}  // namespace hgc

@@ -1,0 +1,24 @@
+// The one emitter of the tile IR: a Nest (tile_ir.h) becomes an LLVM step
+// function `void @<nest name>(i8* frame)` with the KernelFrame ABI
+// (runtime/kernel_abi.h), plus the runtime steps around it.
+#ifndef HGC_CODEGEN_TILE_EMITTER_H_
+#define HGC_CODEGEN_TILE_EMITTER_H_
+
+#include "absl/status/status.h"
+#include "codegen/lower_common.h"
+#include "codegen/tile_ir.h"
+
+namespace hgc {
+namespace codegen {
+
+// Emits `nest` into state.module and appends to state.program: its init
+// packs to init_steps, its per-run packs and then the step itself to steps
+// (the step's kernel table is the nest's). The nest's kernels join
+// state.kernels, and its printout state.loops when that is set. On an
+// error nothing is appended and the function is erased.
+absl::Status EmitNest(LowerState& state, tile::Nest& nest);
+
+}  // namespace codegen
+}  // namespace hgc
+
+#endif  // HGC_CODEGEN_TILE_EMITTER_H_

@@ -1,0 +1,421 @@
+#include "codegen/tile_ir.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace hgc {
+namespace codegen {
+namespace tile {
+
+struct Expr::Node {
+  Kind kind = Kind::kConst;
+  int64_t value = 0;
+  int var = -1;
+  std::vector<Expr> operands;
+};
+
+Expr::Expr(int64_t value) {
+  auto n = std::make_shared<Node>();
+  n->value = value;
+  node_ = std::move(n);
+}
+
+Expr Expr::Var(int id) {
+  auto n = std::make_shared<Node>();
+  n->kind = Kind::kVar;
+  n->var = id;
+  Expr e;
+  e.node_ = std::move(n);
+  return e;
+}
+
+Expr Expr::ThreadId() {
+  auto n = std::make_shared<Node>();
+  n->kind = Kind::kThreadId;
+  Expr e;
+  e.node_ = std::move(n);
+  return e;
+}
+
+Expr Expr::Make(Kind kind, std::vector<Expr> operands) {
+  auto n = std::make_shared<Node>();
+  n->kind = kind;
+  n->operands = std::move(operands);
+  Expr e;
+  e.node_ = std::move(n);
+  return e;
+}
+
+Expr::Kind Expr::kind() const { return node_->kind; }
+int64_t Expr::value() const { return node_->value; }
+int Expr::var() const { return node_->var; }
+const std::vector<Expr>& Expr::operands() const { return node_->operands; }
+
+namespace {
+
+bool IsConst(const Expr& e, int64_t v) { return e.is_const() && e.value() == v; }
+
+}  // namespace
+
+Expr operator+(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const()) return a.value() + b.value();
+  if (IsConst(a, 0)) return b;
+  if (IsConst(b, 0)) return a;
+  return Expr::Make(Expr::Kind::kAdd, {a, b});
+}
+
+Expr operator-(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const()) return a.value() - b.value();
+  if (IsConst(b, 0)) return a;
+  return Expr::Make(Expr::Kind::kSub, {a, b});
+}
+
+Expr operator*(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const()) return a.value() * b.value();
+  if (IsConst(a, 0) || IsConst(b, 0)) return 0;
+  if (IsConst(a, 1)) return b;
+  if (IsConst(b, 1)) return a;
+  return Expr::Make(Expr::Kind::kMul, {a, b});
+}
+
+Expr operator/(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const() && b.value() != 0) {
+    return a.value() / b.value();
+  }
+  if (IsConst(b, 1) || IsConst(a, 0)) return a;
+  return Expr::Make(Expr::Kind::kDiv, {a, b});
+}
+
+Expr operator%(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const() && b.value() != 0) {
+    return a.value() % b.value();
+  }
+  if (IsConst(b, 1) || IsConst(a, 0)) return 0;
+  return Expr::Make(Expr::Kind::kRem, {a, b});
+}
+
+Expr Min(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const()) return std::min(a.value(), b.value());
+  return Expr::Make(Expr::Kind::kMin, {a, b});
+}
+
+Expr Lt(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const()) return a.value() < b.value() ? 1 : 0;
+  return Expr::Make(Expr::Kind::kLt, {a, b});
+}
+
+Expr Eq(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const()) return a.value() == b.value() ? 1 : 0;
+  return Expr::Make(Expr::Kind::kEq, {a, b});
+}
+
+Expr Select(const Expr& cond, const Expr& a, const Expr& b) {
+  if (cond.is_const()) return cond.value() != 0 ? a : b;
+  if (a.is_const() && b.is_const() && a.value() == b.value()) return a;
+  return Expr::Make(Expr::Kind::kSelect, {cond, a, b});
+}
+
+Nest::Nest(std::string name) : name_(std::move(name)) {}
+
+int Nest::AddFrameBuffer(const BufferRef& ref, std::string name,
+                         std::string note) {
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    const Buffer& b = buffers_[i];
+    if (b.kind == Buffer::Kind::kFrame && b.ref.kind == ref.kind &&
+        b.ref.index == ref.index && b.ref.offset == ref.offset) {
+      return static_cast<int>(i);
+    }
+  }
+  Buffer b;
+  b.kind = Buffer::Kind::kFrame;
+  b.ref = ref;
+  b.name = std::move(name);
+  b.note = std::move(note);
+  buffers_.push_back(std::move(b));
+  frame_index_.push_back(static_cast<int>(frame_refs_.size()));
+  frame_refs_.push_back(ref);
+  return static_cast<int>(buffers_.size()) - 1;
+}
+
+int Nest::AddPerThread(int64_t arena_offset, int64_t bytes, std::string name,
+                       std::string note) {
+  // The arena region itself is a frame buffer; the buffer is its slice.
+  Buffer b;
+  b.kind = Buffer::Kind::kPerThread;
+  b.ref = BufferRef::Arena(arena_offset);
+  b.bytes = bytes;
+  b.name = std::move(name);
+  b.note = std::move(note);
+  buffers_.push_back(std::move(b));
+  frame_index_.push_back(static_cast<int>(frame_refs_.size()));
+  frame_refs_.push_back(BufferRef::Arena(arena_offset));
+  return static_cast<int>(buffers_.size()) - 1;
+}
+
+int Nest::AddLocal(int64_t bytes, std::string name, std::string note) {
+  Buffer b;
+  b.kind = Buffer::Kind::kLocal;
+  b.bytes = bytes;
+  b.name = std::move(name);
+  b.note = std::move(note);
+  buffers_.push_back(std::move(b));
+  frame_index_.push_back(-1);
+  return static_cast<int>(buffers_.size()) - 1;
+}
+
+int Nest::AddKernel(const microkernels::BrgemmDesc& desc,
+                    std::shared_ptr<const microkernels::BrgemmKernel> code) {
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    if (kernels_[i].code == code) return static_cast<int>(i);
+  }
+  kernels_.push_back({desc, std::move(code)});
+  return static_cast<int>(kernels_.size()) - 1;
+}
+
+int Nest::AddProgram(RowProgram program, std::string name) {
+  programs_.push_back(std::move(program));
+  program_names_.push_back(std::move(name));
+  return static_cast<int>(programs_.size()) - 1;
+}
+
+int Nest::NewVar(const std::string& name) {
+  std::string unique = name;
+  for (int n = 1; std::find(var_names_.begin(), var_names_.end(), unique) !=
+                  var_names_.end();
+       ++n) {
+    unique = absl::StrCat(name, n);
+  }
+  var_names_.push_back(std::move(unique));
+  return static_cast<int>(var_names_.size()) - 1;
+}
+
+Expr NestBuilder::Let(const std::string& name, Expr value) {
+  if (value.is_const() || value.kind() == Expr::Kind::kVar) return value;
+  tile::Let let;
+  let.var = nest_.NewVar(name);
+  let.value = std::move(value);
+  const int var = let.var;
+  Append(Stmt{std::move(let)});
+  return Expr::Var(var);
+}
+
+namespace {
+
+// Binding strength, for parentheses.
+int Precedence(Expr::Kind k) {
+  switch (k) {
+    case Expr::Kind::kAdd:
+    case Expr::Kind::kSub:
+      return 1;
+    case Expr::Kind::kMul:
+    case Expr::Kind::kDiv:
+    case Expr::Kind::kRem:
+      return 2;
+    default:
+      return 3;
+  }
+}
+
+std::string Print(const Nest& nest, const Expr& e, int context) {
+  using K = Expr::Kind;
+  const auto& ops = e.operands();
+  auto sub = [&](int i, int prec) { return Print(nest, ops[i], prec); };
+  std::string s;
+  switch (e.kind()) {
+    case K::kConst:
+      return absl::StrCat(e.value());
+    case K::kVar:
+      return absl::StrCat("%", nest.var_name(e.var()));
+    case K::kThreadId:
+      return "%thread";
+    case K::kAdd:
+      s = absl::StrCat(sub(0, 1), " + ", sub(1, 2));
+      break;
+    case K::kSub:
+      s = absl::StrCat(sub(0, 1), " - ", sub(1, 2));
+      break;
+    case K::kMul:
+      s = absl::StrCat(sub(0, 2), " * ", sub(1, 3));
+      break;
+    case K::kDiv:
+      s = absl::StrCat(sub(0, 2), " / ", sub(1, 3));
+      break;
+    case K::kRem:
+      s = absl::StrCat(sub(0, 2), " % ", sub(1, 3));
+      break;
+    case K::kMin:
+      return absl::StrCat("min(", sub(0, 0), ", ", sub(1, 0), ")");
+    case K::kLt:
+      return absl::StrCat("(", sub(0, 0), " < ", sub(1, 0), ")");
+    case K::kEq:
+      return absl::StrCat("(", sub(0, 0), " == ", sub(1, 0), ")");
+    case K::kSelect:
+      return absl::StrCat("select", "(", sub(0, 0), ", ", sub(1, 0), ", ",
+                          sub(2, 0), ")");
+  }
+  return Precedence(e.kind()) < context ? absl::StrCat("(", s, ")") : s;
+}
+
+std::string PrintView(const Nest& nest, const View& v) {
+  std::string s = absl::StrCat("%", nest.buffers()[v.buffer].name);
+  if (!IsConst(v.offset, 0)) {
+    absl::StrAppend(&s, "[", Print(nest, v.offset, 0), "]");
+  }
+  return s;
+}
+
+std::string BufferWhere(const Buffer& b) {
+  switch (b.kind) {
+    case Buffer::Kind::kLocal:
+      return absl::StrCat("local ", b.bytes, " B");
+    case Buffer::Kind::kPerThread:
+      return absl::StrCat("arena +", b.ref.offset, ", ", b.bytes,
+                          " B per thread");
+    case Buffer::Kind::kFrame:
+      break;
+  }
+  switch (b.ref.kind) {
+    case BufferRef::Kind::kInput:
+      return absl::StrCat("input ", b.ref.index);
+    case BufferRef::Kind::kOutput:
+      return absl::StrCat("output ", b.ref.index);
+    case BufferRef::Kind::kConstant:
+      return absl::StrCat("constant ", b.ref.index);
+    case BufferRef::Kind::kArena:
+      return absl::StrCat("arena +", b.ref.offset);
+  }
+  return "";
+}
+
+const char* ReduceName(RowReduce::Op op) {
+  switch (op) {
+    case RowReduce::Op::kMax:
+      return "max";
+    case RowReduce::Op::kSum:
+      return "sum";
+    case RowReduce::Op::kMean:
+      return "mean";
+    case RowReduce::Op::kMeanSquaredDeviation:
+      return "mean_sq_dev";
+  }
+  return "";
+}
+
+class Printer {
+ public:
+  explicit Printer(const Nest& nest) : nest_(nest) {}
+
+  void Block(const tile::Block& block, int indent) {
+    for (const Stmt& s : block) std::visit([&](const auto& n) {
+        Line(indent, n);
+      }, s.node);
+  }
+  std::string out;
+
+ private:
+  std::string E(const Expr& e) { return Print(nest_, e, 0); }
+  std::string V(const View& v) { return PrintView(nest_, v); }
+  void Emit(int indent, const std::string& text) {
+    absl::StrAppend(&out, std::string(2 * indent, ' '), text, "\n");
+  }
+  void Line(int indent, const For& f) {
+    Emit(indent, absl::StrCat(f.parallel ? "parallel.for %" : "for %",
+                              nest_.var_name(f.var), " in [", E(f.begin), ", ",
+                              E(f.end), ")",
+                              f.parallel ? " split static over threads" : "",
+                              " {"));
+    Block(f.body, indent + 1);
+    Emit(indent, "}");
+  }
+  void Line(int indent, const Let& l) {
+    Emit(indent, absl::StrCat("%", nest_.var_name(l.var), " = ", E(l.value)));
+  }
+  void Line(int indent, const Brgemm& c) {
+    std::string s = absl::StrCat("brgemm k[", E(c.kernel), "] a=", V(c.a),
+                                 " b=", V(c.b), " c=", V(c.c));
+    if (!IsConst(c.batch, 1)) absl::StrAppend(&s, " batch=", E(c.batch));
+    if (c.bias) absl::StrAppend(&s, " bias=", V(*c.bias));
+    Emit(indent, s);
+  }
+  void Line(int indent, const RowMap& m) {
+    std::string s = absl::StrCat("rowmap ", nest_.program_names()[m.program],
+                                 " row ", E(m.row), " cols [", E(m.col_begin),
+                                 ", ", E(m.col_end), ")");
+    if (m.out_row) absl::StrAppend(&s, " -> ", V(*m.out_row));
+    Emit(indent, s);
+  }
+  void Line(int indent, const RowReduce& r) {
+    std::string s =
+        absl::StrCat(V(r.acc), r.accumulate ? " <- " : " = ", "reduce_",
+                     ReduceName(r.op), " ", V(r.src), " len ", E(r.len));
+    if (r.center) absl::StrAppend(&s, " about ", V(*r.center));
+    Emit(indent, s);
+  }
+  void Line(int indent, const RowExp& r) {
+    Emit(indent, absl::StrCat(V(r.dst), " = exp(", V(r.src), " - ", V(r.max),
+                              ") len ", E(r.len), ", ", V(r.sum),
+                              " += sum"));
+  }
+  void Line(int indent, const RowScale& r) {
+    Emit(indent, absl::StrCat(V(r.dst), " = ", V(r.src),
+                              r.reciprocal ? " / " : " * ", V(r.factor),
+                              " len ", E(r.len)));
+  }
+  void Line(int indent, const RowNormalize& r) {
+    Emit(indent,
+         absl::StrCat(V(r.dst), " = normalize(", V(r.src), ", mean ",
+                      V(r.mean), ", var ", V(r.var), ", eps ", r.epsilon,
+                      ") * ", V(r.gamma), " + ", V(r.beta), " len ",
+                      E(r.len)));
+  }
+  void Line(int indent, const Fill& f) {
+    Emit(indent, absl::StrCat(V(f.dst), " = fill ", f.value, " count ",
+                              E(f.count)));
+  }
+  void Line(int indent, const Barrier&) { Emit(indent, "barrier"); }
+
+  const Nest& nest_;
+};
+
+}  // namespace
+
+std::string PrintExpr(const Nest& nest, const Expr& e) {
+  return Print(nest, e, 0);
+}
+
+std::string PrintNest(const Nest& nest) {
+  Printer p(nest);
+  absl::StrAppend(&p.out, "step @", nest.name(), " {\n");
+  for (const Buffer& b : nest.buffers()) {
+    absl::StrAppend(&p.out, "  buffer %", b.name, " = ", BufferWhere(b),
+                    b.note.empty() ? "" : " : ", b.note, "\n");
+  }
+  for (size_t i = 0; i < nest.kernels().size(); ++i) {
+    absl::StrAppend(&p.out, "  kernel k", i, " = ",
+                    nest.kernels()[i].desc.ToString(), "\n");
+  }
+  for (size_t i = 0; i < nest.programs().size(); ++i) {
+    const RowProgram& prog = nest.programs()[i];
+    std::vector<std::string> ops;
+    for (const Op* op : prog.ops) ops.push_back(op->kind());
+    absl::StrAppend(&p.out, "  program ", nest.program_names()[i], " = [",
+                    absl::StrJoin(ops, ", "), "] over [",
+                    absl::StrJoin(prog.shape, ", "), "]\n");
+  }
+  for (const Pack& pack : nest.packs()) {
+    absl::StrAppend(&p.out, "  ", pack.init ? "init " : "", pack.text, "\n");
+  }
+  for (const std::string& note : nest.notes()) {
+    absl::StrAppend(&p.out, "  // ", note, "\n");
+  }
+  p.Block(nest.body(), 1);
+  absl::StrAppend(&p.out, "}\n");
+  return p.out;
+}
+
+}  // namespace tile
+}  // namespace codegen
+}  // namespace hgc

@@ -1,0 +1,302 @@
+// The tile IR: what one compiled step does, between a fused graph op and
+// LLVM IR (docs/compiler.md §4).
+//
+// A lowering chooses a schedule and builds a Nest: its buffers (where each
+// lives: a frame buffer of the step, a per-thread slice of the arena, or a
+// stack local), its BRGEMM kernel table, its pack steps, and a loop nest of
+// statements over tiles. The parallel split is explicit: a `parallel.for`
+// hands each thread an even, static share of its iteration range. One
+// emitter (tile_emitter.h) turns a Nest into an LLVM step function; the
+// printer shows it as text (`hgc FILE --emit=loops`).
+//
+// Index arithmetic is i64 expressions (Expr) over loop and let variables;
+// addresses are Views: a buffer, an element offset and the element size.
+// Row statements work on one contiguous row of f32 values, 16 lanes at a
+// time with a masked last vector.
+#ifndef HGC_CODEGEN_TILE_IR_H_
+#define HGC_CODEGEN_TILE_IR_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "codegen/lower_common.h"
+#include "microkernels/brgemm_desc.h"
+#include "microkernels/brgemm_kernel.h"
+#include "runtime/executable.h"
+
+namespace hgc {
+namespace codegen {
+namespace tile {
+
+// An i64 index expression. Constant operands fold as expressions are built
+// (x + 0, x * 1, 3 * 4), so printed nests show what the loops compute.
+class Expr {
+ public:
+  enum class Kind {
+    kConst,
+    kVar,
+    kThreadId,
+    kAdd,
+    kSub,
+    kMul,
+    kDiv,  // unsigned (operands are non-negative)
+    kRem,
+    kMin,
+    kLt,  // 1 if a < b else 0
+    kEq,
+    kSelect,  // a != 0 ? b : c
+  };
+  Expr(int64_t value = 0);  // NOLINT: constants convert implicitly
+  static Expr Var(int id);
+  static Expr ThreadId();
+  static Expr Make(Kind kind, std::vector<Expr> operands);
+
+  Kind kind() const;
+  bool is_const() const { return kind() == Kind::kConst; }
+  int64_t value() const;  // kConst
+  int var() const;        // kVar
+  const std::vector<Expr>& operands() const;
+
+ private:
+  struct Node;
+  std::shared_ptr<const Node> node_;
+};
+
+Expr operator+(const Expr& a, const Expr& b);
+Expr operator-(const Expr& a, const Expr& b);
+Expr operator*(const Expr& a, const Expr& b);
+Expr operator/(const Expr& a, const Expr& b);
+Expr operator%(const Expr& a, const Expr& b);
+Expr Min(const Expr& a, const Expr& b);
+Expr Lt(const Expr& a, const Expr& b);
+Expr Eq(const Expr& a, const Expr& b);
+Expr Select(const Expr& cond, const Expr& a, const Expr& b);
+
+// Where a buffer lives.
+struct Buffer {
+  enum class Kind {
+    kFrame,      // a buffer of the step (input, output, constant, arena)
+    kPerThread,  // `bytes` per thread, at arena offset + thread_id * bytes
+    kLocal,      // `bytes` on the stack of each thread
+  };
+  Kind kind = Kind::kFrame;
+  std::string name;  // printed as %name
+  BufferRef ref;     // kFrame, kPerThread (the arena region)
+  int64_t bytes = 0;
+  std::string note;  // what it holds, for the printout
+};
+
+// Elements of a buffer from `offset` on.
+struct View {
+  int buffer = -1;
+  Expr offset;
+  int64_t elem_bytes = 4;
+};
+
+struct Stmt;
+using Block = std::vector<Stmt>;
+
+// for var in [begin, end); with `parallel`, each thread runs the
+// contiguous share [begin + t * n / T, begin + (t + 1) * n / T).
+struct For {
+  int var = -1;
+  Expr begin, end;
+  bool parallel = false;
+  Block body;
+};
+
+struct Let {
+  int var = -1;
+  Expr value;
+};
+
+// A call of kernel `kernel` (an index into the nest's kernel table) on C at
+// `c`, reducing `batch` strided (A, B) blocks starting at `a` and `b`.
+struct Brgemm {
+  Expr kernel;
+  View a, b, c;
+  Expr batch = 1;
+  std::optional<View> bias;  // the bias row of a kernel with `bias`
+};
+
+// The nest's elementwise program `program` (lower_common.h's RowProgram)
+// over columns [col_begin, col_end) of flat row `row` of its iteration
+// space; `out_row`, when set, replaces the row's place in the program's
+// output buffer.
+struct RowMap {
+  int program = -1;
+  Expr row, col_begin, col_end;
+  std::optional<View> out_row;
+};
+
+// acc (one f32) = reduction of the f32 row src[0, len): its max, sum, mean,
+// or the mean of (x - *center)^2. With `accumulate` (max and sum only),
+// the row's value is combined with acc's own: a running reduction.
+struct RowReduce {
+  enum class Op { kMax, kSum, kMean, kMeanSquaredDeviation };
+  Op op = Op::kSum;
+  View src;
+  Expr len;
+  View acc;
+  bool accumulate = false;
+  std::optional<View> center;
+};
+
+// dst[i] = exp(src[i] - *max) for i < len; *sum += the sum of them.
+struct RowExp {
+  View src, dst;
+  Expr len;
+  View max, sum;
+};
+
+// dst[i] = src[i] * *factor, or src[i] * (1 / *factor) with `reciprocal`.
+struct RowScale {
+  View src, dst;
+  Expr len;
+  View factor;
+  bool reciprocal = false;
+};
+
+// dst[i] = (src[i] - *mean) * (1 / sqrt(*var + epsilon)) * gamma[i] + beta[i].
+struct RowNormalize {
+  View src, dst;
+  Expr len;
+  View mean, var;
+  float epsilon = 0;
+  View gamma, beta;
+};
+
+// dst[0, count) = value (f32).
+struct Fill {
+  View dst;
+  Expr count;
+  float value = 0;
+};
+
+// Every thread of the step waits until all have arrived.
+struct Barrier {};
+
+struct Stmt {
+  std::variant<For, Let, Brgemm, RowMap, RowReduce, RowExp, RowScale,
+               RowNormalize, Fill, Barrier>
+      node;
+};
+
+// A kernel of the nest's table.
+struct Kernel {
+  microkernels::BrgemmDesc desc;
+  std::shared_ptr<const microkernels::BrgemmKernel> code;
+};
+
+// Host work the nest needs before its loops: packing a B operand into the
+// kernels' blocked layout, once (`init`: at SetConstants, for constants)
+// or before every run.
+struct Pack {
+  std::string text;  // "pack %w -> %w_packed (...)"
+  bool init = false;
+  Step step;
+};
+
+class Nest {
+ public:
+  // `name` becomes the step function's name.
+  explicit Nest(std::string name);
+
+  const std::string& name() const { return name_; }
+
+  // Buffers; the frame index of a kFrame buffer is its place among the
+  // step's buffers (RowProgram inputs and outputs use it).
+  int AddFrameBuffer(const BufferRef& ref, std::string name, std::string note);
+  int AddPerThread(int64_t arena_offset, int64_t bytes, std::string name,
+                   std::string note);
+  int AddLocal(int64_t bytes, std::string name, std::string note);
+  int FrameIndex(int buffer) const { return frame_index_[buffer]; }
+  const std::vector<Buffer>& buffers() const { return buffers_; }
+  const std::vector<BufferRef>& frame_refs() const { return frame_refs_; }
+
+  // A table index for the kernel (the same code is listed once).
+  int AddKernel(const microkernels::BrgemmDesc& desc,
+                std::shared_ptr<const microkernels::BrgemmKernel> code);
+  const std::vector<Kernel>& kernels() const { return kernels_; }
+
+  int AddProgram(RowProgram program, std::string name);
+  const std::vector<RowProgram>& programs() const { return programs_; }
+  const std::vector<std::string>& program_names() const {
+    return program_names_;
+  }
+
+  void AddPack(Pack pack) { packs_.push_back(std::move(pack)); }
+  std::vector<Pack>& packs() { return packs_; }
+  const std::vector<Pack>& packs() const { return packs_; }
+
+  // A fresh variable printed as %name (a suffix keeps names unique).
+  int NewVar(const std::string& name);
+  const std::string& var_name(int var) const { return var_names_[var]; }
+  int num_vars() const { return static_cast<int>(var_names_.size()); }
+
+  Block& body() { return body_; }
+  const Block& body() const { return body_; }
+
+  // Lines worth a reader's attention (the schedule's choices), printed as
+  // comments above the body.
+  void AddNote(std::string note) { notes_.push_back(std::move(note)); }
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  std::string name_;
+  std::vector<Buffer> buffers_;
+  std::vector<int> frame_index_;
+  std::vector<BufferRef> frame_refs_;
+  std::vector<Kernel> kernels_;
+  std::vector<RowProgram> programs_;
+  std::vector<std::string> program_names_;
+  std::vector<Pack> packs_;
+  std::vector<std::string> var_names_;
+  std::vector<std::string> notes_;
+  Block body_;
+};
+
+// Builds a block statement by statement. For and the other row statements
+// append to the innermost open block.
+class NestBuilder {
+ public:
+  explicit NestBuilder(Nest& nest) : nest_(nest), blocks_{&nest.body()} {}
+
+  // Opens `for name in [begin, end)`, runs `body(var)` inside it.
+  template <typename F>
+  void For(const std::string& name, Expr begin, Expr end, bool parallel,
+           F body) {
+    tile::For loop;
+    loop.var = nest_.NewVar(name);
+    loop.begin = std::move(begin);
+    loop.end = std::move(end);
+    loop.parallel = parallel;
+    blocks_.push_back(&loop.body);
+    body(Expr::Var(loop.var));
+    blocks_.pop_back();
+    Append(Stmt{std::move(loop)});
+  }
+  // let name = value; returns the variable (constants are returned as is).
+  Expr Let(const std::string& name, Expr value);
+  void Append(Stmt stmt) { blocks_.back()->push_back(std::move(stmt)); }
+
+  Nest& nest() { return nest_; }
+
+ private:
+  Nest& nest_;
+  std::vector<Block*> blocks_;
+};
+
+// The nest as text: buffers, kernels, programs, packs, then the loops.
+std::string PrintNest(const Nest& nest);
+std::string PrintExpr(const Nest& nest, const Expr& e);
+
+}  // namespace tile
+}  // namespace codegen
+}  // namespace hgc
+
+#endif  // HGC_CODEGEN_TILE_IR_H_

@@ -1,0 +1,107 @@
+#include "codegen/tile_ir.h"
+
+#include "gtest/gtest.h"
+
+namespace hgc {
+namespace codegen {
+namespace tile {
+namespace {
+
+TEST(TileExprTest, ConstantsFold) {
+  Nest nest("n");
+  Expr x = Expr::Var(nest.NewVar("x"));
+  EXPECT_EQ((Expr(3) * 4 + 1).value(), 13);
+  EXPECT_EQ(PrintExpr(nest, x * 1 + 0), "%x");
+  EXPECT_TRUE((x * 0).is_const());
+  EXPECT_EQ(PrintExpr(nest, x % 1), "0");
+  EXPECT_EQ(PrintExpr(nest, Select(0, x, 7)), "7");
+  EXPECT_EQ(PrintExpr(nest, Select(x, 5, 5)), "5");
+  EXPECT_EQ(Min(Expr(9), Expr(4)).value(), 4);
+  EXPECT_EQ(Lt(Expr(2), Expr(3)).value(), 1);
+}
+
+TEST(TileExprTest, PrintsWithMinimalParentheses) {
+  Nest nest("n");
+  Expr a = Expr::Var(nest.NewVar("a"));
+  Expr b = Expr::Var(nest.NewVar("b"));
+  EXPECT_EQ(PrintExpr(nest, (a + b) * 4), "(%a + %b) * 4");
+  EXPECT_EQ(PrintExpr(nest, a + b * 4), "%a + %b * 4");
+  EXPECT_EQ(PrintExpr(nest, a - (b - 1)), "%a - (%b - 1)");
+  EXPECT_EQ(PrintExpr(nest, Select(Lt(a, b), a, b)),
+            "select((%a < %b), %a, %b)");
+}
+
+TEST(TileNestTest, VariableNamesStayUnique) {
+  Nest nest("n");
+  int a = nest.NewVar("row");
+  int b = nest.NewVar("row");
+  EXPECT_NE(nest.var_name(a), nest.var_name(b));
+}
+
+TEST(TileNestTest, FrameBuffersAreDeduplicatedAndLocalsAreNotInTheFrame) {
+  Nest nest("n");
+  int x = nest.AddFrameBuffer(BufferRef::Input(0), "x", "f32[4]");
+  int y = nest.AddFrameBuffer(BufferRef::Output(0), "y", "f32[4]");
+  EXPECT_EQ(nest.AddFrameBuffer(BufferRef::Input(0), "x2", ""), x);
+  int local = nest.AddLocal(64, "acc", "");
+  int slice = nest.AddPerThread(128, 64, "row", "");
+  EXPECT_EQ(nest.FrameIndex(x), 0);
+  EXPECT_EQ(nest.FrameIndex(y), 1);
+  EXPECT_EQ(nest.FrameIndex(local), -1);
+  EXPECT_EQ(nest.FrameIndex(slice), 2);
+  EXPECT_EQ(nest.frame_refs().size(), 3u);
+}
+
+TEST(TileNestTest, PrintsLoopsStatementsAndParallelSplit) {
+  Nest nest("softmax_0");
+  int in = nest.AddFrameBuffer(BufferRef::Input(0), "x", "f32[8, 32]");
+  int out = nest.AddFrameBuffer(BufferRef::Output(0), "y", "f32[8, 32]");
+  int stats = nest.AddLocal(8, "stats", "");
+  NestBuilder nb(nest);
+  nb.For("row", 0, 8, true, [&](Expr row) {
+    View x{in, row * 32, 4}, y{out, row * 32, 4};
+    View m{stats, 0, 4}, s{stats, 1, 4};
+    nb.Append(Stmt{RowReduce{RowReduce::Op::kMax, x, 32, m}});
+    nb.Append(Stmt{Fill{s, 1, 0.0f}});
+    nb.Append(Stmt{RowExp{x, y, 32, m, s}});
+    nb.Append(Stmt{RowScale{y, y, 32, s, true}});
+  });
+  nb.Append(Stmt{Barrier{}});
+  const std::string text = PrintNest(nest);
+  EXPECT_NE(text.find("buffer %x = input 0 : f32[8, 32]"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("buffer %stats = local 8 B"), std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("parallel.for %row in [0, 8) split static over threads {"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("%stats = reduce_max %x[%row * 32] len 32"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("%y[%row * 32] = exp(%x[%row * 32] - %stats) len 32, "
+                      "%stats[1] += sum"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("%y[%row * 32] = %y[%row * 32] / %stats[1] len 32"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  barrier\n}"), std::string::npos) << text;
+}
+
+TEST(TileNestTest, LetOfAConstantOrVariableDefinesNothing) {
+  Nest nest("n");
+  NestBuilder nb(nest);
+  Expr c = nb.Let("c", 5);
+  EXPECT_TRUE(c.is_const());
+  EXPECT_TRUE(nest.body().empty());
+  Expr v = Expr::Var(nest.NewVar("v"));
+  Expr w = nb.Let("w", v + 1);
+  EXPECT_EQ(w.kind(), Expr::Kind::kVar);
+  EXPECT_EQ(nest.body().size(), 1u);
+}
+
+}  // namespace
+}  // namespace tile
+}  // namespace codegen
+}  // namespace hgc

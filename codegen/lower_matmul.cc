@@ -457,7 +457,9 @@ void BuildTileLoop(tile::NestBuilder& nb, const LayerPlan& p) {
       nb.Append(tile::Stmt{std::move(c)});
     };
     call(0, 0);
-    if (p.chunks > 2) {
+    if (p.chunks == 3) {
+      call(1, p.kc);
+    } else if (p.chunks > 3) {
       nb.For("chunk", 1, p.chunks - 1, false,
              [&](Expr chunk) { call(1, chunk * p.kc); });
     }

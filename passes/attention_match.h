@@ -1,0 +1,88 @@
+// Recognition of attention blocks: softmax(f(Q·Kᵀ))·V in the forms
+// frameworks export.
+//
+// MatchAttention analyses a graph that holds one attention block (the body
+// of a `fusion {kind = "attention"}` op, made by the attention-fusion pass)
+// and describes it in logical coordinates, so that a lowering can run it as
+// one flash-style kernel without looking at how the graph spelled it:
+//
+//   Q(b, h, i, d)   query i of head h, feature d       i < seq_q,  d < head_dim
+//   K(b, g, j, d)   key j of kv head g = h / group     j < seq_kv
+//   V(b, g, j, e)   value feature e                    e < head_dim_v
+//   S(b, h, i, j) = sum_d Q(b, h, i, d) * K(b, g, j, d)
+//   P = softmax over j of score_ops(S)    (score_ops: scale, mask, casts)
+//   O(b, h, i, e) = sum_j prob_ops(P)(b, h, i, j) * V(b, g, j, e)
+//
+// Q, K and V are read in place through element strides over a body
+// parameter (transposes, reshapes, head splits of a fused QKV projection
+// and K given already transposed are all just strides and an offset), and
+// O is written through strides into the body's result (a trailing
+// transpose back to [B, S, H, D] and a reshape to [B, S, H·D] are strides
+// too).
+#ifndef HGC_PASSES_ATTENTION_MATCH_H_
+#define HGC_PASSES_ATTENTION_MATCH_H_
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+
+namespace hgc {
+
+// Where a logical 4-D tensor lives: element (x0, x1, x2, x3) is element
+// offset + sum(x_i * strides[i]) of `param`, read as param's dtype.
+struct StridedOperand {
+  const Value* param = nullptr;  // a parameter of the matched graph
+  int64_t offset = 0;
+  std::array<int64_t, 4> strides = {0, 0, 0, 0};
+};
+
+struct AttentionMatch {
+  int64_t batch = 1;
+  int64_t heads = 1;     // query heads
+  int64_t group = 1;     // query heads per kv head (GQA / MQA; 1 for MHA)
+  int64_t seq_q = 1;
+  int64_t seq_kv = 1;
+  int64_t head_dim = 1;  // d: Q and K features
+  int64_t head_dim_v = 1;  // e: V and O features
+
+  // Q(b, h, i, d), K(b, g, j, d), V(b, g, j, e).
+  StridedOperand q, k, v;
+  // Elementwise ops applied to Q before the scores matmul (a scale by
+  // `mul` / `div` with a scalar constant), in order; empty when none.
+  // Their operand chain starts at the value q describes.
+  std::vector<const Op*> q_ops;
+
+  // The scores matmul. Its result S has a shape whose
+  // row-major flattening over all dims but the last is the row index
+  // (b * heads + h) * seq_q + i, and whose last dim is j.
+  const Op* qk = nullptr;
+  // Elementwise ops from S to softmax's operand, in graph order (scale by
+  // a scalar, mask by add / select / max with tensors that broadcast to
+  // scores_shape, casts). Their other operands are body parameters or
+  // scalar literal constants.
+  std::vector<const Op*> score_ops;
+  const Op* softmax = nullptr;  // over the last axis
+  // Elementwise ops from softmax's result to the P·V matmul's A operand
+  // (casts to and from bf16 / f16), in graph order.
+  std::vector<const Op*> prob_ops;
+  const Op* pv = nullptr;
+  // Elementwise ops after P·V (casts), then strides: O(b, h, i, e) is
+  // element offset + sum(x_i * out_strides[i]) of the graph's result.
+  std::vector<const Op*> out_ops;
+  int64_t out_offset = 0;
+  std::array<int64_t, 4> out_strides = {0, 0, 0, 0};
+  const Value* result = nullptr;  // the graph's (single) result
+};
+
+// Describes `graph` (one result; every op part of the attention block) or
+// says, as Unimplemented, what does not fit. Shape ops that only relabel
+// (reshape, transpose) are folded into strides wherever they appear
+// between a parameter and Q/K/V, and between P·V and the result.
+absl::StatusOr<AttentionMatch> MatchAttention(const Graph& graph);
+
+}  // namespace hgc
+
+#endif  // HGC_PASSES_ATTENTION_MATCH_H_

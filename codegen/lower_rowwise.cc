@@ -252,11 +252,28 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
                             vptr(orow, col), align, mask);
       });
     } else if (kind == "layernorm") {
-      llvm::Value* mean = b.CreateVectorSplat(kVectorWidth, mean_pass());
+      // Two passes over x - x[0] (shifted data): the mean of a constant row
+      // is then exactly 0 and its variance 0, whatever f32 rounds the sum
+      // of its elements to.
+      llvm::Value* shift = b.CreateVectorSplat(
+          kVectorWidth,
+          len > 0 ? static_cast<llvm::Value*>(b.CreateLoad(f32, xrow))
+                  : llvm::ConstantFP::get(f32, 0.0));
+      auto shifted = [&](llvm::Value* col, llvm::Value* mask) {
+        return b.CreateSelect(
+            mask, b.CreateFSub(load(xrow, col, mask, 0), shift), splat(0));
+      };
       b.CreateStore(splat(0), acc);
       for_vectors([&](llvm::Value* col, llvm::Value* mask) {
-        llvm::Value* d = b.CreateSelect(
-            mask, b.CreateFSub(load(xrow, col, mask, 0), mean), splat(0));
+        accumulate(shifted(col, mask));
+      });
+      llvm::Value* mean =
+          b.CreateVectorSplat(kVectorWidth, b.CreateFDiv(sum_of_acc(), len_f));
+      b.CreateStore(splat(0), acc);
+      for_vectors([&](llvm::Value* col, llvm::Value* mask) {
+        llvm::Value* d =
+            b.CreateSelect(mask, b.CreateFSub(shifted(col, mask), mean),
+                           splat(0));
         accumulate(b.CreateFMul(d, d));
       });
       const Attribute* eps_attr = row_op->FindAttr("epsilon");
@@ -275,7 +292,7 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
       llvm::Value* be = LoadBuffer(b, frame, beta);
       for_vectors([&](llvm::Value* col, llvm::Value* mask) {
         llvm::Value* y =
-            b.CreateFMul(b.CreateFSub(load(xrow, col, mask, 0), mean), rstd);
+            b.CreateFMul(b.CreateFSub(shifted(col, mask), mean), rstd);
         y = b.CreateFAdd(b.CreateFMul(y, load(g, col, mask, 0)),
                          load(be, col, mask, 0));
         b.CreateMaskedStore(y, vptr(orow, col), align, mask);

@@ -171,14 +171,16 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
       const double eps = eps_attr != nullptr && eps_attr->is_number()
                              ? eps_attr->as_number()
                              : 1e-5;
-      nb.Append(tile::Stmt{
-          tile::RowReduce{tile::RowReduce::Op::kMean, xrow, len, first}});
+      // Two passes over x - x[0]: the mean of a constant row is then
+      // exactly 0 and its variance 0, whatever f32 rounds its sum to.
+      nb.Append(tile::Stmt{tile::RowReduce{tile::RowReduce::Op::kMean, xrow,
+                                           len, first, false, {}, true}});
       nb.Append(tile::Stmt{tile::RowReduce{
           tile::RowReduce::Op::kMeanSquaredDeviation, xrow, len, second,
-          false, first}});
+          false, first, true}});
       nb.Append(tile::Stmt{tile::RowNormalize{
           xrow, orow, len, first, second, static_cast<float>(eps),
-          tile::View{gamma, 0, 4}, tile::View{beta, 0, 4}}});
+          tile::View{gamma, 0, 4}, tile::View{beta, 0, 4}, true}});
     } else {
       const auto reduce = kind == "reduce_max" ? tile::RowReduce::Op::kMax
                           : kind == "reduce_sum"

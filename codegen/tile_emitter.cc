@@ -254,9 +254,15 @@ class Emitter {
       if (r.op == Op::kMeanSquaredDeviation) {
         center = b_.CreateVectorSplat(kVectorWidth, Scalar(*r.center));
       }
+      llvm::Value* shift =
+          r.shift ? b_.CreateVectorSplat(kVectorWidth, Scalar(r.src))
+                  : nullptr;
       b_.CreateStore(Splat(0), acc_);
       ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
         llvm::Value* x = Load(src, col, mask, 0);
+        if (shift != nullptr) {
+          x = b_.CreateSelect(mask, b_.CreateFSub(x, shift), Splat(0));
+        }
         if (center != nullptr) {
           llvm::Value* d =
               b_.CreateSelect(mask, b_.CreateFSub(x, center), Splat(0));
@@ -306,6 +312,8 @@ class Emitter {
     llvm::Value* gamma = Ptr(r.gamma, f32_);
     llvm::Value* beta = Ptr(r.beta, f32_);
     llvm::Value* mean = b_.CreateVectorSplat(kVectorWidth, Scalar(r.mean));
+    llvm::Value* shift =
+        r.shift ? b_.CreateVectorSplat(kVectorWidth, Scalar(r.src)) : nullptr;
     absl::StatusOr<llvm::Value*> sd = EmitUnary(
         b_, "sqrt", DType::kF32,
         b_.CreateFAdd(Scalar(r.var), llvm::ConstantFP::get(f32_, r.epsilon)));
@@ -313,8 +321,9 @@ class Emitter {
     llvm::Value* rstd = b_.CreateVectorSplat(
         kVectorWidth, b_.CreateFDiv(llvm::ConstantFP::get(f32_, 1.0), *sd));
     ForVectors(E(r.len), [&](llvm::Value* col, llvm::Value* mask) {
-      llvm::Value* y =
-          b_.CreateFMul(b_.CreateFSub(Load(src, col, mask, 0), mean), rstd);
+      llvm::Value* x = Load(src, col, mask, 0);
+      if (shift != nullptr) x = b_.CreateFSub(x, shift);
+      llvm::Value* y = b_.CreateFMul(b_.CreateFSub(x, mean), rstd);
       y = b_.CreateFAdd(b_.CreateFMul(y, Load(gamma, col, mask, 0)),
                         Load(beta, col, mask, 0));
       Store(y, dst, col, mask);

@@ -351,6 +351,7 @@ class Printer {
     std::string s =
         absl::StrCat(V(r.acc), r.accumulate ? " <- " : " = ", "reduce_",
                      ReduceName(r.op), " ", V(r.src), " len ", E(r.len));
+    if (r.shift) absl::StrAppend(&s, " shifted by its first");
     if (r.center) absl::StrAppend(&s, " about ", V(*r.center));
     Emit(indent, s);
   }
@@ -366,10 +367,11 @@ class Printer {
   }
   void Line(int indent, const RowNormalize& r) {
     Emit(indent,
-         absl::StrCat(V(r.dst), " = normalize(", V(r.src), ", mean ",
-                      V(r.mean), ", var ", V(r.var), ", eps ", r.epsilon,
-                      ") * ", V(r.gamma), " + ", V(r.beta), " len ",
-                      E(r.len)));
+         absl::StrCat(V(r.dst), " = normalize(", V(r.src),
+                      r.shift ? " - its first" : "",
+                      ", mean ", V(r.mean), ", var ", V(r.var), ", eps ",
+                      r.epsilon, ") * ", V(r.gamma), " + ", V(r.beta),
+                      " len ", E(r.len)));
   }
   void Line(int indent, const Fill& f) {
     Emit(indent, absl::StrCat(V(f.dst), " = fill ", f.value, " count ",

@@ -133,9 +133,11 @@ struct RowMap {
   std::optional<View> out_row;
 };
 
-// acc (one f32) = reduction of the f32 row src[0, len): its max, sum, mean,
-// or the mean of (x - *center)^2. With `accumulate` (max and sum only),
-// the row's value is combined with acc's own: a running reduction.
+// acc (one f32) = reduction of the f32 row x = src[0, len): its max, sum,
+// mean, or the mean of (x - *center)^2. With `shift`, x - src[0] takes x's
+// place (the mean of a constant row is then exactly 0). With `accumulate`
+// (max and sum only), the row's value is combined with acc's own: a running
+// reduction.
 struct RowReduce {
   enum class Op { kMax, kSum, kMean, kMeanSquaredDeviation };
   Op op = Op::kSum;
@@ -144,6 +146,7 @@ struct RowReduce {
   View acc;
   bool accumulate = false;
   std::optional<View> center;
+  bool shift = false;
 };
 
 // dst[i] = exp(src[i] - *max) for i < len; *sum += the sum of them.
@@ -161,13 +164,15 @@ struct RowScale {
   bool reciprocal = false;
 };
 
-// dst[i] = (src[i] - *mean) * (1 / sqrt(*var + epsilon)) * gamma[i] + beta[i].
+// dst[i] = (x[i] - *mean) * (1 / sqrt(*var + epsilon)) * gamma[i] + beta[i]
+// with x = src, or src - src[0] with `shift` (as RowReduce's).
 struct RowNormalize {
   View src, dst;
   Expr len;
   View mean, var;
   float epsilon = 0;
   View gamma, beta;
+  bool shift = false;
 };
 
 // dst[0, count) = value (f32).

@@ -17,12 +17,14 @@
 #include "ir/printer.h"
 #include "passes/buffer_planning.h"
 #include "passes/graph_utils.h"
+#include "passes/memory_budget.h"
 #include "passes/pass_manager.h"
 #include "passes/pipelines.h"
 #include "passes/register_all_passes.h"
 #include "runtime/executable.h"
 #include "runtime/reference_interpreter.h"
 #include "support/diagnostics.h"
+#include "support/file_io.h"
 #include "support/npy.h"
 #include "support/random_fill.h"
 #include "support/status_macros.h"
@@ -97,8 +99,9 @@ absl::StatusOr<std::vector<Tensor>> PrepareInputs(const Graph& graph,
           " has no parameter %", name));
     }
     if (!files.emplace(name, path).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input given twice for %", name));
+      return ErrorAt(graph.FindParam(name)->loc(),
+                     absl::StrCat("--input given twice for %", name, " ('",
+                                  files[name], "' and '", path, "')"));
     }
   }
   std::vector<Tensor> inputs;
@@ -106,9 +109,10 @@ absl::StatusOr<std::vector<Tensor>> PrepareInputs(const Graph& graph,
     const Value* param = graph.param(i);
     auto it = files.find(param->name());
     if (it == files.end()) {
-      HGC_ASSIGN_OR_RETURN(Tensor t,
-                           RandomTensor(param->type(), options.seed, param->name()));
-      inputs.push_back(std::move(t));
+      absl::StatusOr<Tensor> t =
+          RandomTensor(param->type(), options.seed, param->name());
+      if (!t.ok()) return AttachLoc(t.status(), param->loc());
+      inputs.push_back(std::move(*t));
       continue;
     }
     absl::StatusOr<Tensor> read = ReadNpy(it->second);
@@ -126,18 +130,38 @@ absl::StatusOr<std::vector<Tensor>> PrepareInputs(const Graph& graph,
   return inputs;
 }
 
+// Writes out<i>.npy for every output, all or nothing (support/file_io.h),
+// then removes out<n>.npy, out<n+1>.npy, ... left by an earlier run with
+// more results, with a note for each.
 absl::Status WriteOutputs(const std::vector<Tensor>& outputs,
-                          const std::string& dir) {
+                          const std::string& dir, std::ostream& err) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot create output directory '", dir, "': ",
-                     ec.message()));
+    return absl::PermissionDeniedError(absl::StrCat(
+        "--output-dir: cannot create directory '", dir, "': ", ec.message()));
   }
+  std::vector<std::pair<std::string, std::string>> files;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    HGC_RETURN_IF_ERROR(
-        WriteNpy(absl::StrCat(dir, "/out", i, ".npy"), outputs[i]));
+    files.emplace_back(absl::StrCat(dir, "/out", i, ".npy"),
+                       SerializeNpy(outputs[i]));
+  }
+  absl::Status written = WriteFilesAtomically(files);
+  if (!written.ok()) {
+    return absl::Status(written.code(),
+                        absl::StrCat("--output-dir: ", written.message()));
+  }
+  for (size_t i = outputs.size();; ++i) {
+    std::string stale = absl::StrCat(dir, "/out", i, ".npy");
+    if (!std::filesystem::is_regular_file(stale, ec)) break;
+    if (!std::filesystem::remove(stale, ec)) {
+      err << "hgc: warning: '" << stale
+          << "' is from an earlier run and could not be removed: "
+          << ec.message() << "\n";
+      break;
+    }
+    err << "hgc: note: removed '" << stale << "' (from an earlier run with "
+        << "more results)\n";
   }
   return absl::OkStatus();
 }
@@ -182,7 +206,7 @@ absl::StatusOr<int> Run(const Module& module, const Graph& graph,
     return exe.status();
   }
   if (!options.output_dir.empty()) {
-    HGC_RETURN_IF_ERROR(WriteOutputs(outputs, options.output_dir));
+    HGC_RETURN_IF_ERROR(WriteOutputs(outputs, options.output_dir, err));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     out << "out" << i << ": " << outputs[i].type().ToString() << " = "
@@ -283,18 +307,29 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     return 1;
   }
   SourceManager sm;
+  // Errors located in the graph print FILE:LINE:COL; an unreadable graph
+  // file is labelled with its name, everything else (flags, outputs, the
+  // machine's limits) with "hgc".
   auto fail = [&](const absl::Status& status) {
-    err << FormatError(status, sm, options.input_file);
+    err << FormatError(status, sm, "hgc");
     return 1;
   };
   absl::StatusOr<Module> module = ReadInput(options.input_file, sm);
-  if (!module.ok()) return fail(module.status());
+  if (!module.ok()) {
+    err << FormatError(module.status(), sm, options.input_file);
+    return 1;
+  }
   absl::StatusOr<const Graph*> graph =
       SelectGraph(*module, options.graph, options.input_file);
   if (!graph.ok()) return fail(graph.status());
   const std::string entry_name = (*graph)->name();
   // --bench compiles and times the graph as written (driver/bench.h).
   if (options.bench) {
+    // Both sides hold the graph's buffers at once (sharing the inputs).
+    MemoryEstimate e = EstimateMemory(**graph);
+    absl::Status fits = CheckMemoryBudget(**graph, e.total() - e.param_bytes,
+                                          "oneDNN baseline");
+    if (!fits.ok()) return fail(fits);
     absl::StatusOr<int> code = RunBench(*module, **graph, options, out);
     if (!code.ok()) return fail(code.status());
     return *code;
@@ -319,6 +354,10 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     BufferPlan plan = PlanBuffers(*entry);
     err << "arena: " << plan.arena_size << " bytes (intermediates: "
         << plan.sum_of_intermediates << " bytes)\n";
+    MemoryEstimate e = EstimateMemory(*entry);
+    err << "memory: " << e.total() << " bytes (arena " << e.arena_bytes
+        << ", constants " << e.constant_bytes << ", inputs " << e.param_bytes
+        << ", outputs " << e.result_bytes << ")\n";
   }
   if (options.emit_llvm || options.emit_asm || options.emit_loops) {
     CompileOptions compile_options;
@@ -337,6 +376,20 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
   if (!options.run) return 0;
   const Graph* reference =
       options.check ? original.FindGraph(entry_name) : entry;
+  // Refuse at once what the process cannot hold, rather than be killed
+  // part-way. --check also runs the reference interpreter, which keeps
+  // every value of the original graph (the inputs are shared).
+  int64_t reference_bytes = 0;
+  if (options.check) {
+    MemoryEstimate r = EstimateMemory(*reference);
+    reference_bytes = r.total() - r.param_bytes - r.arena_bytes +
+                      PlanBuffers(*reference).sum_of_intermediates;
+  }
+  if (absl::Status fits =
+          CheckMemoryBudget(*entry, reference_bytes, "reference check");
+      !fits.ok()) {
+    return fail(fits);
+  }
   absl::StatusOr<int> code =
       Run(*module, *entry, *reference, options, out, err);
   if (!code.ok()) return fail(code.status());

@@ -1,6 +1,7 @@
 // hgc: the command-line driver. Flags only; the work is in driver.cc.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -10,6 +11,9 @@
 #include "driver/options.h"
 
 int main(int argc, char** argv) {
+  // A write past the file-size limit fails with EFBIG (reported, with the
+  // outputs left as they were) instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Under `bazel run`, relative paths mean the user's directory, not the
   // runfiles tree Bazel starts us in.
   if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY")) {

@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "support/system_limits.h"
 
 namespace hgc {
 namespace {
@@ -60,18 +61,22 @@ Passes:
   --time-passes         print the time each pass took to stderr
   --stop-after=A        stop the pipeline after the first run of pass A
   --stats               print the entry graph's arena plan to stderr:
-                        'arena: N bytes (intermediates: M bytes)'
+                        'arena: N bytes (intermediates: M bytes)', and the
+                        memory one execution needs
 
 Inputs and outputs:
   --input NAME=FILE.npy use FILE.npy for parameter %NAME (NAME without '%');
                         may be repeated; an f32 file is rounded for a bf16
                         parameter
   --seed N              seed for the random inputs (default 0)
-  --output-dir DIR      write output i as DIR/out<i>.npy (bf16 as f32)
+  --output-dir DIR      write output i as DIR/out<i>.npy (bf16 as f32), all
+                        or none; removes out<i>.npy left by an earlier run
+                        with more results (--input and --output-dir need
+                        --run)
   --graph NAME          run graph @NAME of the file (default: the first)
 
 Execution:
-  --threads N           threads to run on (default 1)
+  --threads N           threads to run on (default 1; at most 8 per CPU)
   --rtol R, --atol A    --check tolerances (default: per dtype, see README)
 
   --help                print this text
@@ -231,8 +236,11 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
       if (!n.ok()) return n.status();
       options.seed = static_cast<uint64_t>(*n);
     } else if (name == "threads") {
-      absl::StatusOr<int64_t> n = parse_int(1, 1024);
+      absl::StatusOr<int64_t> n = parse_int(1, kMaxThreadsEver);
       if (!n.ok()) return n.status();
+      if (absl::Status s = CheckNumThreads(*n, "--threads"); !s.ok()) {
+        return FlagError(s.message());
+      }
       options.threads = static_cast<int>(*n);
     } else if (name == "input") {
       absl::StatusOr<std::string> v = take_value();
@@ -248,6 +256,7 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
     } else if (name == "output-dir") {
       absl::StatusOr<std::string> v = take_value();
       if (!v.ok()) return v.status();
+      if (v->empty()) return FlagError("--output-dir is empty");
       options.output_dir = *v;
     } else if (name == "graph") {
       absl::StatusOr<std::string> v = take_value();
@@ -268,6 +277,30 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
   if (options.help || options.list_passes) return options;
   if (options.input_file.empty()) return FlagError("no input file");
   if (options.check) options.run = true;
+  // Flags that do not apply to the chosen action are errors, not ignored.
+  if (options.bench && !options.inputs.empty()) {
+    return FlagError(
+        "--input does not apply to --bench (it times both sides on seeded "
+        "random inputs, see --seed)");
+  }
+  if (options.bench && !options.output_dir.empty()) {
+    return FlagError("--output-dir does not apply to --bench (it writes no "
+                     "outputs)");
+  }
+  if (!options.run && !options.bench) {
+    if (!options.inputs.empty()) return FlagError("--input needs --run");
+    if (!options.output_dir.empty()) {
+      return FlagError("--output-dir needs --run");
+    }
+  }
+  if (!options.check && !options.bench &&
+      (options.rtol >= 0 || options.atol >= 0)) {
+    return FlagError(absl::StrCat(options.rtol >= 0 ? "--rtol" : "--atol",
+                                  " needs --check or --bench"));
+  }
+  if (!options.bench && options.bench_iters != 0) {
+    return FlagError("--bench-iters needs --bench");
+  }
   if (!options.run && !options.bench && !options.emit_llvm &&
       !options.emit_asm && !options.emit_loops) {
     options.emit_ir = true;

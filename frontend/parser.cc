@@ -1,7 +1,5 @@
 #include "frontend/parser.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <optional>
@@ -22,6 +20,7 @@
 #include "ir/tensor_type.h"
 #include "ir/verifier.h"
 #include "support/diagnostics.h"
+#include "support/file_io.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -547,45 +546,10 @@ absl::StatusOr<Module> ParseModule(absl::string_view text,
 }
 
 absl::StatusOr<Module> ParseFile(const std::string& path, SourceManager& sm) {
-  auto os_error = [&path](absl::string_view what, int err) {
-    std::string message = absl::StrCat(
-        what, " '", path, "': ", std::generic_category().message(err));
-    return err == ENOENT ? absl::NotFoundError(message)
-                         : absl::InvalidArgumentError(message);
-  };
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return os_error("cannot open", errno);
-  struct stat st;
-  // A directory, FIFO or device (e.g. /dev/zero) is refused before reading:
-  // it may never end.
-  if (fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::fclose(file);
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot read '", path, "': not a regular file"));
-  }
-  if (st.st_size > kMaxSourceFileSize) {
-    std::fclose(file);
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot read '", path, "': file is larger than ",
-                     kMaxSourceFileSize >> 20, " MiB"));
-  }
-  std::string text;
-  char buffer[1 << 16];
-  while (true) {
-    size_t n = std::fread(buffer, 1, sizeof(buffer), file);
-    text.append(buffer, n);
-    if (static_cast<int64_t>(text.size()) > kMaxSourceFileSize) {
-      std::fclose(file);
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot read '", path, "': file is larger than ",
-                       kMaxSourceFileSize >> 20, " MiB"));
-    }
-    if (n < sizeof(buffer)) break;
-  }
-  bool failed = std::ferror(file) != 0;
-  int err = errno;
-  std::fclose(file);
-  if (failed) return os_error("cannot read", err);
+  // A directory, FIFO or device (e.g. /dev/zero) is refused before reading,
+  // without blocking: it may never end.
+  HGC_ASSIGN_OR_RETURN(std::string text,
+                       ReadRegularFile(path, kMaxSourceFileSize));
   return ParseModule(text, path, sm);
 }
 

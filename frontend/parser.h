@@ -48,7 +48,9 @@ absl::StatusOr<Module> ParseModule(absl::string_view text,
 // ParseModule on the contents of the file at `path` (registered under
 // `path`). A file that cannot be opened is NotFound (no such file) or
 // InvalidArgument (not a regular file, unreadable, larger than
-// kMaxSourceFileSize), unlocated, with a message naming the file.
+// kMaxSourceFileSize), unlocated, with a message naming the file. The file
+// is opened without blocking, so a FIFO is refused rather than waited on
+// (support/file_io.h).
 absl::StatusOr<Module> ParseFile(const std::string& path, SourceManager& sm);
 
 }  // namespace hgc

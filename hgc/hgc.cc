@@ -12,10 +12,12 @@
 #include "codegen/compile.h"
 #include "frontend/parser.h"
 #include "ir/verifier.h"
+#include "passes/memory_budget.h"
 #include "runtime/executable.h"
 #include "support/diagnostics.h"
 #include "support/source_location.h"
 #include "support/status_macros.h"
+#include "support/system_limits.h"
 
 namespace hgc {
 namespace {
@@ -166,12 +168,13 @@ absl::StatusOr<std::vector<Tensor>> CompiledGraph::Execute(
 
 absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Module& module,
                                                        const Options& options) {
-  if (options.num_threads < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Options::num_threads must be >= 1, got ", options.num_threads));
-  }
+  HGC_RETURN_IF_ERROR(
+      CheckNumThreads(options.num_threads, "Options::num_threads"));
   HGC_ASSIGN_OR_RETURN(const Graph* entry, SelectEntry(module, options.graph));
   HGC_RETURN_IF_ERROR(Verify(module));
+  // Refused here, before the constant cache is allocated, rather than
+  // killed by the kernel in SetConstants or Execute.
+  HGC_RETURN_IF_ERROR(CheckMemoryBudget(*entry));
 
   CompileOptions compile_options;
   compile_options.num_threads = options.num_threads;

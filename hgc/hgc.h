@@ -54,7 +54,9 @@ class Executable;
 
 // How to compile.
 struct Options {
-  // Worker threads each Execute runs on (>= 1).
+  // Worker threads each Execute runs on: 1 to MaxThreads()
+  // (support/system_limits.h: 8 per CPU, at most 1024, fewer under a
+  // cgroup pids limit); InvalidArgument otherwise.
   int num_threads = 1;
   // The graph pass pipeline (passes/pipelines.h): "O2" (default, the full
   // pipeline), "O0", or a pass list such as "canonicalize,fusion,dce".

@@ -236,6 +236,38 @@ TEST(HgcApiTest, MissingFileAndUnknownGraph) {
   EXPECT_FALSE(CompileText(kMlpText, options).ok());
 }
 
+TEST(HgcApiTest, NumThreadsHasAnUpperBound) {
+  Options options;
+  for (int n : {100000, 1 << 30}) {
+    options.num_threads = n;
+    absl::StatusOr<std::unique_ptr<CompiledGraph>> cg =
+        CompileText(kMlpText, options);
+    ASSERT_FALSE(cg.ok());
+    EXPECT_EQ(cg.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StrContains(cg.status().message(),
+                                  "Options::num_threads must be in [1, "))
+        << cg.status();
+  }
+}
+
+TEST(HgcApiTest, RefusesAGraphLargerThanTheMachine) {
+  // Each output is 4 GiB, under the per-tensor cap; 512 of them are not.
+  std::string text = "graph @big(%x: f32[16384, 65536]) -> (";
+  std::string body, results;
+  for (int i = 0; i < 512; ++i) {
+    text += i ? ", f32[16384, 65536]" : "f32[16384, 65536]";
+    absl::StrAppend(&body, "  %y", i, " = ", i % 2 ? "neg" : "relu", "(%x)\n");
+    absl::StrAppend(&results, i ? ", " : "", "%y", i);
+  }
+  text += ") {\n" + body + "  return " + results + "\n}\n";
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> cg =
+      CompileText(text, Options(), "big.graph");
+  ASSERT_FALSE(cg.ok());
+  EXPECT_EQ(cg.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StrContains(cg.status().message(), "@big needs 2052.0 GiB"))
+      << cg.status();
+}
+
 TEST(HgcApiTest, ExecuteArgumentErrors) {
   std::unique_ptr<CompiledGraph> cg = *CompileText(kMlpText, Options());
   Tensor out = *Tensor::Create(cg->result_types()[0]);

@@ -23,19 +23,35 @@ Value* IfSameType(const Op& op, Value* x) {
   return op.result(0)->type() == x->type() ? x : nullptr;
 }
 
+// A splat zero that is an exact identity: x + (-0.0) == x and x - (+0.0) == x
+// for every x, but x + (+0.0) is +0.0 for x = -0.0, and x - (-0.0) too.
+// Integer zeros have no sign.
+bool IsSignedZero(const Value* v, bool negative) {
+  std::optional<double> s = SplatValue(v);
+  if (!s.has_value() || *s != 0) return false;
+  return !IsFloat(v->type().dtype) || std::signbit(*s) == negative;
+}
+
 Value* SimplifyIdentity(const Op& op) {
   if (op.num_operands() != 2) return nullptr;
   Value* a = op.operand(0);
   Value* b = op.operand(1);
   const std::string& kind = op.kind();
-  if (kind == "mul" || kind == "add") {
-    double identity = kind == "mul" ? 1.0 : 0.0;
-    if (IsSplat(b, identity)) {
+  if (kind == "mul") {
+    if (IsSplat(b, 1.0)) {
       if (Value* v = IfSameType(op, a)) return v;
     }
-    if (IsSplat(a, identity)) return IfSameType(op, b);
+    if (IsSplat(a, 1.0)) return IfSameType(op, b);
   }
-  if (kind == "sub" && IsSplat(b, 0.0)) return IfSameType(op, a);
+  if (kind == "add") {
+    if (IsSignedZero(b, /*negative=*/true)) {
+      if (Value* v = IfSameType(op, a)) return v;
+    }
+    if (IsSignedZero(a, /*negative=*/true)) return IfSameType(op, b);
+  }
+  if (kind == "sub" && IsSignedZero(b, /*negative=*/false)) {
+    return IfSameType(op, a);
+  }
   if (kind == "div" && IsSplat(b, 1.0)) return IfSameType(op, a);
   return nullptr;
 }
@@ -197,7 +213,8 @@ absl::StatusOr<bool> CanonicalizeGraph(Graph& graph,
 std::vector<PassOptionInfo> CanonicalizePass::options() const {
   return {{"exact-reciprocal-only", "bool",
            options_.exact_reciprocal_only ? "true" : "false",
-           "rewrite x/c as x*(1/c) only when 1/c is exact"},
+           "rewrite x/c as x*(1/c) only when 1/c is exact (false: fast-math, "
+           "inexact f32 reciprocals too)"},
           {"max-iterations", "int", absl::StrCat(options_.max_iterations),
            "sweeps per graph before stopping short of a fixed point"}};
 }

@@ -1,21 +1,22 @@
 // canonicalize: local algebraic simplifications, to a fixed point.
 //
+// Every rewrite preserves IEEE results exactly (design: no `x + 0.0 -> x`,
+// no division by an inexact reciprocal), unless an option below says so.
 // Rewrites (c = a literal constant; "splat" = every element the same):
-//   mul(x, 1), mul(1, x), add(x, 0), add(0, x), sub(x, 0), div(x, 1) -> x,
-//     only when the op's result type equals x's (no broadcast growth, so the
-//     value really is x);
+//   mul(x, 1), mul(1, x), add(x, -0.0), add(-0.0, x), sub(x, +0.0),
+//     div(x, 1) -> x, only when the op's result type equals x's (no
+//     broadcast growth, so the value really is x). add(x, +0.0) and
+//     sub(x, -0.0) stay: for x = -0.0 they give +0.0. Integer zeros have no
+//     sign and always qualify;
 //   neg(neg(x)) -> x;
 //   transpose(transpose(x, p1), p2) -> transpose(x, p1∘p2); an identity
 //     permutation -> x;
 //   reshape(reshape(x)) -> one reshape; a reshape to x's own shape -> x;
 //   div(x, c) -> mul(x, 1/c) when every element of c has a finite, normal
-//     reciprocal and either the reciprocal is exact (c a power of two) or the
-//     dtype is f32 and inexact reciprocals are allowed (the default): x·(1/c)
-//     is within 2 f32 ulp of x/c, far inside --check's 1e-4 tolerance. bf16
-//     and f16 take exact reciprocals only (rounding 1/c to 8 or 11 bits
-//     would double their error).
-// Then dead ops are erased. Float caveats accepted here, as in XLA's
-// algebraic simplifier: add(x, 0) -> x turns -0 + 0 = +0 into -0.
+//     reciprocal that is exact in c's dtype (c = ±2^k): then x·(1/c) and x/c
+//     are the same correctly rounded real. With exact-reciprocal-only=false
+//     (a fast-math option, off by default) f32 also takes inexact
+//     reciprocals: x·(1/c) is within 2 f32 ulp of x/c (21/7 is no longer 3).
 // Preconditions: a verified module. Guarantees: it still verifies, graph
 // signatures are unchanged, and new ops inherit the replaced op's location
 // and result name.
@@ -28,8 +29,9 @@
 namespace hgc {
 
 struct CanonicalizeOptions {
-  // Rewrite div by a constant only when 1/c is exact.
-  bool exact_reciprocal_only = false;
+  // Rewrite div by a constant only when 1/c is exact (IEEE-exact). false
+  // allows inexact f32 reciprocals: fast-math, not the default.
+  bool exact_reciprocal_only = true;
   // Sweeps per graph before giving up on a fixed point.
   int64_t max_iterations = 16;
 };

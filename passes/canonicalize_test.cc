@@ -20,7 +20,7 @@ TEST(CanonicalizeTest, IdentitiesNeedTheSameType) {
 graph @g(%x: f32[4], %y: f32[4]) -> (f32[4], f32[2, 4], f32[4]) {
   %one = constant() {value = 1.0} : f32[2, 4]
   %a = mul(%x, %one)
-  %zero = constant() {value = [0, 0, 0, 0]} : f32[4]
+  %zero = constant() {value = [-0.0, -0.0, -0.0, -0.0]} : f32[4]
   %b = add(%zero, %y)
   %one_s = constant() {value = 1.0} : f32[]
   %c = mul(%one_s, %x)
@@ -60,7 +60,7 @@ graph @g(%x: f32[2, 3, 4]) -> f32[4, 2, 3] {
 }
 
 TEST(CanonicalizeTest, ReciprocalRules) {
-  // f32 by 3 is inexact but allowed by default, not with the option.
+  // f32 by 3 is inexact: only the fast-math option allows it.
   const char* kDiv3 = R"(
 graph @g(%x: f32[4]) -> f32[4] {
   %c = constant() {value = 3.0} : f32[]
@@ -71,12 +71,12 @@ graph @g(%x: f32[4]) -> f32[4] {
   EXPECT_EQ(CountOps(*Parse(kDiv3).graphs()[0], "div"), 1);
   Module m = Parse(kDiv3);
   ASSERT_TRUE(RunPipeline(m, "canonicalize").ok());
-  EXPECT_EQ(CountOps(*m.graphs()[0], "div"), 0);
-  Module exact = Parse(kDiv3);
+  EXPECT_EQ(CountOps(*m.graphs()[0], "div"), 1);
+  Module fast = Parse(kDiv3);
   ASSERT_TRUE(
-      RunPipeline(exact, "canonicalize{exact-reciprocal-only=true}").ok());
-  EXPECT_EQ(CountOps(*exact.graphs()[0], "div"), 1);
-  ExpectSameNumbers(kDiv3, "canonicalize");
+      RunPipeline(fast, "canonicalize{exact-reciprocal-only=false}").ok());
+  EXPECT_EQ(CountOps(*fast.graphs()[0], "div"), 0);
+  ExpectSameNumbers(kDiv3, "canonicalize{exact-reciprocal-only=false}");
   // bf16 by 3: no; bf16 by 0.25: yes (exact 4).
   std::string bf = Optimize(R"(
 graph @g(%x: bf16[4]) -> (bf16[4], bf16[4]) {
@@ -109,6 +109,28 @@ graph @g(%x: f32[2]) -> (f32[2], f32[2], f32[2]) {
   EXPECT_NE(edge.find("%b = div(%x, %h)"), std::string::npos) << edge;
   EXPECT_NE(edge.find("{value = [0.5, 2.0]} : f32[2]"), std::string::npos)
       << edge;
+}
+
+TEST(CanonicalizeTest, OnlySignedZerosThatAreExactIdentities) {
+  Module m = Parse(R"(
+graph @g(%x: f32[4]) -> (f32[4], f32[4], f32[4], f32[4], f32[4]) {
+  %pz = constant() {value = 0.0} : f32[]
+  %nz = constant() {value = -0.0} : f32[]
+  %a = add(%x, %pz)
+  %b = add(%pz, %x)
+  %c = sub(%x, %nz)
+  %d = add(%nz, %x)
+  %e = sub(%x, %pz)
+  return %a, %b, %c, %d, %e
+}
+)");
+  ASSERT_TRUE(RunPipeline(m, "canonicalize").ok());
+  const Graph& g = *m.graphs()[0];
+  EXPECT_EQ(g.results()[0]->defining_op()->kind(), "add");
+  EXPECT_EQ(g.results()[1]->defining_op()->kind(), "add");
+  EXPECT_EQ(g.results()[2]->defining_op()->kind(), "sub");
+  EXPECT_EQ(g.results()[3], g.param(0));
+  EXPECT_EQ(g.results()[4], g.param(0));
 }
 
 TEST(CanonicalizeTest, RunsToAFixedPointAndReportsNoChangeAfter) {

@@ -1,14 +1,13 @@
 #include "support/npy.h"
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "support/file_io.h"
 #include "support/float16.h"
 #include "support/status_macros.h"
 
@@ -120,6 +119,11 @@ absl::StatusOr<Header> ParseHeader(absl::string_view text,
     std::string key;
     if (!p.String(&key) || !p.Consume(':')) {
       return NpyError(name, "malformed header dict");
+    }
+    if ((key == "descr" && has_descr) || (key == "fortran_order" && has_order) ||
+        (key == "shape" && has_shape)) {
+      return NpyError(name, absl::StrCat("header key '", key,
+                                         "' appears more than once"));
     }
     if (key == "descr") {
       if (!p.String(&header.descr)) return NpyError(name, "malformed 'descr'");
@@ -236,11 +240,9 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes,
 }
 
 absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read '", path, "'"));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return ParseNpy(contents.str(), path);
+  HGC_ASSIGN_OR_RETURN(std::string contents,
+                       ReadRegularFile(path, kMaxNpyFileSize));
+  return ParseNpy(contents, path);
 }
 
 std::string SerializeNpy(const Tensor& tensor) {
@@ -273,18 +275,7 @@ std::string SerializeNpy(const Tensor& tensor) {
 }
 
 absl::Status WriteNpy(const std::string& path, const Tensor& tensor) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot write '", path, "'"));
-  }
-  std::string bytes = SerializeNpy(tensor);
-  out.write(bytes.data(), bytes.size());
-  out.close();
-  if (!out) {
-    return absl::DataLossError(absl::StrCat("error writing '", path, "'"));
-  }
-  return absl::OkStatus();
+  return WriteFilesAtomically({{path, SerializeNpy(tensor)}});
 }
 
 absl::StatusOr<Tensor> ConformToType(const Tensor& tensor,

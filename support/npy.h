@@ -23,13 +23,21 @@ namespace hgc {
 absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes,
                                 absl::string_view name);
 
-// Reads and decodes a .npy file; NotFound when it cannot be read.
+// The largest .npy file ReadNpy reads: the largest tensor hgc creates
+// (Tensor::kDefaultMaxBytes) and room for the header.
+inline constexpr int64_t kMaxNpyFileSize = Tensor::kDefaultMaxBytes + (1 << 20);
+
+// Reads and decodes a .npy file. The file must be a regular file of at most
+// kMaxNpyFileSize bytes (support/file_io.h: a FIFO or device is refused
+// without blocking, a directory is reported as one); NotFound when it does
+// not exist.
 absl::StatusOr<Tensor> ReadNpy(const std::string& path);
 
 // Encodes `tensor` as a version 1.0 .npy file (bf16 becomes f32).
 std::string SerializeNpy(const Tensor& tensor);
 
-// Writes SerializeNpy(tensor) to `path`.
+// Writes SerializeNpy(tensor) to `path` through a temporary file renamed
+// when complete: a failed write leaves no partial file under `path`.
 absl::Status WriteNpy(const std::string& path, const Tensor& tensor);
 
 // Checks that `tensor` (read from a file for the parameter `param_name`) has

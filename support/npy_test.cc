@@ -1,5 +1,8 @@
 #include "support/npy.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstring>
 
 #include "gtest/gtest.h"
@@ -109,6 +112,44 @@ TEST(NpyTest, RejectsDamagedFiles) {
                                   "'shape': (-1,), }"), "n").ok());
   EXPECT_EQ(ReadNpy("no/such/file.npy").status().code(),
             absl::StatusCode::kNotFound);
+}
+
+TEST(NpyTest, RejectsRepeatedHeaderKeys) {
+  absl::Status s =
+      ParseNpy(Header(1, "{'descr': '<f4', 'fortran_order': False, "
+                         "'shape': (2,), 'shape': (3,), }") +
+                   Bytes<float>({1, 2}),
+               "r.npy")
+          .status();
+  EXPECT_EQ(s.message(),
+            "r.npy: invalid .npy file: header key 'shape' appears more than "
+            "once");
+  s = ParseNpy(Header(1, "{'descr': '<f4', 'descr': '<f4', "
+                         "'fortran_order': False, 'shape': (1,), }") +
+                   Bytes<float>({1}),
+               "d.npy")
+          .status();
+  EXPECT_NE(s.message().find("'descr' appears more than once"),
+            std::string::npos);
+}
+
+TEST(NpyTest, RefusesDirectoriesFifosAndDevicesWithoutBlocking) {
+  absl::Status dir = ReadNpy(::testing::TempDir()).status();
+  EXPECT_EQ(dir.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(dir.message().find("not a regular file (a directory)"),
+            std::string::npos)
+      << dir;
+  std::string fifo = ::testing::TempDir() + "/npy_test_fifo";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  absl::Status f = ReadNpy(fifo).status();  // no writer: must not hang
+  EXPECT_NE(f.message().find("not a regular file (a FIFO)"), std::string::npos)
+      << f;
+  ::unlink(fifo.c_str());
+  // /dev/zero would be read without end.
+  absl::Status zero = ReadNpy("/dev/zero").status();
+  EXPECT_NE(zero.message().find("not a regular file"), std::string::npos)
+      << zero;
 }
 
 }  // namespace

@@ -77,7 +77,10 @@ absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual,
       abs_err = match ? 0 : inf;
     } else {
       abs_err = std::fabs(a - e);
-      match = abs_err <= r.tolerance.atol + r.tolerance.rtol * std::fabs(e);
+      // Equal values always match: with rtol = inf, rtol * |0| is NaN.
+      const double relative =
+          e == 0 ? 0.0 : r.tolerance.rtol * std::fabs(e);
+      match = abs_err == 0 || abs_err <= r.tolerance.atol + relative;
     }
     if (abs_err > r.max_abs_error) r.max_abs_error = abs_err;
     if (e != 0 && !std::isnan(e)) {

@@ -47,6 +47,23 @@ TEST(TensorCompareTest, IdenticalPasses) {
             "(atol=0.0001, rtol=0.0001)");
 }
 
+TEST(TensorCompareTest, InfiniteTolerancesAcceptEqualValues) {
+  // rtol * |0| with rtol = inf is NaN: equal zeros must still match.
+  Tensor a = Make(DType::kF32, {4}, {0, -0.0, 1, -3});
+  Tensor b = Make(DType::kF32, {4}, {0, 0, 2, 1e30});
+  CompareResult r = *CompareTensors(a, a, Tolerance{0, kInf});
+  EXPECT_TRUE(r.ok()) << r.Summary();
+  r = *CompareTensors(a, a, Tolerance{kInf, kInf});
+  EXPECT_TRUE(r.ok()) << r.Summary();
+  r = *CompareTensors(b, a, Tolerance{0, kInf});  // only the zeros are exact
+  EXPECT_TRUE(r.ok()) << r.Summary();
+  r = *CompareTensors(b, a, Tolerance{kInf, 0});
+  EXPECT_TRUE(r.ok()) << r.Summary();
+  Tensor c = Make(DType::kF32, {4}, {1e-30, 0, 1, -3});
+  r = *CompareTensors(c, a, Tolerance{0, kInf});  // nonzero where 0 is owed
+  EXPECT_EQ(r.num_mismatches, 1);
+}
+
 TEST(TensorCompareTest, F32ToleranceBoundary) {
   // |a - e| <= 1e-4 + 1e-4 * 1: 1.00015 matches, 1.0003 does not.
   Tensor expected = Make(DType::kF32, {2, 2}, {1, 1, 2, 0});

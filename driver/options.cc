@@ -60,7 +60,9 @@ Passes:
   --time-passes         print the time each pass took to stderr
   --stop-after=A        stop the pipeline after the first run of pass A
   --stats               print the entry graph's arena plan to stderr:
-                        'arena: N bytes (intermediates: M bytes)'
+                        'arena: N bytes (intermediates: M bytes)', and
+                        its fused groups by kind: 'fusion groups:
+                        attention 1, matmul 2'
 
 Inputs and outputs:
   --input NAME=FILE.npy use FILE.npy for parameter %NAME (NAME without '%');

@@ -351,6 +351,7 @@ absl::Status Matcher::AssignDims(const View& q, const View& k, const View& v,
     return Unfit("V broadcasts P·V beyond the scores' batch dims");
   }
   const size_t rq = q.shape.size(), rk = k.shape.size(), rv = v.shape.size();
+  if (rq < 2 || rk < 2 || rv < 2) return Unfit("a matmul operand of rank 1");
   m_.seq_q = s[n];
   m_.seq_kv = s[n + 1];
   m_.head_dim = q.shape[rq - (ta ? 2 : 1)];

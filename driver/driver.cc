@@ -166,6 +166,21 @@ absl::Status WriteOutputs(const std::vector<Tensor>& outputs,
   return absl::OkStatus();
 }
 
+// "fusion groups: attention 1, matmul 2": the fusion ops of `graph` counted
+// by kind, kinds in alphabetical order ("none" without any).
+std::string FusionGroupsLine(const Graph& graph) {
+  std::map<std::string, int> counts;
+  for (const auto& op : graph.ops()) {
+    if (op->kind() != "fusion") continue;
+    const Attribute* kind = op->FindAttr("kind");
+    ++counts[kind != nullptr && kind->is_string() ? kind->as_string() : "?"];
+  }
+  std::vector<std::string> parts;
+  for (const auto& [kind, n] : counts) parts.push_back(absl::StrCat(kind, " ", n));
+  return absl::StrCat("fusion groups: ",
+                      parts.empty() ? "none" : absl::StrJoin(parts, ", "));
+}
+
 void PrintCompileStats(const CompileStats& stats, std::ostream& err) {
   err << "compile: " << absl::StrFormat("%.3f", stats.seconds * 1e3)
       << " ms; steps: " << stats.native_steps << " native, "
@@ -358,6 +373,7 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     err << "memory: " << e.total() << " bytes (arena " << e.arena_bytes
         << ", constants " << e.constant_bytes << ", inputs " << e.param_bytes
         << ", outputs " << e.result_bytes << ")\n";
+    err << FusionGroupsLine(*entry) << "\n";
   }
   if (options.emit_llvm || options.emit_asm || options.emit_loops) {
     CompileOptions compile_options;

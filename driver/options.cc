@@ -61,8 +61,9 @@ Passes:
   --time-passes         print the time each pass took to stderr
   --stop-after=A        stop the pipeline after the first run of pass A
   --stats               print the entry graph's arena plan to stderr:
-                        'arena: N bytes (intermediates: M bytes)', and the
-                        memory one execution needs
+                        'arena: N bytes (intermediates: M bytes)', the
+                        memory one execution needs, and its fused groups
+                        by kind: 'fusion groups: attention 1, matmul 2'
 
 Inputs and outputs:
   --input NAME=FILE.npy use FILE.npy for parameter %NAME (NAME without '%');

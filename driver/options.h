@@ -46,7 +46,7 @@ struct DriverOptions {
   std::string stop_after;
   // --list-passes: print the passes and pipelines, then exit.
   bool list_passes = false;
-  // --stats: print the entry graph's arena plan to stderr.
+  // --stats: print the entry graph's arena plan and fusion groups to stderr.
   bool stats = false;
 
   // --bench: compile, time against the primitive baseline (driver/bench.h).

@@ -32,7 +32,9 @@
 namespace hgc {
 
 // Where a logical 4-D tensor lives: element (x0, x1, x2, x3) is element
-// offset + sum(x_i * strides[i]) of `param`, read as param's dtype.
+// offset + sum(x_i * strides[i]) of `param`, read as param's dtype. A dim
+// the operand is broadcast over (K and V over the batch in MQA, say) and a
+// dim of extent 1 have stride 0.
 struct StridedOperand {
   const Value* param = nullptr;  // a parameter of the matched graph
   int64_t offset = 0;
@@ -52,7 +54,8 @@ struct AttentionMatch {
   StridedOperand q, k, v;
   // Elementwise ops applied to Q before the scores matmul (a scale by
   // `mul` / `div` with a scalar constant), in order; empty when none.
-  // Their operand chain starts at the value q describes.
+  // Their operand chain starts at the value q describes (reshapes and
+  // transposes may stand between them: a scalar scale commutes with both).
   std::vector<const Op*> q_ops;
 
   // The scores matmul. Its result S has a shape whose

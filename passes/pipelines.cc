@@ -1,6 +1,7 @@
 #include "passes/pipelines.h"
 
 #include "absl/strings/str_cat.h"
+#include "passes/attention_fusion.h"
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
@@ -34,6 +35,9 @@ void AddO2Pipeline(PassManager& pm) {
   // ...and dead readers removed, so use counts are exact: a dead use would
   // stop a chain from fusing.
   pm.AddPass<DcePass>();
+  // Attention blocks as one group each, before fusion would split them
+  // into matmul and softmax groups.
+  pm.AddPass<AttentionFusionPass>();
   // matmul + post-ops, elementwise chains, row ops with their neighbours.
   pm.AddPass<FusionPass>();
   // Small consecutive layers share one outer loop; needs the groups fusion

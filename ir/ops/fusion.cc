@@ -17,8 +17,9 @@ namespace hgc {
 namespace {
 
 // How codegen lowers the group (docs/compiler.md §1).
-constexpr const char* kFusionKinds[] = {"matmul",    "elementwise", "softmax",
-                                        "layernorm", "reduce",      "mlp"};
+constexpr const char* kFusionKinds[] = {"matmul", "elementwise", "softmax",
+                                        "layernorm", "reduce", "mlp",
+                                        "attention"};
 // Packed weight layouts prepack-weights records (passes/prepack_weights.h).
 constexpr const char* kPackedLayouts[] = {"plain", "vnni2", "vnni4"};
 
@@ -41,8 +42,8 @@ absl::StatusOr<std::vector<TensorType>> InferFusion(const InferContext& ctx) {
     return OpError("fusion",
                    absl::StrCat("unknown kind \"", kind,
                                 "\" (expected \"matmul\", \"elementwise\", "
-                                "\"softmax\", \"layernorm\", \"reduce\" or "
-                                "\"mlp\")"));
+                                "\"softmax\", \"layernorm\", \"reduce\", "
+                                "\"mlp\" or \"attention\")"));
   }
   if (const Attribute* layout = ctx.Find("b_layout")) {
     if (!OneOf(layout->as_string(), kPackedLayouts)) {

@@ -1,0 +1,205 @@
+#include "passes/attention_fusion.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "passes/attention_match.h"
+#include "passes/graph_utils.h"
+#include "passes/outliner.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace {
+
+using OpSet = absl::flat_hash_set<Op*>;
+
+bool IsRelabel(const Op& op) {
+  return op.kind() == "reshape" || op.kind() == "transpose";
+}
+
+// Whether `v` is a one-element literal constant.
+bool IsScalarConstant(const Value* v) {
+  return LiteralConstantOp(v) != nullptr && v->type().NumElements() == 1;
+}
+
+class BlockFinder {
+ public:
+  explicit BlockFinder(const Graph& graph) : uses_(graph) {
+    int i = 0;
+    for (const auto& op : graph.ops()) position_[op.get()] = i++;
+  }
+
+  // Candidate op sets of the block around `softmax`, each in graph order:
+  // with the operand relabels and the whole tail first, then shorter
+  // tails, then the same without the relabels. Empty when no matmuls are
+  // around the softmax.
+  std::vector<std::vector<Op*>> Attempts(Op* softmax) {
+    std::vector<Op*> core;
+    if (!WalkScores(softmax->operand(0), softmax, core, 0)) return {};
+    core.push_back(softmax);
+    Value* cur = softmax->result();
+    for (;;) {
+      const std::vector<Op*>& users = uses_.Users(cur);
+      if (users.size() != 1 || !uses_.OnlyUsedBy(cur, users[0])) return {};
+      Op* user = users[0];
+      core.push_back(user);
+      if (user->kind() == "matmul") break;
+      if (user->kind() != "cast") return {};
+      cur = user->result();
+    }
+    Op* qk = core.front();
+    Op* pv = core.back();
+    std::vector<Op*> tail;
+    for (cur = pv->result();;) {
+      const std::vector<Op*>& users = uses_.Users(cur);
+      if (users.size() != 1 || !uses_.OnlyUsedBy(cur, users[0])) break;
+      Op* user = users[0];
+      if (!IsRelabel(*user) && user->kind() != "cast") break;
+      tail.push_back(user);
+      cur = user->result();
+    }
+    // Operand relabels, read only by the block (with or without the tail).
+    std::vector<Op*> heads;
+    OpSet in(core.begin(), core.end());
+    GrowBack(qk->operand(0), true, in, heads);
+    GrowBack(qk->operand(1), false, in, heads);
+    GrowBack(pv->operand(1), false, in, heads);
+    std::vector<std::vector<Op*>> attempts;
+    for (bool with_heads : {true, false}) {
+      for (size_t t = tail.size() + 1; t-- > 0;) {
+        std::vector<Op*> ops = core;
+        if (with_heads) ops.insert(ops.end(), heads.begin(), heads.end());
+        ops.insert(ops.end(), tail.begin(), tail.begin() + t);
+        std::sort(ops.begin(), ops.end(), [&](const Op* a, const Op* b) {
+          return position_[a] < position_[b];
+        });
+        attempts.push_back(std::move(ops));
+      }
+      if (heads.empty()) break;
+    }
+    return attempts;
+  }
+
+ private:
+  // Appends the ops from `v` back to the scores matmul (the matmul first
+  // in `out` once complete) when `v` is read only by `consumer` and each op
+  // between is a scale, mask or cast; restores `out` and returns false
+  // otherwise.
+  bool WalkScores(Value* v, const Op* consumer, std::vector<Op*>& out,
+                  int depth) {
+    Op* def = v->defining_op();
+    if (def == nullptr || depth > 32 || !uses_.OnlyUsedBy(v, consumer)) {
+      return false;
+    }
+    if (def->kind() == "matmul") {
+      out.insert(out.begin(), def);
+      return true;
+    }
+    const std::string& k = def->kind();
+    std::vector<int> chain;
+    if (k == "cast" || k == "div") {
+      chain = {0};
+    } else if (k == "mul" || k == "add" || k == "max") {
+      chain = {0, 1};
+    } else if (k == "select") {
+      chain = {1, 2};
+    }
+    for (int c : chain) {
+      std::vector<Op*> tried = out;
+      out.insert(out.begin(), def);
+      if (WalkScores(def->operand(c), def, out, depth + 1)) return true;
+      out = std::move(tried);
+    }
+    return false;
+  }
+
+  // Adds the reshapes and transposes (and for Q scales by a scalar literal
+  // constant) that produce `v` and whose results only ops in `in` read.
+  void GrowBack(Value* v, bool allow_scale, OpSet& in, std::vector<Op*>& out) {
+    for (;;) {
+      Op* def = v->defining_op();
+      if (def == nullptr || in.contains(def) || uses_.IsReturned(v)) return;
+      for (Op* user : uses_.Users(v)) {
+        if (!in.contains(user)) return;
+      }
+      int next = 0;
+      if (IsRelabel(*def)) {
+        next = 0;
+      } else if (allow_scale && (def->kind() == "mul" || def->kind() == "div") &&
+                 IsScalarConstant(def->operand(1))) {
+        next = 0;
+      } else if (allow_scale && def->kind() == "mul" &&
+                 IsScalarConstant(def->operand(0))) {
+        next = 1;
+      } else {
+        return;
+      }
+      in.insert(def);
+      out.push_back(def);
+      v = def->operand(next);
+    }
+  }
+
+  UseInfo uses_;
+  absl::flat_hash_map<const Op*, int> position_;
+};
+
+}  // namespace
+
+absl::StatusOr<int> FuseAttention(Graph& graph) {
+  if (graph.module() == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "attention-fusion: graph @", graph.name(), " belongs to no module"));
+  }
+  BlockFinder finder(graph);
+  // Only one-element literal constants go into bodies: MatchAttention
+  // wants every other operand as a parameter.
+  Outliner outliner(graph, "attn", /*inline_constant_elements=*/1);
+  std::vector<std::vector<Op*>> blocks;
+  OpSet taken;
+  for (const auto& op : graph.ops()) {
+    if (op->kind() != "softmax") continue;
+    for (const std::vector<Op*>& ops : finder.Attempts(op.get())) {
+      if (std::any_of(ops.begin(), ops.end(),
+                      [&](Op* o) { return taken.contains(o); })) {
+        continue;
+      }
+      Graph trial("trial");
+      std::vector<Value*> externals;
+      outliner.FillBody(ops, trial, externals);
+      if (!MatchAttention(trial).ok()) continue;
+      taken.insert(ops.begin(), ops.end());
+      blocks.push_back(ops);
+      break;
+    }
+  }
+  if (blocks.empty()) return 0;
+  // Outline in the order of the blocks' last ops, where the fusion ops go.
+  absl::flat_hash_map<const Op*, int> position;
+  int i = 0;
+  for (const auto& op : graph.ops()) position[op.get()] = i++;
+  std::sort(blocks.begin(), blocks.end(),
+            [&](const std::vector<Op*>& a, const std::vector<Op*>& b) {
+              return position[a.back()] < position[b.back()];
+            });
+  for (const std::vector<Op*>& ops : blocks) {
+    HGC_RETURN_IF_ERROR(outliner.Outline(ops, "attention"));
+  }
+  outliner.Finish();
+  return static_cast<int>(blocks.size());
+}
+
+absl::StatusOr<bool> AttentionFusionPass::Run(Module& module) {
+  int fused = 0;
+  for (Graph* graph : TopLevelGraphs(module)) {
+    HGC_ASSIGN_OR_RETURN(int n, FuseAttention(*graph));
+    fused += n;
+  }
+  return fused > 0;
+}
+
+}  // namespace hgc

@@ -1,0 +1,42 @@
+// attention-fusion: outlines attention blocks, softmax(f(Q·Kᵀ))·V, into
+//   %r = fusion(<operands>) {body = @<graph>_attn_<n>, kind = "attention"}
+// whose body MatchAttention (passes/attention_match.h) describes, so that
+// codegen can run each block as one kernel.
+//
+// In every top-level graph, from each softmax it walks back through score
+// ops (scale, mask, casts) to the scores matmul and forward through casts
+// to the P·V matmul and the trailing casts, transposes and reshapes; then
+// back from the matmuls' operands through reshapes, transposes (and scales
+// of Q) whose results nothing else reads. A block is outlined only when
+// MatchAttention accepts its body; otherwise the pass retries without the
+// trailing ops and without the operand relabels, and leaves the ops to the
+// `fusion` pass when nothing fits. Non-scalar constants (a folded causal
+// mask) stay outside as operands; one-element literal constants are copied
+// in. Preconditions: a verified module. Guarantees: the module verifies and
+// computes the same values; graph signatures are unchanged.
+#ifndef HGC_PASSES_ATTENTION_FUSION_H_
+#define HGC_PASSES_ATTENTION_FUSION_H_
+
+#include "absl/status/statusor.h"
+#include "passes/pass.h"
+
+namespace hgc {
+
+// Outlines the attention blocks of one graph (which must belong to a
+// module); returns the number of fusion ops created.
+absl::StatusOr<int> FuseAttention(Graph& graph);
+
+class AttentionFusionPass : public Pass {
+ public:
+  absl::string_view name() const override { return "AttentionFusion"; }
+  absl::string_view argument() const override { return "attention-fusion"; }
+  absl::string_view description() const override {
+    return "outline attention blocks (Q.K^T, scale, mask, softmax, .V) into "
+           "fusion ops of kind \"attention\"";
+  }
+  absl::StatusOr<bool> Run(Module& module) override;
+};
+
+}  // namespace hgc
+
+#endif  // HGC_PASSES_ATTENTION_FUSION_H_

@@ -1,0 +1,167 @@
+// attention-fusion: which blocks are outlined, what their bodies hold, and
+// that numbers are preserved; golden files are in testdata/attention/.
+#include "passes/attention_fusion.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "passes/attention_match.h"
+#include "passes/test_util.h"
+
+namespace hgc {
+namespace {
+
+using pass_test::CountOps;
+using pass_test::ExpectSameNumbers;
+using pass_test::Parse;
+using pass_test::RunPipeline;
+
+// Fusion ops of kind "attention" in the first graph after `pipeline`; each
+// body must match.
+int AttentionGroups(const std::string& text,
+                    const std::string& pipeline = "attention-fusion") {
+  Module m = Parse(text);
+  absl::Status s = RunPipeline(m, pipeline);
+  EXPECT_TRUE(s.ok()) << s;
+  int n = 0;
+  for (const auto& op : m.graphs()[0]->ops()) {
+    const Attribute* kind = op->FindAttr("kind");
+    if (op->kind() != "fusion" || kind->as_string() != "attention") continue;
+    ++n;
+    const Graph* body = FusionBody(*op);
+    EXPECT_NE(body, nullptr);
+    if (body == nullptr) continue;
+    absl::StatusOr<AttentionMatch> match = MatchAttention(*body);
+    EXPECT_TRUE(match.ok()) << match.status() << PrintModule(m);
+  }
+  return n;
+}
+
+constexpr char kBshd[] = R"(
+graph @g(%q: f32[2, 5, 3, 8], %k: f32[2, 5, 3, 8], %v: f32[2, 5, 3, 8]) -> f32[2, 5, 24] {
+  %qt = transpose(%q) {perm = [0, 2, 1, 3]}
+  %kt = transpose(%k) {perm = [0, 2, 3, 1]}
+  %vt = transpose(%v) {perm = [0, 2, 1, 3]}
+  %s = matmul(%qt, %kt)
+  %c = constant() {value = 0.35} : f32[]
+  %t = mul(%s, %c)
+  %p = softmax(%t)
+  %o = matmul(%p, %vt)
+  %ot = transpose(%o) {perm = [0, 2, 1, 3]}
+  %y = reshape(%ot) {shape = [2, 5, 24]}
+  return %y
+}
+)";
+
+TEST(AttentionFusionTest, OutlinesTheWholeBlock) {
+  Module m = Parse(kBshd);
+  ASSERT_TRUE(RunPipeline(m, "attention-fusion").ok());
+  const Graph& g = *m.graphs()[0];
+  ASSERT_EQ(g.ops().size(), 1u) << PrintModule(m);
+  const Op& fusion = *g.ops().front();
+  EXPECT_EQ(fusion.FindAttr("body")->as_symbol(), "g_attn_0");
+  EXPECT_EQ(fusion.FindAttr("kind")->as_string(), "attention");
+  EXPECT_EQ(fusion.num_operands(), 3);
+  const Graph& body = *FusionBody(fusion);
+  EXPECT_EQ(CountOps(body, "transpose"), 4);
+  EXPECT_EQ(CountOps(body, "constant"), 1);
+  EXPECT_EQ(CountOps(body, "reshape"), 1);
+  absl::StatusOr<AttentionMatch> match = MatchAttention(body);
+  ASSERT_TRUE(match.ok()) << match.status();
+  EXPECT_EQ(match->out_strides, (std::array<int64_t, 4>{120, 8, 24, 1}));
+  ExpectSameNumbers(kBshd, "attention-fusion");
+  ExpectSameNumbers(kBshd, "O2");
+}
+
+TEST(AttentionFusionTest, SharedRelabelsAndLargeConstantsStayOutside) {
+  // %kt is also returned, so the transpose stays outside; the causal mask
+  // constant (36 elements) is an operand, the scalar scale is copied in.
+  constexpr char kText[] = R"(
+graph @g(%q: f32[1, 2, 6, 8], %k: f32[1, 2, 8, 6], %v: f32[1, 2, 6, 8]) -> (f32[1, 2, 6, 8], f32[1, 2, 6, 8]) {
+  %kt = transpose(%k) {perm = [0, 1, 3, 2]}
+  %s = matmul(%q, %kt) {transpose_b = true}
+  %mask = constant() {value = [0.0, -1e9, -1e9, -1e9, -1e9, -1e9,
+                               0.0, 0.0, -1e9, -1e9, -1e9, -1e9,
+                               0.0, 0.0, 0.0, -1e9, -1e9, -1e9,
+                               0.0, 0.0, 0.0, 0.0, -1e9, -1e9,
+                               0.0, 0.0, 0.0, 0.0, 0.0, -1e9,
+                               0.0, 0.0, 0.0, 0.0, 0.0, 0.0]} : f32[6, 6]
+  %m = add(%s, %mask)
+  %p = softmax(%m)
+  %o = matmul(%p, %v)
+  return %o, %kt
+}
+)";
+  Module m = Parse(kText);
+  ASSERT_TRUE(RunPipeline(m, "attention-fusion").ok());
+  const Graph& g = *m.graphs()[0];
+  EXPECT_EQ(CountOps(g, "transpose"), 1);
+  EXPECT_EQ(CountOps(g, "constant"), 1);
+  EXPECT_EQ(CountOps(g, "fusion"), 1);
+  EXPECT_EQ(AttentionGroups(kText), 1);
+  ExpectSameNumbers(kText, "attention-fusion");
+}
+
+TEST(AttentionFusionTest, PartialMatchesLeaveTheRestToFusion) {
+  // The tanh between the scores and softmax does not fit: nothing is
+  // outlined as attention and O2 still computes the same numbers.
+  constexpr char kText[] = R"(
+graph @g(%q: f32[1, 2, 4, 8], %k: f32[1, 2, 4, 8], %v: f32[1, 2, 4, 8]) -> f32[1, 2, 4, 8] {
+  %s = matmul(%q, %k) {transpose_b = true}
+  %e = tanh(%s)
+  %p = softmax(%e)
+  %o = matmul(%p, %v)
+  return %o
+}
+)";
+  EXPECT_EQ(AttentionGroups(kText), 0);
+  EXPECT_EQ(AttentionGroups(kText, "O2"), 0);
+  ExpectSameNumbers(kText, "O2");
+}
+
+TEST(AttentionFusionTest, DropsATailThatDoesNotFit) {
+  // The reshape after P.V fits (strides); the cast to s32 after it is
+  // refused by MatchAttention, so the block is retried without it.
+  constexpr char kText[] = R"(
+graph @g(%q: f32[1, 2, 4, 8], %k: f32[1, 2, 4, 8], %v: f32[1, 2, 4, 8]) -> s32[8, 8] {
+  %s = matmul(%q, %k) {transpose_b = true}
+  %p = softmax(%s)
+  %o = matmul(%p, %v)
+  %r = reshape(%o) {shape = [8, 8]}
+  %e = cast(%r) {to = s32}
+  return %e
+}
+)";
+  Module m = Parse(kText);
+  ASSERT_TRUE(RunPipeline(m, "attention-fusion").ok());
+  const Graph& g = *m.graphs()[0];
+  EXPECT_EQ(CountOps(g, "fusion"), 1);
+  EXPECT_EQ(CountOps(g, "cast"), 1);
+  EXPECT_EQ(g.ops().front()->result()->name(), "r");
+  ExpectSameNumbers(kText, "O2");
+}
+
+TEST(AttentionFusionTest, TwoBlocksAndFusionLeavesThemAlone) {
+  constexpr char kText[] = R"(
+graph @g(%q: f32[2, 2, 5, 8], %k: f32[2, 2, 5, 8], %v: f32[2, 2, 5, 8],
+         %w: f32[8, 8] const) -> f32[2, 2, 5, 8] {
+  %s = matmul(%q, %k) {transpose_b = true}
+  %p = softmax(%s)
+  %o = matmul(%p, %v)
+  %o2 = matmul(%o, %w)
+  %s2 = matmul(%o2, %k) {transpose_b = true}
+  %p2 = softmax(%s2)
+  %a = matmul(%p2, %v)
+  %r = relu(%a)
+  return %r
+}
+)";
+  EXPECT_EQ(AttentionGroups(kText, "O2"), 2);
+  Module m = Parse(kText);
+  ASSERT_TRUE(RunPipeline(m, "O2").ok());
+  EXPECT_EQ(CountOps(*m.graphs()[0], "fusion"), 4) << PrintModule(m);
+  ExpectSameNumbers(kText, "O2");
+}
+
+}  // namespace
+}  // namespace hgc

@@ -1,0 +1,496 @@
+#include "passes/attention_match.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace hgc {
+namespace {
+
+#define ATTN_RETURN_IF_ERROR(expr)              \
+  do {                                          \
+    absl::Status attn_status_ = (expr);         \
+    if (!attn_status_.ok()) return attn_status_; \
+  } while (false)
+
+absl::Status Unfit(absl::string_view what) {
+  return absl::UnimplementedError(absl::StrCat("attention: ", what));
+}
+
+bool IsFloatType(DType t) {
+  return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16;
+}
+
+bool BoolAttr(const Op& op, absl::string_view name) {
+  const Attribute* a = op.FindAttr(name);
+  return a != nullptr && a->is_bool() && a->as_bool();
+}
+
+// A value seen as elements of a parameter: element x of the value is element
+// offset + sum(x_i * strides[i]) of `param`.
+struct View {
+  const Value* param = nullptr;
+  int64_t offset = 0;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+};
+
+View Contiguous(const Value* v) {
+  View view;
+  view.param = v;
+  view.shape.assign(v->type().shape.begin(), v->type().shape.end());
+  view.strides.assign(view.shape.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = view.shape.size(); i-- > 0;) {
+    view.strides[i] = stride;
+    stride *= view.shape[i];
+  }
+  return view;
+}
+
+// `view` read in row-major order as `shape` (a reshape), when strides can
+// express it (numpy's no-copy reshape rule); nullopt otherwise. Both shapes
+// have the same (non-zero) number of elements.
+std::optional<View> Reshape(const View& view, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> old_dims, old_strides;
+  for (size_t i = 0; i < view.shape.size(); ++i) {
+    if (view.shape[i] == 1) continue;
+    old_dims.push_back(view.shape[i]);
+    old_strides.push_back(view.strides[i]);
+  }
+  View out = view;
+  out.shape = shape;
+  out.strides.assign(shape.size(), 0);
+  const size_t old_n = old_dims.size(), new_n = shape.size();
+  size_t oi = 0, oj = 1, ni = 0, nj = 1;
+  while (ni < new_n && oi < old_n) {
+    int64_t np = shape[ni], op = old_dims[oi];
+    while (np != op) {
+      if (np < op) {
+        if (nj >= new_n) return std::nullopt;
+        np *= shape[nj++];
+      } else {
+        if (oj >= old_n) return std::nullopt;
+        op *= old_dims[oj++];
+      }
+    }
+    for (size_t k = oi; k + 1 < oj; ++k) {
+      if (old_strides[k] != old_dims[k + 1] * old_strides[k + 1]) {
+        return std::nullopt;
+      }
+    }
+    out.strides[nj - 1] = old_strides[oj - 1];
+    for (size_t k = nj - 1; k > ni; --k) {
+      out.strides[k - 1] = out.strides[k] * shape[k];
+    }
+    ni = nj++;
+    oi = oj++;
+  }
+  // Trailing dims of size 1: any stride.
+  for (size_t k = ni; k < new_n; ++k) out.strides[k] = 1;
+  return out;
+}
+
+// The single stride that steps through dims [lo, hi) of (sizes, strides)
+// flattened row-major, or nullopt when there is none. Dims of size 1 are
+// skipped; an all-broadcast range (stride 0) merges to stride 0.
+std::optional<int64_t> MergeDims(const std::vector<int64_t>& sizes,
+                                 const std::vector<int64_t>& strides,
+                                 size_t lo, size_t hi) {
+  std::optional<int64_t> inner;
+  int64_t expected = 0;
+  for (size_t i = hi; i-- > lo;) {
+    if (sizes[i] == 1) continue;
+    if (!inner.has_value()) {
+      inner = strides[i];
+    } else if (strides[i] != expected) {
+      return std::nullopt;
+    }
+    expected = strides[i] * sizes[i];
+  }
+  return inner.value_or(0);
+}
+
+// Whether `type` broadcasts to `shape` without growing it.
+bool BroadcastsTo(const TensorType& type, const Shape& shape) {
+  if (type.rank() > static_cast<int64_t>(shape.size())) return false;
+  for (int64_t i = 1; i <= type.rank(); ++i) {
+    int64_t d = type.shape[type.rank() - i];
+    if (d != 1 && d != shape[shape.size() - i]) return false;
+  }
+  return true;
+}
+
+class Matcher {
+ public:
+  explicit Matcher(const Graph& graph) : graph_(graph) {
+    for (const auto& op : graph.ops()) {
+      for (const Value* v : op->operands()) ++uses_[v];
+    }
+    for (const Value* v : graph.results()) ++uses_[v];
+    for (const auto& op : graph.ops()) {
+      for (const Value* v : op->operands()) {
+        std::vector<const Op*>& u = users_[v];
+        if (u.empty() || u.back() != op.get()) u.push_back(op.get());
+      }
+    }
+  }
+
+  absl::StatusOr<AttentionMatch> Run();
+
+ private:
+  // An op of the block; `v` (its chain operand) must have no other use.
+  absl::Status Take(const Op* op, const Value* chain_value) {
+    if (chain_value != nullptr && uses_[chain_value] != 1) {
+      return Unfit(absl::StrCat("%", chain_value->name(),
+                                " is used outside the attention chain"));
+    }
+    taken_.insert(op);
+    return absl::OkStatus();
+  }
+  // A one-element literal constant, taken into the block.
+  bool TakeScalarConstant(const Value* v) {
+    const Op* def = v->defining_op();
+    if (def == nullptr || def->kind() != "constant" ||
+        v->type().NumElements() != 1) {
+      return false;
+    }
+    taken_.insert(def);
+    return true;
+  }
+  absl::StatusOr<const Value*> ScoreOp(const Op& op);
+  absl::Status SideOperand(const Op& op, const Value* v, bool scalar_only);
+  absl::StatusOr<View> ViewOf(const Value* v, std::vector<const Op*>* scales);
+  absl::StatusOr<View> OutputView();
+  absl::Status AssignDims(const View& q, const View& k, const View& v,
+                          const View& o);
+
+  const Graph& graph_;
+  absl::flat_hash_map<const Value*, int> uses_;
+  absl::flat_hash_map<const Value*, std::vector<const Op*>> users_;
+  absl::flat_hash_set<const Op*> taken_;
+  AttentionMatch m_;
+};
+
+// A side operand of a score op: a one-element literal constant, or (unless
+// scalar_only) a parameter broadcasting to the scores.
+absl::Status Matcher::SideOperand(const Op& op, const Value* v,
+                                  bool scalar_only) {
+  if (TakeScalarConstant(v)) return absl::OkStatus();
+  if (!scalar_only && v->is_param() &&
+      BroadcastsTo(v->type(), op.result()->type().shape)) {
+    return absl::OkStatus();
+  }
+  return Unfit(absl::StrCat(op.kind(), " reads %", v->name(), ", not ",
+                            scalar_only ? "a scalar literal constant"
+                                        : "a parameter or scalar constant"));
+}
+
+// Checks one op between the scores and softmax; returns its chain operand.
+absl::StatusOr<const Value*> Matcher::ScoreOp(const Op& op) {
+  const std::string& k = op.kind();
+  const auto chain = [](const Value* v) {
+    return !v->is_param() && v->defining_op()->kind() != "constant";
+  };
+  if (k == "cast") {
+    const Attribute* to = op.FindAttr("to");
+    if (to == nullptr || !to->is_dtype() || !IsFloatType(to->as_dtype())) {
+      return Unfit("casts around softmax must be to f32, bf16 or f16");
+    }
+    return op.operand(0);
+  }
+  if (k == "mul" || k == "div" || k == "add" || k == "max") {
+    int c = chain(op.operand(0)) ? 0 : 1;
+    if (!chain(op.operand(c)) || (k == "div" && c != 0)) {
+      return Unfit(absl::StrCat(k, " does not apply to the scores"));
+    }
+    bool scalar_only = k == "mul" || k == "div";
+    ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(1 - c), scalar_only));
+    return op.operand(c);
+  }
+  if (k == "select") {
+    int c = chain(op.operand(1)) ? 1 : 2;
+    if (!chain(op.operand(c))) return Unfit("select does not pick the scores");
+    const Value* cond = op.operand(0);
+    if (cond->type().dtype != DType::kBool) {
+      return Unfit("select's condition is not bool");
+    }
+    ATTN_RETURN_IF_ERROR(SideOperand(op, cond, false));
+    ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(3 - c), false));
+    return op.operand(c);
+  }
+  return Unfit(absl::StrCat(k, " between the scores and softmax"));
+}
+
+// Walks from `v` back to a parameter through reshapes and transposes (and,
+// when `scales` is given, mul / div by a scalar literal constant).
+absl::StatusOr<View> Matcher::ViewOf(const Value* v,
+                                     std::vector<const Op*>* scales) {
+  std::vector<const Op*> ops;
+  const Value* cur = v;
+  while (!cur->is_param()) {
+    const Op* op = cur->defining_op();
+    const std::string& k = op->kind();
+    bool scale = (k == "mul" || k == "div") && scales != nullptr;
+    if (k != "reshape" && k != "transpose" && !scale) {
+      return Unfit(absl::StrCat("%", cur->name(), " (", k,
+                                ") is not a parameter seen through reshape "
+                                "and transpose"));
+    }
+    if (scale) {
+      int c = -1;
+      if (TakeScalarConstant(op->operand(1))) {
+        c = 0;
+      } else if (k == "mul" && TakeScalarConstant(op->operand(0))) {
+        c = 1;
+      }
+      if (c < 0 || op->operand(c)->type() != op->result()->type()) {
+        return Unfit(absl::StrCat(k, " before the scores matmul is not a "
+                                     "scale by a scalar literal constant"));
+      }
+      scales->push_back(op);
+      taken_.insert(op);
+      ops.push_back(op);
+      cur = op->operand(c);
+      continue;
+    }
+    taken_.insert(op);
+    ops.push_back(op);
+    cur = op->operand(0);
+  }
+  if (cur->type().NumElements() == 0) return Unfit("empty operand");
+  View view = Contiguous(cur);
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    const Op& op = **it;
+    const Shape& out = op.result()->type().shape;
+    if (op.kind() == "reshape") {
+      std::optional<View> r =
+          Reshape(view, std::vector<int64_t>(out.begin(), out.end()));
+      if (!r.has_value()) {
+        return Unfit(absl::StrCat("reshape to %", op.result()->name(),
+                                  " is not expressible by strides"));
+      }
+      view = *std::move(r);
+    } else if (op.kind() == "transpose") {
+      std::vector<int64_t> perm = op.FindAttr("perm")->as_int_list();
+      View t = view;
+      for (size_t i = 0; i < perm.size(); ++i) {
+        int64_t p = perm[i] < 0 ? perm[i] + view.shape.size() : perm[i];
+        t.shape[i] = view.shape[p];
+        t.strides[i] = view.strides[p];
+      }
+      view = std::move(t);
+    }
+  }
+  if (scales != nullptr) std::reverse(scales->begin(), scales->end());
+  return view;
+}
+
+// Walks from the graph's result back to P·V through casts, reshapes and
+// transposes: the P·V result seen inside the result's memory.
+absl::StatusOr<View> Matcher::OutputView() {
+  const Value* cur = m_.result;
+  if (cur->type().NumElements() == 0) return Unfit("empty result");
+  View view = Contiguous(cur);
+  std::vector<const Op*> casts;
+  while (cur != m_.pv->result()) {
+    if (cur->is_param()) return Unfit("the result is not computed from P·V");
+    const Op* op = cur->defining_op();
+    const Value* in = op->operand(0);
+    const Shape& in_shape = in->type().shape;
+    if (op->kind() == "cast") {
+      const Attribute* to = op->FindAttr("to");
+      if (to == nullptr || !to->is_dtype() || !IsFloatType(to->as_dtype())) {
+        return Unfit("casts after P·V must be to f32, bf16 or f16");
+      }
+      casts.push_back(op);
+    } else if (op->kind() == "reshape") {
+      std::optional<View> r =
+          Reshape(view, std::vector<int64_t>(in_shape.begin(), in_shape.end()));
+      if (!r.has_value()) {
+        return Unfit("the reshape after P·V is not expressible by strides");
+      }
+      view = *std::move(r);
+    } else if (op->kind() == "transpose") {
+      std::vector<int64_t> perm = op->FindAttr("perm")->as_int_list();
+      View t = view;
+      t.shape.assign(in_shape.begin(), in_shape.end());
+      for (size_t i = 0; i < perm.size(); ++i) {
+        int64_t p = perm[i] < 0 ? perm[i] + in_shape.size() : perm[i];
+        t.strides[p] = view.strides[i];
+      }
+      view = std::move(t);
+    } else {
+      return Unfit(absl::StrCat(op->kind(), " after P·V"));
+    }
+    ATTN_RETURN_IF_ERROR(Take(op, in));
+    cur = in;
+  }
+  m_.out_ops.assign(casts.rbegin(), casts.rend());
+  return view;
+}
+
+absl::Status Matcher::AssignDims(const View& q, const View& k, const View& v,
+                                 const View& o) {
+  const Op& qk = *m_.qk;
+  const Op& pv = *m_.pv;
+  const bool ta = BoolAttr(qk, "transpose_a");
+  const bool tb = BoolAttr(qk, "transpose_b");
+  const bool vt = BoolAttr(pv, "transpose_b");
+  const Shape& s = qk.result()->type().shape;
+  const Shape& os = pv.result()->type().shape;
+  const size_t n = s.size() - 2;
+  if (os.size() != s.size() || !std::equal(s.begin(), s.begin() + n,
+                                           os.begin())) {
+    return Unfit("V broadcasts P·V beyond the scores' batch dims");
+  }
+  const size_t rq = q.shape.size(), rk = k.shape.size(), rv = v.shape.size();
+  if (rq < 2 || rk < 2 || rv < 2) return Unfit("a matmul operand of rank 1");
+  m_.seq_q = s[n];
+  m_.seq_kv = s[n + 1];
+  m_.head_dim = q.shape[rq - (ta ? 2 : 1)];
+  m_.head_dim_v = os[n + 1];
+  std::vector<int64_t> r(s.begin(), s.begin() + n);
+  // Batch strides of an operand aligned with r (numpy broadcasting).
+  const auto align = [&](const View& x) {
+    std::vector<int64_t> st(n, 0);
+    const size_t xb = x.shape.size() - 2;
+    for (size_t t = n - xb; t < n; ++t) {
+      size_t i = t - (n - xb);
+      if (x.shape[i] != 1) st[t] = x.strides[i];
+    }
+    return st;
+  };
+  const std::vector<int64_t> sq = align(q), sk = align(k), sv = align(v);
+  const std::vector<int64_t> so(o.strides.begin(), o.strides.begin() + n);
+  // Trailing dims over which K and V are broadcast form the query group.
+  size_t g0 = n;
+  while (g0 > 0 && (r[g0 - 1] == 1 || (sk[g0 - 1] == 0 && sv[g0 - 1] == 0))) {
+    --g0;
+  }
+  std::vector<size_t> splits = {std::min<size_t>(1, n), 0};
+  for (size_t p = 2; p <= n; ++p) splits.push_back(p);
+  const auto product = [&](size_t lo, size_t hi) {
+    int64_t x = 1;
+    for (size_t i = lo; i < hi; ++i) x *= r[i];
+    return x;
+  };
+  for (size_t p : splits) {
+    const size_t g = std::max(g0, p);
+    std::optional<int64_t> qb = MergeDims(r, sq, 0, p), qh = MergeDims(r, sq, p, n),
+                           kb = MergeDims(r, sk, 0, p), kh = MergeDims(r, sk, p, g),
+                           vb = MergeDims(r, sv, 0, p), vh = MergeDims(r, sv, p, g),
+                           ob = MergeDims(r, so, 0, p), oh = MergeDims(r, so, p, n);
+    if (!qb || !qh || !kb || !kh || !vb || !vh || !ob || !oh) continue;
+    m_.batch = product(0, p);
+    m_.heads = product(p, n);
+    m_.group = product(g, n);
+    m_.q = {q.param, q.offset,
+            {*qb, *qh, q.strides[rq - (ta ? 1 : 2)], q.strides[rq - (ta ? 2 : 1)]}};
+    m_.k = {k.param, k.offset,
+            {*kb, *kh, k.strides[rk - (tb ? 2 : 1)], k.strides[rk - (tb ? 1 : 2)]}};
+    m_.v = {v.param, v.offset,
+            {*vb, *vh, v.strides[rv - (vt ? 1 : 2)], v.strides[rv - (vt ? 2 : 1)]}};
+    m_.out_offset = o.offset;
+    m_.out_strides = {*ob, *oh, o.strides[n], o.strides[n + 1]};
+    return absl::OkStatus();
+  }
+  return Unfit(
+      "the batch dims of Q, K, V and the output do not flatten to (batch, "
+      "heads) with K and V shared by groups of query heads");
+}
+
+absl::StatusOr<AttentionMatch> Matcher::Run() {
+  if (graph_.results().size() != 1) return Unfit("not one result");
+  m_.result = graph_.results()[0];
+  for (const auto& op : graph_.ops()) {
+    if (op->kind() != "softmax") continue;
+    if (m_.softmax != nullptr) return Unfit("more than one softmax");
+    m_.softmax = op.get();
+  }
+  if (m_.softmax == nullptr) return Unfit("no softmax");
+  const Op& softmax = *m_.softmax;
+  const int64_t rank = softmax.result()->type().rank();
+  const Attribute* axis = softmax.FindAttr("axis");
+  int64_t a = axis != nullptr && axis->is_int() ? axis->as_int() : -1;
+  if (rank < 2 || (a != -1 && a != rank - 1)) {
+    return Unfit("softmax is not over the last axis of the scores");
+  }
+  taken_.insert(&softmax);
+  // Back from softmax to the scores matmul.
+  const Value* cur = softmax.operand(0);
+  std::vector<const Op*> score_ops;
+  for (;;) {
+    if (cur->is_param()) return Unfit("softmax does not read a matmul");
+    const Op* op = cur->defining_op();
+    ATTN_RETURN_IF_ERROR(Take(op, cur));
+    if (op->kind() == "matmul") break;
+    absl::StatusOr<const Value*> next = ScoreOp(*op);
+    if (!next.ok()) return next.status();
+    score_ops.push_back(op);
+    cur = *next;
+  }
+  m_.qk = cur->defining_op();
+  m_.score_ops.assign(score_ops.rbegin(), score_ops.rend());
+  if (!IsFloatType(cur->type().dtype)) return Unfit("scores are not float");
+  // Forward from softmax to the P·V matmul.
+  cur = softmax.result();
+  for (;;) {
+    auto it = users_.find(cur);
+    if (uses_[cur] != 1 || it == users_.end()) {
+      return Unfit(absl::StrCat("%", cur->name(),
+                                " is not read by exactly one op"));
+    }
+    const Op* user = it->second.front();
+    taken_.insert(user);
+    if (user->kind() == "matmul") {
+      m_.pv = user;
+      break;
+    }
+    const Attribute* to = user->FindAttr("to");
+    if (user->kind() != "cast" || to == nullptr || !to->is_dtype() ||
+        !IsFloatType(to->as_dtype())) {
+      return Unfit(absl::StrCat(user->kind(), " between softmax and P·V"));
+    }
+    m_.prob_ops.push_back(user);
+    cur = user->result();
+  }
+  if (m_.pv->operand(0) != cur || BoolAttr(*m_.pv, "transpose_a")) {
+    return Unfit("the probabilities are not P·V's plain A operand");
+  }
+  absl::StatusOr<View> o = OutputView();
+  if (!o.ok()) return o.status();
+  absl::StatusOr<View> q = ViewOf(m_.qk->operand(0), &m_.q_ops);
+  if (!q.ok()) return q.status();
+  absl::StatusOr<View> k = ViewOf(m_.qk->operand(1), nullptr);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<View> v = ViewOf(m_.pv->operand(1), nullptr);
+  if (!v.ok()) return v.status();
+  for (const View* x : {&*q, &*k, &*v}) {
+    if (!IsFloatType(x->param->type().dtype)) {
+      return Unfit("Q, K and V must be f32, bf16 or f16");
+    }
+  }
+  ATTN_RETURN_IF_ERROR(AssignDims(*q, *k, *v, *o));
+  for (const auto& op : graph_.ops()) {
+    if (!taken_.contains(op.get())) {
+      return Unfit(absl::StrCat("%", op->result()->name(), " (", op->kind(),
+                                ") is not part of the attention block"));
+    }
+  }
+  return m_;
+}
+
+}  // namespace
+
+absl::StatusOr<AttentionMatch> MatchAttention(const Graph& graph) {
+  return Matcher(graph).Run();
+}
+
+}  // namespace hgc

@@ -10,6 +10,7 @@
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/llvm/ir_compiler.h"
 #include "codegen/llvm/jit.h"
+#include "codegen/lower_attention.h"
 #include "codegen/lower_common.h"
 #include "codegen/lower_elementwise.h"
 #include "codegen/lower_matmul.h"
@@ -107,6 +108,12 @@ const Op* LoneReduction(const Op& op) {
                  body->results()[0] == r->result() && op.num_operands() == 1
              ? r
              : nullptr;
+}
+
+bool IsAttentionGroup(const Op& op) {
+  const Attribute* kind = op.FindAttr("kind");
+  return op.kind() == "fusion" && kind && kind->is_string() &&
+         kind->as_string() == "attention";
 }
 
 bool IsElementwiseGroup(const Op& op) {
@@ -209,6 +216,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
     absl::Status lowered = absl::UnimplementedError("no native lowering");
     if (IsMatmulGroup(op)) {
       lowered = codegen::LowerMatmulGroup(state, op);
+    } else if (IsAttentionGroup(op)) {
+      lowered = codegen::LowerAttention(state, op);
     } else if (IsRowwiseGroup(op)) {
       lowered = codegen::LowerRowwise(state, op);
     } else if (IsElementwiseGroup(op)) {
@@ -276,6 +285,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   program.arena_bytes = state.arena_bytes;
   stats.init_steps = static_cast<int>(program.init_steps.size());
   stats.arena_bytes = program.arena_bytes;
+  stats.per_thread_scratch_bytes = state.per_thread_scratch_bytes;
 
   // JIT the step functions.
   if (!llvm_module->empty()) {

@@ -42,6 +42,9 @@ struct CompileStats {
   int pack_steps = 0;  // per-call B packing host steps
   int init_steps = 0;  // run once per SetConstants
   int64_t arena_bytes = 0;
+  // Of arena_bytes, what each thread of a step uses alone (tiles, rows),
+  // summed over the steps; plus their stack locals.
+  int64_t per_thread_scratch_bytes = 0;
   double seconds = 0;  // wall time of Compile
 };
 

@@ -352,7 +352,8 @@ bool IsPerChannel(const Op& op) {
 absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      const RowProgram& program, llvm::Value* row,
                      llvm::Value* col_begin, llvm::Value* col_end,
-                     llvm::Value* out_row_override) {
+                     llvm::Value* out_row_override,
+                     llvm::Value* in_row_override) {
   const Shape& shape = program.shape;
   const int rank = static_cast<int>(shape.size());
   llvm::LLVMContext& context = b.getContext();
@@ -383,8 +384,13 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
     }
     bases[i].dtype = in.rounded_from_f32 ? DType::kF32 : in.value->type().dtype;
     bases[i].elem = MemoryType(context, bases[i].dtype);
-    bases[i].ptr = b.CreateInBoundsGEP(
-        bases[i].elem, LoadBuffer(b, frame, in.buffer, bases[i].elem), off);
+    bases[i].ptr =
+        in.from_in_row
+            ? b.CreateBitCast(in_row_override,
+                              bases[i].elem->getPointerTo())
+            : b.CreateInBoundsGEP(
+                  bases[i].elem,
+                  LoadBuffer(b, frame, in.buffer, bases[i].elem), off);
     bases[i].vector = in.strides[rank - 1] != 0;
   }
   const DType out_dtype = program.result->type().dtype;

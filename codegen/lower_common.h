@@ -58,6 +58,8 @@ struct LowerState {
   int next_step_id = 0;
   // When set, the tile IR of every step is appended here (--emit=loops).
   std::string* loops = nullptr;
+  // Bytes of per-thread arena slices and stack locals, summed over steps.
+  int64_t per_thread_scratch_bytes = 0;
 
   // Appends a 64-byte aligned scratch region to the main arena.
   int64_t AllocArena(int64_t bytes);
@@ -132,6 +134,9 @@ struct RowInput {
   // Memory holds f32 and the value is a bf16 / f16 rounding of it (a
   // low-precision matmul's result in the kernel's f32 C).
   bool rounded_from_f32 = false;
+  // Read from the caller's row pointer (EmitRow's in_row) instead of
+  // `buffer`: a tile of the row held elsewhere (an attention score tile).
+  bool from_in_row = false;
 };
 
 // An elementwise DAG to evaluate over an iteration space.
@@ -167,11 +172,14 @@ absl::StatusOr<std::vector<int64_t>> BroadcastStrides(const Shape& type,
 // the last) and columns [col_begin, col_end), 16 lanes at a time with a
 // masked last vector.
 // `out_row`, when given, replaces the row's place in out_buffer (a float*
-// to the row's element 0, e.g. a per-thread scratch row).
+// to the row's element 0, e.g. a per-thread scratch row); `in_row` that of
+// the inputs marked from_in_row (a pointer to the row's element 0 as well;
+// the caller may offset a tile's pointer back by col_begin).
 absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      const RowProgram& program, llvm::Value* row,
                      llvm::Value* col_begin, llvm::Value* col_end,
-                     llvm::Value* out_row = nullptr);
+                     llvm::Value* out_row = nullptr,
+                     llvm::Value* in_row = nullptr);
 
 // A <16 x i1> mask of the lanes of the vector starting at column `col`
 // that lie before `end`.

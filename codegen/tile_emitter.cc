@@ -181,9 +181,15 @@ class Emitter {
   }
 
   void Emit(const tile::RowMap& m) {
-    llvm::Value* out_row = m.out_row ? Ptr(*m.out_row, f32_) : nullptr;
-    Note(EmitRow(b_, frame_, nest_.programs()[m.program], E(m.row),
-                 E(m.col_begin), E(m.col_end), out_row));
+    llvm::Value* col_begin = E(m.col_begin);
+    // The views address column col_begin; EmitRow wants column 0.
+    auto row_start = [&](const tile::View& v) {
+      return b_.CreateGEP(f32_, Ptr(v, f32_), b_.CreateNeg(col_begin));
+    };
+    llvm::Value* out_row = m.out_row ? row_start(*m.out_row) : nullptr;
+    llvm::Value* in_row = m.in_row ? row_start(*m.in_row) : nullptr;
+    Note(EmitRow(b_, frame_, nest_.programs()[m.program], E(m.row), col_begin,
+                 E(m.col_end), out_row, in_row));
   }
 
   llvm::Constant* Splat(float v) {
@@ -330,6 +336,87 @@ class Emitter {
     });
   }
 
+  void Emit(const tile::OnlineSoftmax& r) {
+    const float inf = std::numeric_limits<float>::infinity();
+    llvm::Value* s = Ptr(r.s, f32_);
+    llvm::Value* len = E(r.len);
+    llvm::Value* max_ptr = Ptr(r.max, f32_);
+    llvm::Value* sum_ptr = Ptr(r.sum, f32_);
+    llvm::Value* old_max = b_.CreateLoad(f32_, max_ptr);
+    b_.CreateStore(Splat(-inf), acc_);
+    ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
+      absl::StatusOr<llvm::Value*> m =
+          EmitBinary(b_, "max", DType::kF32, b_.CreateLoad(vt_, acc_),
+                     Load(s, col, mask, -inf));
+      if (!m.ok()) return Note(m.status());
+      b_.CreateStore(*m, acc_);
+    });
+    absl::StatusOr<llvm::Value*> block_max =
+        HorizontalMax(b_, b_.CreateLoad(vt_, acc_));
+    if (!block_max.ok()) return Note(block_max.status());
+    absl::StatusOr<llvm::Value*> new_max =
+        EmitBinary(b_, "max", DType::kF32, old_max, *block_max);
+    if (!new_max.ok()) return Note(new_max.status());
+    // Subtract 0 while every score so far is -inf: exp(-inf - 0) = 0.
+    llvm::Value* use = b_.CreateSelect(
+        b_.CreateFCmpOEQ(*new_max, llvm::ConstantFP::get(f32_, -inf)),
+        llvm::ConstantFP::get(f32_, 0.0), *new_max);
+    llvm::Value* use_v = b_.CreateVectorSplat(kVectorWidth, use);
+    b_.CreateStore(Splat(0), acc_);
+    ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
+      absl::StatusOr<llvm::Value*> e = EmitUnary(
+          b_, "exp", DType::kF32, b_.CreateFSub(Load(s, col, mask, 0), use_v));
+      if (!e.ok()) return Note(e.status());
+      Store(*e, s, col, mask);
+      Accumulate(b_.CreateSelect(mask, *e, Splat(0)));
+    });
+    absl::StatusOr<llvm::Value*> alpha = EmitUnary(
+        b_, "exp", DType::kF32,
+        b_.CreateVectorSplat(kVectorWidth, b_.CreateFSub(old_max, use)));
+    if (!alpha.ok()) return Note(alpha.status());
+    llvm::Value* a = b_.CreateExtractElement(*alpha, uint64_t{0});
+    b_.CreateStore(
+        b_.CreateFAdd(b_.CreateFMul(b_.CreateLoad(f32_, sum_ptr), a), AccSum()),
+        sum_ptr);
+    b_.CreateStore(*new_max, max_ptr);
+    // o *= a, skipped when the max did not move (a == 1).
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* scale = llvm::BasicBlock::Create(b_.getContext(), "rescale", fn);
+    auto* done = llvm::BasicBlock::Create(b_.getContext(), "rescaled", fn);
+    b_.CreateCondBr(
+        b_.CreateFCmpUNE(a, llvm::ConstantFP::get(f32_, 1.0)), scale, done);
+    b_.SetInsertPoint(scale);
+    llvm::Value* o = Ptr(r.o, f32_);
+    ForVectors(E(r.o_len), [&](llvm::Value* col, llvm::Value* mask) {
+      Store(b_.CreateFMul(Load(o, col, mask, 0), *alpha), o, col, mask);
+    });
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+  void Emit(const tile::Copy& c) {
+    llvm::Value* src = Ptr(c.src, f32_);
+    llvm::Value* dst = Ptr(c.dst, f32_);
+    llvm::Value* src_row = E(c.src_row);
+    llvm::Value* src_col = E(c.src_col);
+    llvm::Value* dst_ld = E(c.dst_ld);
+    llvm::Value* cols = E(c.cols);
+    EmitLoop(b_, b_.getInt64(0), E(c.rows),
+             [&](llvm::IRBuilder<>& b, llvm::Value* r) {
+               llvm::Value* s = b.CreateInBoundsGEP(f32_, src,
+                                                    b.CreateMul(r, src_row));
+               llvm::Value* d =
+                   b.CreateInBoundsGEP(f32_, dst, b.CreateMul(r, dst_ld));
+               EmitLoop(b, b.getInt64(0), cols,
+                        [&](llvm::IRBuilder<>& b, llvm::Value* col) {
+                          llvm::Value* x = b.CreateLoad(
+                              f32_, b.CreateInBoundsGEP(
+                                        f32_, s, b.CreateMul(col, src_col)));
+                          b.CreateStore(x, b.CreateInBoundsGEP(f32_, d, col));
+                        });
+             });
+  }
+
   void Emit(const tile::Fill& f) {
     llvm::Value* dst = Ptr(f.dst, f32_);
     llvm::Value* v = llvm::ConstantFP::get(f32_, f.value);
@@ -374,6 +461,11 @@ absl::Status EmitNest(LowerState& state, tile::Nest& nest) {
     state.kernels.push_back(k.code);
   }
   if (state.loops != nullptr) *state.loops += tile::PrintNest(nest);
+  for (const tile::Buffer& b : nest.buffers()) {
+    if (b.kind != tile::Buffer::Kind::kFrame) {
+      state.per_thread_scratch_bytes += b.bytes;
+    }
+  }
   for (tile::Pack& p : nest.packs()) {
     (p.init ? state.program->init_steps : state.program->steps)
         .push_back(std::move(p.step));

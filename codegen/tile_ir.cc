@@ -344,8 +344,20 @@ class Printer {
     std::string s = absl::StrCat("rowmap ", nest_.program_names()[m.program],
                                  " row ", E(m.row), " cols [", E(m.col_begin),
                                  ", ", E(m.col_end), ")");
+    if (m.in_row) absl::StrAppend(&s, " from ", V(*m.in_row));
     if (m.out_row) absl::StrAppend(&s, " -> ", V(*m.out_row));
     Emit(indent, s);
+  }
+  void Line(int indent, const OnlineSoftmax& r) {
+    Emit(indent, absl::StrCat("online_softmax ", V(r.s), " len ", E(r.len),
+                              " max ", V(r.max), " sum ", V(r.sum),
+                              " rescale ", V(r.o), " len ", E(r.o_len)));
+  }
+  void Line(int indent, const Copy& c) {
+    Emit(indent, absl::StrCat(V(c.dst), " = copy ", V(c.src), " rows ",
+                              E(c.rows), " x cols ", E(c.cols), " strides (",
+                              E(c.src_row), ", ", E(c.src_col), ") -> (",
+                              E(c.dst_ld), ", 1)"));
   }
   void Line(int indent, const RowReduce& r) {
     std::string s =

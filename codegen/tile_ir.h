@@ -125,12 +125,14 @@ struct Brgemm {
 
 // The nest's elementwise program `program` (lower_common.h's RowProgram)
 // over columns [col_begin, col_end) of flat row `row` of its iteration
-// space; `out_row`, when set, replaces the row's place in the program's
-// output buffer.
+// space. `out_row`, when set, replaces the row's place in the program's
+// output buffer, and `in_row` that of its inputs marked `from_in_row`:
+// both address the element at column col_begin (a tile of the row).
 struct RowMap {
   int program = -1;
   Expr row, col_begin, col_end;
   std::optional<View> out_row;
+  std::optional<View> in_row;
 };
 
 // acc (one f32) = reduction of the f32 row x = src[0, len): its max, sum,
@@ -175,6 +177,32 @@ struct RowNormalize {
   bool shift = false;
 };
 
+// One step of an online softmax over a row of scores streamed in blocks
+// (attention): with the running max *max and sum *sum of the blocks before,
+//   m = max(*max, max(s[0, len)));  u = (m == -inf ? 0 : m)
+//   s[i] = exp(s[i] - u);  a = exp(*max - u)
+//   *sum = *sum * a + sum(s);  o[0, o_len) *= a;  *max = m
+// Start with *max = -inf, *sum = 0 and o = 0. A row whose scores so far are
+// all -inf keeps s = 0 and o = 0 instead of NaN, so a later block with a
+// finite score gives what one softmax over the whole row gives.
+struct OnlineSoftmax {
+  View s;
+  Expr len;
+  View max, sum;
+  View o;
+  Expr o_len;
+};
+
+// dst[r * dst_ld + c] = src[r * src_row + c * src_col] for r < rows,
+// c < cols: a copy or transpose of 4-byte elements (packing a K block).
+struct Copy {
+  View src;
+  Expr src_row, src_col;
+  View dst;
+  Expr dst_ld;
+  Expr rows, cols;
+};
+
 // dst[0, count) = value (f32).
 struct Fill {
   View dst;
@@ -187,7 +215,7 @@ struct Barrier {};
 
 struct Stmt {
   std::variant<For, Let, Brgemm, RowMap, RowReduce, RowExp, RowScale,
-               RowNormalize, Fill, Barrier>
+               RowNormalize, OnlineSoftmax, Copy, Fill, Barrier>
       node;
 };
 

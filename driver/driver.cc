@@ -187,7 +187,9 @@ void PrintCompileStats(const CompileStats& stats, std::ostream& err) {
       << stats.fallback_steps << " fallback (interpreter), "
       << stats.copy_steps << " copy, " << stats.pack_steps
       << " pack; init steps: " << stats.init_steps
-      << "; arena: " << stats.arena_bytes << " bytes\n";
+      << "; arena: " << stats.arena_bytes
+      << " bytes (per-thread scratch: " << stats.per_thread_scratch_bytes
+      << " bytes)\n";
 }
 
 // --run [--check]: executes `graph` (after the passes) and reports; with

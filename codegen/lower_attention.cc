@@ -1,0 +1,347 @@
+#include "codegen/lower_attention.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/tile_emitter.h"
+#include "codegen/tile_ir.h"
+#include "microkernels/brgemm_dispatch.h"
+#include "microkernels/kernel_cache.h"
+#include "passes/attention_match.h"
+#include "support/cache_info.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace codegen {
+
+AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
+                                      int64_t seq_kv, int64_t d, int64_t dv,
+                                      int num_threads, int64_t l2_bytes) {
+  AttentionBlocks b;
+  b.mb = std::min<int64_t>(seq_q, 64);
+  // A Kᵀ block (d x nb), a V block (nb x dv) and the S tile (mb x nb) in
+  // half of L2: long key blocks leave fewer row passes and kernel calls per
+  // score, which costs more than the S tile leaving L1.
+  int64_t nb = (l2_bytes / 2) / (4 * (d + dv + b.mb));
+  nb = std::clamp<int64_t>(nb / 16 * 16, 64, 512);
+  b.nb = std::min(nb, seq_kv);
+  const int64_t q_blocks = (seq_q + b.mb - 1) / b.mb;
+  if (batch_heads < 2 * num_threads) {
+    b.q_chunks = std::min(
+        q_blocks, (2 * num_threads + batch_heads - 1) / batch_heads);
+  }
+  return b;
+}
+
+namespace {
+
+using microkernels::BrgemmDesc;
+using tile::Expr;
+using tile::View;
+
+// The nest's buffers, kernels and programs for one attention group.
+struct Plan {
+  AttentionMatch m;
+  AttentionBlocks blocks;
+  bool k_packed = false;  // Kᵀ packed per (batch, head) into `kt`
+  int q = -1, k = -1, v = -1, out = -1;
+  int kt = -1, s = -1, o = -1, stats = -1, qs = -1;  // scratch
+  int qk_kernel[2][2] = {};  // [M tail][N tail]
+  int pv_kernel[2][2] = {};  // [M tail][K tail]
+  int q_program = -1, score_program = -1, prob_program = -1;
+};
+
+bool IsF32(const Value* v) { return v->type().dtype == DType::kF32; }
+
+absl::Status CheckSupported(const AttentionMatch& m) {
+  const Value* values[] = {m.q.param,        m.k.param,       m.v.param,
+                           m.qk->result(),   m.pv->operand(0), m.pv->result(),
+                           m.result};
+  for (const Value* v : values) {
+    if (!IsF32(v)) return absl::UnimplementedError("non-f32 attention");
+  }
+  if (m.q.strides[3] != 1 || m.v.strides[3] != 1 || m.out_strides[3] != 1) {
+    return absl::UnimplementedError("Q, V or O rows are not contiguous");
+  }
+  if (!m.out_ops.empty()) {
+    return absl::UnimplementedError("ops after P·V");
+  }
+  if (!IsF32(m.softmax->operand(0)) || !IsF32(m.softmax->result())) {
+    return absl::UnimplementedError("softmax on a non-f32 value");
+  }
+  return absl::OkStatus();
+}
+
+// An elementwise program over `shape` whose input `tile_value` comes from
+// the RowMap's in_row (a tile) and whose other inputs are group operands.
+absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
+                                   const Op& op,
+                                   const std::vector<const Op*>& chain,
+                                   const Value* tile_value,
+                                   const std::string& name) {
+  const Shape& shape = chain.back()->result()->type().shape;
+  for (const Op* x : chain) {
+    if (x->result()->type().shape != shape) {
+      return absl::UnimplementedError("a broadcasting op in the chain");
+    }
+  }
+  std::vector<const Value*> params;
+  std::vector<const Op*> ops;
+  CollectInputs(chain, params, ops);
+  std::vector<int> buffers;
+  for (const Value* p : params) {
+    const Value* v = op.operand(p->index());
+    buffers.push_back(nest.FrameIndex(nest.AddFrameBuffer(
+        state.refs.at(v), v->name(), v->type().ToString())));
+  }
+  ops.insert(ops.end(), chain.begin(), chain.end());
+  RowProgram program;
+  HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, buffers, shape,
+                                      chain.back()->result(), -1, program));
+  if (tile_value->type().shape != shape) {
+    return absl::UnimplementedError("the tile value is broadcast");
+  }
+  RowInput in;
+  in.value = tile_value;
+  in.from_in_row = true;
+  HGC_ASSIGN_OR_RETURN(in.strides, BroadcastStrides(shape, shape));
+  program.inputs.push_back(std::move(in));
+  return nest.AddProgram(std::move(program), name);
+}
+
+absl::Status AddKernels(tile::Nest& nest, Plan& p) {
+  const AttentionMatch& m = p.m;
+  HGC_ASSIGN_OR_RETURN(
+      Isa isa,
+      microkernels::SelectBrgemmIsa(microkernels::BrgemmDataType::kF32));
+  const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
+  for (int mt = 0; mt < 2; ++mt) {
+    const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
+    for (int nt = 0; nt < 2; ++nt) {
+      const int64_t keys = nt && m.seq_kv % nb ? m.seq_kv % nb : nb;
+      using microkernels::BrgemmDataType;
+      BrgemmDesc qk = microkernels::MakeBrgemmDesc(
+          isa, BrgemmDataType::kF32, rows, keys, m.head_dim);
+      // A dim of extent 1 has stride 0 in the match: any row length will do.
+      qk.lda = p.qs >= 0 ? m.head_dim : std::max(m.q.strides[2], m.head_dim);
+      qk.ldb = p.k_packed ? m.seq_kv : std::max(m.k.strides[3], keys);
+      qk.ldc = nb;
+      qk.batch_kind = microkernels::BatchKind::kStrided;
+      HGC_ASSIGN_OR_RETURN(auto qk_code,
+                           microkernels::BrgemmKernelCache::Global().Get(qk));
+      p.qk_kernel[mt][nt] = nest.AddKernel(qk, std::move(qk_code));
+      BrgemmDesc pv = microkernels::MakeBrgemmDesc(
+          isa, BrgemmDataType::kF32, rows, m.head_dim_v, keys);
+      pv.lda = nb;
+      pv.ldb = std::max(m.v.strides[2], m.head_dim_v);
+      pv.ldc = m.head_dim_v;
+      pv.accumulate = true;
+      pv.batch_kind = microkernels::BatchKind::kStrided;
+      HGC_ASSIGN_OR_RETURN(auto pv_code,
+                           microkernels::BrgemmKernelCache::Global().Get(pv));
+      p.pv_kernel[mt][nt] = nest.AddKernel(pv, std::move(pv_code));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Per-thread scratch: S and O tiles, row statistics (max, then sum), Kᵀ of
+// one head when K is keys-major, and scaled Q rows when Q has ops.
+void AddScratch(LowerState& state, tile::Nest& nest, Plan& p) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
+  auto per_thread = [&](int64_t floats, const char* name, std::string note) {
+    const int64_t bytes = (floats * 4 + 63) / 64 * 64;
+    return nest.AddPerThread(state.AllocArena(bytes * state.num_threads),
+                             bytes, name, std::move(note));
+  };
+  p.s = per_thread(mb * nb, "s", absl::StrCat("f32[", mb, ", ", nb,
+                                              "] score tile"));
+  p.o = per_thread(mb * m.head_dim_v, "acc",
+                   absl::StrCat("f32[", mb, ", ", m.head_dim_v,
+                                "] output accumulator"));
+  p.stats = nest.AddLocal(8 * mb, "stats",
+                          absl::StrCat("f32[2, ", mb, "] running max, sum"));
+  if (p.k_packed) {
+    p.kt = per_thread(m.head_dim * m.seq_kv, "kt",
+                      absl::StrCat("f32[", m.head_dim, ", ", m.seq_kv,
+                                   "] K transposed, one head"));
+  }
+  if (!m.q_ops.empty()) {
+    p.qs = per_thread(mb * m.head_dim, "qs",
+                      absl::StrCat("f32[", mb, ", ", m.head_dim,
+                                   "] Q rows after the Q ops"));
+  }
+}
+
+Expr Offset(const StridedOperand& x, const Expr& b, const Expr& h) {
+  return x.offset + b * x.strides[0] + h * x.strides[1];
+}
+
+// One block of query rows: its K/V stream and the write-out.
+void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
+                     Expr q_base, Expr k_base, Expr v_base, Expr o_base,
+                     Expr row_base) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb, kb = p.blocks.nb, dv = m.head_dim_v;
+  const float inf = std::numeric_limits<float>::infinity();
+  Expr i0 = nb.Let("i0", qb * mb);
+  Expr m_tail =
+      m.seq_q % mb == 0 ? Expr(0) : nb.Let("m_tail", Lt(m.seq_q - i0, mb));
+  Expr rows = nb.Let("rows", Select(m_tail, m.seq_q - i0, mb));
+  nb.Append(tile::Stmt{tile::Fill{View{p.stats, 0, 4}, mb, -inf}});
+  nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
+  nb.Append(tile::Stmt{tile::Fill{View{p.o, 0, 4}, mb * dv, 0.0f}});
+  View q_rows{p.q, q_base + i0 * m.q.strides[2], 4};
+  if (p.qs >= 0) {
+    nb.For("r", 0, rows, false, [&](Expr r) {
+      nb.Append(tile::Stmt{tile::RowMap{
+          p.q_program, 0, 0, m.head_dim, View{p.qs, r * m.head_dim, 4},
+          View{p.q, q_base + (i0 + r) * m.q.strides[2], 4}}});
+    });
+    q_rows = View{p.qs, 0, 4};
+  }
+  nb.For("kv", 0, (m.seq_kv + kb - 1) / kb, false, [&](Expr kv) {
+    Expr j0 = nb.Let("j0", kv * kb);
+    Expr n_tail =
+        m.seq_kv % kb == 0 ? Expr(0) : nb.Let("n_tail", Lt(m.seq_kv - j0, kb));
+    Expr keys = nb.Let("keys", Select(n_tail, m.seq_kv - j0, kb));
+    auto pick = [&](const int (&k)[2][2]) {
+      return Select(m_tail, Select(n_tail, k[1][1], k[1][0]),
+                    Select(n_tail, k[0][1], k[0][0]));
+    };
+    tile::Brgemm qk;
+    qk.kernel = pick(p.qk_kernel);
+    qk.a = q_rows;
+    qk.b = p.k_packed ? View{p.kt, j0, 4}
+                      : View{p.k, k_base + j0 * m.k.strides[2], 4};
+    qk.c = View{p.s, 0, 4};
+    nb.Append(tile::Stmt{std::move(qk)});
+    nb.For("r", 0, rows, false, [&](Expr r) {
+      View s_row{p.s, r * kb, 4};
+      Expr row = row_base + i0 + r;
+      if (p.score_program >= 0) {
+        nb.Append(tile::Stmt{
+            tile::RowMap{p.score_program, row, j0, j0 + keys, s_row, s_row}});
+      }
+      nb.Append(tile::Stmt{tile::OnlineSoftmax{
+          s_row, keys, View{p.stats, r, 4}, View{p.stats, mb + r, 4},
+          View{p.o, r * dv, 4}, dv}});
+      if (p.prob_program >= 0) {
+        nb.Append(tile::Stmt{
+            tile::RowMap{p.prob_program, row, j0, j0 + keys, s_row, s_row}});
+      }
+    });
+    tile::Brgemm pv;
+    pv.kernel = pick(p.pv_kernel);
+    pv.a = View{p.s, 0, 4};
+    pv.b = View{p.v, v_base + j0 * m.v.strides[2], 4};
+    pv.c = View{p.o, 0, 4};
+    nb.Append(tile::Stmt{std::move(pv)});
+  });
+  nb.For("r", 0, rows, false, [&](Expr r) {
+    nb.Append(tile::Stmt{tile::RowScale{
+        View{p.o, r * dv, 4},
+        View{p.out, o_base + (i0 + r) * m.out_strides[2], 4}, dv,
+        View{p.stats, mb + r, 4}, true}});
+  });
+}
+
+void BuildLoop(tile::NestBuilder& nb, const Plan& p) {
+  const AttentionMatch& m = p.m;
+  const int64_t chunks = p.blocks.q_chunks;
+  const int64_t q_blocks = (m.seq_q + p.blocks.mb - 1) / p.blocks.mb;
+  const int64_t per_chunk = (q_blocks + chunks - 1) / chunks;
+  nb.For("item", 0, m.batch * m.heads * chunks, true, [&](Expr item) {
+    Expr bh = nb.Let("bh", item / chunks);
+    Expr chunk = nb.Let("chunk", item % chunks);
+    Expr b = nb.Let("b", bh / m.heads);
+    Expr h = nb.Let("h", bh % m.heads);
+    Expr g = nb.Let("g", h / m.group);
+    Expr q_base = nb.Let("q_base", Offset(m.q, b, h));
+    Expr k_base = nb.Let("k_base", Offset(m.k, b, g));
+    Expr v_base = nb.Let("v_base", Offset(m.v, b, g));
+    Expr o_base =
+        nb.Let("o_base", m.out_offset + b * m.out_strides[0] +
+                             h * m.out_strides[1]);
+    if (p.k_packed) {
+      // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it.
+      nb.Append(tile::Stmt{tile::Copy{View{p.k, k_base, 4}, m.k.strides[3],
+                                      m.k.strides[2], View{p.kt, 0, 4},
+                                      m.seq_kv, m.head_dim, m.seq_kv}});
+    }
+    nb.For("qb", chunk * per_chunk, Min(chunk * per_chunk + per_chunk, q_blocks),
+           false, [&](Expr qb) {
+             BuildQueryBlock(nb, p, qb, q_base, k_base, v_base, o_base,
+                             bh * m.seq_q);
+           });
+  });
+}
+
+}  // namespace
+
+absl::Status LowerAttention(LowerState& state, const Op& op) {
+  const Graph* body = FusionBody(op);
+  if (body == nullptr) return absl::UnimplementedError("no body");
+  Plan p;
+  HGC_ASSIGN_OR_RETURN(p.m, MatchAttention(*body));
+  const AttentionMatch& m = p.m;
+  HGC_RETURN_IF_ERROR(CheckSupported(m));
+  if (body->results()[0]->type() != op.result()->type()) {
+    return absl::UnimplementedError("body result type differs");
+  }
+  p.blocks = ChooseAttentionBlocks(m.batch * m.heads, m.seq_q, m.seq_kv,
+                                   m.head_dim, m.head_dim_v,
+                                   state.num_threads,
+                                   HostCacheInfo().l2_bytes);
+  // K keys-major (d contiguous) is packed to Kᵀ; K stored transposed (keys
+  // contiguous) is the kernel's B as it is.
+  p.k_packed = m.k.strides[2] != 1;
+  tile::Nest nest(state.StepName("attention"));
+  auto operand = [&](const Value* param) {
+    const Value* v = op.operand(param->index());
+    return nest.AddFrameBuffer(state.refs.at(v), v->name(),
+                               v->type().ToString());
+  };
+  p.q = operand(m.q.param);
+  p.k = operand(m.k.param);
+  p.v = operand(m.v.param);
+  p.out = nest.AddFrameBuffer(state.refs.at(op.result()), op.result()->name(),
+                              op.result()->type().ToString());
+  AddScratch(state, nest, p);
+  if (!m.q_ops.empty()) {
+    HGC_ASSIGN_OR_RETURN(p.q_program,
+                         AddTileProgram(state, nest, op, m.q_ops,
+                                        m.q_ops.front()->operand(0), "q_ops"));
+  }
+  if (!m.score_ops.empty()) {
+    HGC_ASSIGN_OR_RETURN(p.score_program,
+                         AddTileProgram(state, nest, op, m.score_ops,
+                                        m.qk->result(), "score_ops"));
+  }
+  if (!m.prob_ops.empty()) {
+    HGC_ASSIGN_OR_RETURN(p.prob_program,
+                         AddTileProgram(state, nest, op, m.prob_ops,
+                                        m.softmax->result(), "prob_ops"));
+  }
+  if (absl::Status s = AddKernels(nest, p); !s.ok()) {
+    // A shape the kernels do not take runs unfused, correctly.
+    return absl::UnimplementedError(
+        absl::StrCat("attention kernels: ", s.message()));
+  }
+  nest.AddNote(absl::StrCat(
+      "blocks: ", p.blocks.mb, " query rows x ", p.blocks.nb, " keys (L2 ",
+      HostCacheInfo().l2_bytes / 1024, " KiB), ", p.blocks.q_chunks,
+      " chunk(s) of query blocks per (batch, head); heads per kv head ",
+      m.group));
+  tile::NestBuilder nb(nest);
+  BuildLoop(nb, p);
+  return EmitNest(state, nest);
+}
+
+}  // namespace codegen
+}  // namespace hgc

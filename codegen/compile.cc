@@ -22,7 +22,7 @@
 #include "passes/pass_manager.h"
 #include "passes/pipelines.h"
 #include "passes/register_all_passes.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "support/status_macros.h"
 
 namespace hgc {

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "support/status_macros.h"
 
 namespace hgc {

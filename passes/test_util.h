@@ -16,7 +16,7 @@
 #include "passes/pass_manager.h"
 #include "passes/pipelines.h"
 #include "passes/register_all_passes.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "support/diagnostics.h"
 #include "support/random_fill.h"
 #include "support/tensor_compare.h"

@@ -12,8 +12,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/op_registry.h"
+#include "reference/reference_interpreter.h"
 #include "runtime/primitives/common.h"
-#include "runtime/reference_interpreter.h"
 #include "support/status_macros.h"
 
 namespace hgc {

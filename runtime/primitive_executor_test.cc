@@ -16,7 +16,7 @@
 #include "ir/builder.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "support/random_fill.h"
 #include "support/tensor_compare.h"
 

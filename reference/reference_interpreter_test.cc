@@ -1,5 +1,5 @@
 // Whole graphs through the reference interpreter, and its error handling.
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 #include <cmath>
 
@@ -7,7 +7,7 @@
 #include "ir/builder.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
-#include "runtime/reference/test_util.h"
+#include "reference/test_util.h"
 
 namespace hgc {
 namespace {

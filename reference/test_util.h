@@ -1,7 +1,7 @@
 // Test helpers for the reference interpreter tests: building tensors from
 // literal values and reading them back.
-#ifndef HGC_RUNTIME_REFERENCE_TEST_UTIL_H_
-#define HGC_RUNTIME_REFERENCE_TEST_UTIL_H_
+#ifndef HGC_REFERENCE_TEST_UTIL_H_
+#define HGC_REFERENCE_TEST_UTIL_H_
 
 #include <cmath>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "ir/tensor.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "support/float16.h"
 
 namespace hgc {
@@ -100,4 +100,4 @@ inline Attribute Floats(std::vector<double> v) {
 }  // namespace testing_util
 }  // namespace hgc
 
-#endif  // HGC_RUNTIME_REFERENCE_TEST_UTIL_H_
+#endif  // HGC_REFERENCE_TEST_UTIL_H_

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 
-#include "runtime/reference/kernels.h"
+#include "reference/kernels.h"
 #include "support/status_macros.h"
 
 namespace hgc {

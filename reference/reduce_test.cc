@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "runtime/reference/test_util.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/test_util.h"
+#include "reference/reference_interpreter.h"
 
 namespace hgc {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ir/ops/op_helpers.h"
-#include "runtime/reference/kernels.h"
+#include "reference/kernels.h"
 #include "support/status_macros.h"
 
 namespace hgc {

@@ -1,8 +1,8 @@
 // Internal to the reference interpreter: the per-op kernels (one function
-// per op family, defined in runtime/reference/*.cc) and the small helpers
-// they share. Not part of any public API; use runtime/reference_interpreter.h.
-#ifndef HGC_RUNTIME_REFERENCE_KERNELS_H_
-#define HGC_RUNTIME_REFERENCE_KERNELS_H_
+// per op family, defined in reference/*.cc) and the small helpers
+// they share. Not part of any public API; use reference/reference_interpreter.h.
+#ifndef HGC_REFERENCE_KERNELS_H_
+#define HGC_REFERENCE_KERNELS_H_
 
 #include <array>
 #include <cstdint>
@@ -160,4 +160,4 @@ class StridedWalker {
 }  // namespace reference
 }  // namespace hgc
 
-#endif  // HGC_RUNTIME_REFERENCE_KERNELS_H_
+#endif  // HGC_REFERENCE_KERNELS_H_

@@ -1,4 +1,4 @@
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 #include <map>
 #include <string>
@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "ir/op_registry.h"
-#include "runtime/reference/kernels.h"
+#include "reference/kernels.h"
 #include "support/status_macros.h"
 
 namespace hgc {

@@ -1,7 +1,7 @@
 // reshape, transpose and constant of the reference interpreter.
 #include "gtest/gtest.h"
-#include "runtime/reference/test_util.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/test_util.h"
+#include "reference/reference_interpreter.h"
 
 namespace hgc {
 namespace {

@@ -12,7 +12,7 @@
 // at -O2.
 #include <cstring>
 
-#include "runtime/reference/kernels.h"
+#include "reference/kernels.h"
 #include "support/float16.h"
 #include "support/status_macros.h"
 

@@ -61,8 +61,8 @@
 // ResourceExhausted, never an out-of-memory abort. Bad inputs (wrong count or
 // types, an unverified graph with a bad op) give InvalidArgument; nothing
 // reachable from input aborts.
-#ifndef HGC_RUNTIME_REFERENCE_INTERPRETER_H_
-#define HGC_RUNTIME_REFERENCE_INTERPRETER_H_
+#ifndef HGC_REFERENCE_REFERENCE_INTERPRETER_H_
+#define HGC_REFERENCE_REFERENCE_INTERPRETER_H_
 
 #include <cstdint>
 #include <optional>
@@ -116,4 +116,4 @@ bool HasReferenceKernel(absl::string_view kind);
 
 }  // namespace hgc
 
-#endif  // HGC_RUNTIME_REFERENCE_INTERPRETER_H_
+#endif  // HGC_REFERENCE_REFERENCE_INTERPRETER_H_

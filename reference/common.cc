@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "runtime/reference/kernels.h"
+#include "reference/kernels.h"
 #include "support/float16.h"
 
 namespace hgc {

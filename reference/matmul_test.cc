@@ -2,8 +2,8 @@
 #include <cstdint>
 
 #include "gtest/gtest.h"
-#include "runtime/reference/test_util.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/test_util.h"
+#include "reference/reference_interpreter.h"
 
 namespace hgc {
 namespace {

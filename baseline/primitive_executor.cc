@@ -1,4 +1,4 @@
-#include "runtime/primitive_executor.h"
+#include "baseline/primitive_executor.h"
 
 #include <dlfcn.h>
 #include <omp.h>
@@ -11,9 +11,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "baseline/primitives/common.h"
 #include "ir/op_registry.h"
 #include "reference/reference_interpreter.h"
-#include "runtime/primitives/common.h"
 #include "support/status_macros.h"
 
 namespace hgc {

@@ -1,12 +1,12 @@
-// Internals of the primitive-based executor (runtime/primitive_executor.h):
+// Internals of the primitive-based executor (baseline/primitive_executor.h):
 // buffer slots, executable steps, the context op builders run in, and
-// oneDNN helpers. Not a public API: only runtime/primitive_executor.cc and
-// runtime/primitives/*.cc include this header.
+// oneDNN helpers. Not a public API: only baseline/primitive_executor.cc and
+// baseline/primitives/*.cc include this header.
 //
 // Every oneDNN call that can throw (dnnl::error) is made inside a try block
 // of this library; nothing throws out of it.
-#ifndef HGC_RUNTIME_PRIMITIVES_COMMON_H_
-#define HGC_RUNTIME_PRIMITIVES_COMMON_H_
+#ifndef HGC_BASELINE_PRIMITIVES_COMMON_H_
+#define HGC_BASELINE_PRIMITIVES_COMMON_H_
 
 #include <cstdint>
 #include <exception>
@@ -21,10 +21,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "baseline/primitive_executor.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "oneapi/dnnl/dnnl.hpp"
-#include "runtime/primitive_executor.h"
 
 namespace hgc {
 namespace primitive_internal {
@@ -265,4 +265,4 @@ absl::StatusOr<Built> OnePrimitive(const Op& op, BuildContext& ctx,
 }  // namespace primitive_internal
 }  // namespace hgc
 
-#endif  // HGC_RUNTIME_PRIMITIVES_COMMON_H_
+#endif  // HGC_BASELINE_PRIMITIVES_COMMON_H_

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "baseline/primitives/common.h"
 #include "ir/dtype.h"
-#include "runtime/primitives/common.h"
 #include "support/status_macros.h"
 
 namespace hgc {

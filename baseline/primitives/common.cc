@@ -1,4 +1,4 @@
-#include "runtime/primitives/common.h"
+#include "baseline/primitives/common.h"
 
 #include <cmath>
 #include <limits>

@@ -1,7 +1,7 @@
 // The primitive executor against the reference interpreter: every graph
 // runs on seeded random inputs through both and must agree within
 // CompareTensors' default tolerances, with 1 and 2 OpenMP threads.
-#include "runtime/primitive_executor.h"
+#include "baseline/primitive_executor.h"
 
 #include <algorithm>
 #include <functional>

@@ -1,7 +1,7 @@
 // Quick timing of the primitive-based baseline on the DLRM MLPs and an MHA
 // block (graphs built with hgc::Builder), to sanity-check its GFLOP/s:
 //
-//   bazel run -c opt //runtime:primitive_executor_timing -- [--threads=1,2]
+//   bazel run -c opt //baseline:primitive_executor_timing -- [--threads=1,2]
 //       [--iters=N] [--dtype=f32|bf16] [--no-fusion] [--verbose]
 //
 // Each configuration: SetConstants once, 20 warm-up runs, then --iters runs
@@ -21,10 +21,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "baseline/primitive_executor.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
-#include "runtime/primitive_executor.h"
 #include "support/random_fill.h"
 
 namespace hgc {

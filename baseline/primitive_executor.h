@@ -64,8 +64,8 @@
 // depends on it) and restore the previous value before returning.
 //
 // Not thread-safe: one Run at a time per executor (the buffers are shared).
-#ifndef HGC_RUNTIME_PRIMITIVE_EXECUTOR_H_
-#define HGC_RUNTIME_PRIMITIVE_EXECUTOR_H_
+#ifndef HGC_BASELINE_PRIMITIVE_EXECUTOR_H_
+#define HGC_BASELINE_PRIMITIVE_EXECUTOR_H_
 
 #include <memory>
 #include <string>
@@ -181,4 +181,4 @@ class PrimitiveExecutor {
 
 }  // namespace hgc
 
-#endif  // HGC_RUNTIME_PRIMITIVE_EXECUTOR_H_
+#endif  // HGC_BASELINE_PRIMITIVE_EXECUTOR_H_

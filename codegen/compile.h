@@ -57,6 +57,11 @@ struct CompileOptions {
   // step functions (`--emit=llvm`, `--emit=asm`).
   std::string* llvm_ir = nullptr;
   std::string* assembly = nullptr;
+  // When set (`--target-cpu`), that text is optimized for this LLVM CPU
+  // name and its own features (codegen::NamedTargetSpec) instead of the
+  // host, so that it reads the same on every machine. The JIT'd code is
+  // always compiled for the host.
+  std::string emit_target_cpu;
   // When non-null, filled with what the compile did.
   CompileStats* stats = nullptr;
 };

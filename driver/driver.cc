@@ -326,6 +326,7 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     std::string text;
     if (options.emit_llvm) compile_options.llvm_ir = &text;
     if (options.emit_asm) compile_options.assembly = &text;
+    compile_options.emit_target_cpu = options.target_cpu;
     absl::StatusOr<std::unique_ptr<Executable>> exe =
         Compile(*module, *entry, compile_options);
     if (!exe.ok()) return fail(exe.status());

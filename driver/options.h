@@ -19,6 +19,10 @@ struct DriverOptions {
   // functions as optimized LLVM IR / assembly (codegen/compile.h).
   bool emit_llvm = false;
   bool emit_asm = false;
+  // --target-cpu=NAME: with --emit=llvm / --emit=asm, the printed code is
+  // optimized for LLVM CPU NAME instead of the host (same text on every
+  // machine). Empty: the host.
+  std::string target_cpu;
   bool run = false;
   bool check = false;
   uint64_t seed = 0;

@@ -17,13 +17,13 @@
 #include "codegen/lower_rowwise.h"
 #include "codegen/reduce_step.h"
 #include "codegen/transpose_step.h"
+#include "ir/clone.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "passes/buffer_planning.h"
-#include "passes/graph_utils.h"
 #include "passes/pass_manager.h"
 #include "passes/pipelines.h"
 #include "passes/register_all_passes.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -292,8 +292,15 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
     HGC_ASSIGN_OR_RETURN(codegen::TargetSpec spec,
                          codegen::HostTargetSpec(options.max_isa));
     if (options.llvm_ir != nullptr || options.assembly != nullptr) {
+      codegen::TargetSpec emit_spec = spec;
+      if (!options.emit_target_cpu.empty()) {
+        HGC_ASSIGN_OR_RETURN(emit_spec,
+                             codegen::NamedTargetSpec(options.emit_target_cpu,
+                                                      options.max_isa));
+      }
       std::unique_ptr<llvm::Module> clone = llvm::CloneModule(*llvm_module);
-      HGC_ASSIGN_OR_RETURN(auto compiler, codegen::IrCompiler::Create(spec));
+      HGC_ASSIGN_OR_RETURN(auto compiler,
+                           codegen::IrCompiler::Create(std::move(emit_spec)));
       HGC_RETURN_IF_ERROR(compiler->Optimize(*clone));
       if (options.llvm_ir)
         *options.llvm_ir = codegen::IrCompiler::EmitLlvmIr(*clone);

@@ -62,6 +62,11 @@ struct CompileOptions {
   std::string* assembly = nullptr;
   // When non-null, receives the tile IR of every LLVM step (`--emit=loops`).
   std::string* loops = nullptr;
+  // When set (`--target-cpu`), that text is optimized for this LLVM CPU
+  // name and its own features (codegen::NamedTargetSpec) instead of the
+  // host, so that it reads the same on every machine. The JIT'd code is
+  // always compiled for the host.
+  std::string emit_target_cpu;
   // When non-null, filled with what the compile did.
   CompileStats* stats = nullptr;
 };

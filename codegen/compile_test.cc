@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "support/random_fill.h"
 #include "support/tensor_compare.h"
 

@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "ir/tensor.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 
 namespace hgc {
 namespace codegen {

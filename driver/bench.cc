@@ -9,11 +9,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "baseline/primitive_executor.h"
 #include "codegen/compile.h"
 #include "ir/tensor.h"
+#include "reference/reference_interpreter.h"
 #include "runtime/executable.h"
-#include "runtime/primitive_executor.h"
-#include "runtime/reference_interpreter.h"
 #include "support/random_fill.h"
 #include "support/status_macros.h"
 

@@ -1,7 +1,7 @@
 // `hgc FILE --bench`: the compiled graph against the primitive baseline.
 //
 // BenchGraph compiles the entry graph (timing the compile), builds the
-// oneDNN primitive-per-op baseline (runtime/primitive_executor.h) on the
+// oneDNN primitive-per-op baseline (baseline/primitive_executor.h) on the
 // same graph as written, binds the constants of both OUTSIDE the timed
 // loops (the compiled graph's init steps prepack; the baseline reorders its
 // weights), runs both on the same seeded random inputs (support/

@@ -14,15 +14,15 @@
 #include "driver/bench.h"
 #include "codegen/compile.h"
 #include "frontend/parser.h"
+#include "ir/clone.h"
 #include "ir/printer.h"
 #include "passes/buffer_planning.h"
-#include "passes/graph_utils.h"
 #include "passes/memory_budget.h"
 #include "passes/pass_manager.h"
 #include "passes/pipelines.h"
 #include "passes/register_all_passes.h"
+#include "reference/reference_interpreter.h"
 #include "runtime/executable.h"
-#include "runtime/reference_interpreter.h"
 #include "support/diagnostics.h"
 #include "support/file_io.h"
 #include "support/npy.h"
@@ -386,6 +386,7 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     if (options.emit_asm) compile_options.assembly = &text;
     std::string loops;
     if (options.emit_loops) compile_options.loops = &loops;
+    compile_options.emit_target_cpu = options.target_cpu;
     absl::StatusOr<std::unique_ptr<Executable>> exe =
         Compile(*module, *entry, compile_options);
     if (!exe.ok()) return fail(exe.status());

@@ -31,6 +31,11 @@ Actions (default: --emit=ir):
   --emit=loops          compile (-O2 unless told otherwise) and print each
                         step's tile IR: buffers, kernels, the loop nest and
                         its parallel split
+  --target-cpu=NAME     with --emit=llvm/asm: optimize the printed code for
+                        LLVM CPU NAME (e.g. skylake-avx512, sapphirerapids)
+                        and its features instead of this machine's, so the
+                        text is the same on every host (what --run executes
+                        is always compiled for the host)
   --run                 run the pipeline (default -O2), execute the result
                         on seeded random inputs (or the files given with
                         --input) and print each output
@@ -219,6 +224,11 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
         return FlagError(absl::StrCat("unsupported --emit kind '", *v,
                                       "' (supported: ir, loops, llvm, asm)"));
       }
+    } else if (name == "target-cpu") {
+      absl::StatusOr<std::string> v = take_value();
+      if (!v.ok()) return v.status();
+      if (v->empty()) return FlagError("--target-cpu needs a CPU name");
+      options.target_cpu = *v;
     } else if (name == "run") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.run = true;
@@ -301,6 +311,10 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
   }
   if (!options.bench && options.bench_iters != 0) {
     return FlagError("--bench-iters needs --bench");
+  }
+  if (!options.target_cpu.empty() && !options.emit_llvm &&
+      !options.emit_asm) {
+    return FlagError("--target-cpu applies to --emit=llvm and --emit=asm only");
   }
   if (!options.run && !options.bench && !options.emit_llvm &&
       !options.emit_asm && !options.emit_loops) {

@@ -20,6 +20,10 @@ struct DriverOptions {
   bool emit_llvm = false;
   bool emit_loops = false;  // --emit=loops: the tile IR of every step
   bool emit_asm = false;
+  // --target-cpu=NAME: with --emit=llvm / --emit=asm, the printed code is
+  // optimized for LLVM CPU NAME instead of the host (same text on every
+  // machine). Empty: the host.
+  std::string target_cpu;
   bool run = false;
   bool check = false;
   uint64_t seed = 0;

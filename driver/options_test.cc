@@ -56,6 +56,13 @@ TEST(OptionsTest, RejectsBadFlags) {
   EXPECT_FALSE(ParseOptions({"m.graph", "--threads=0"}).ok());
   EXPECT_FALSE(ParseOptions({"m.graph", "--emit=bc"}).ok());
   EXPECT_TRUE(ParseOptions({"m.graph", "--emit=llvm"})->emit_llvm);
+  EXPECT_EQ(ParseOptions({"m.graph", "--emit=asm", "--target-cpu",
+                          "skylake-avx512"})
+                ->target_cpu,
+            "skylake-avx512");
+  EXPECT_FALSE(ParseOptions({"m.graph", "--emit=llvm", "--target-cpu="}).ok());
+  // It only changes the printed LLVM IR / assembly.
+  EXPECT_FALSE(ParseOptions({"m.graph", "--run", "--target-cpu=znver3"}).ok());
   EXPECT_FALSE(ParseOptions({"m.graph", "--input=noequals"}).ok());
   EXPECT_FALSE(ParseOptions({"a.graph", "b.graph"}).ok());
   EXPECT_FALSE(ParseOptions({"m.graph", "--run=yes"}).ok());
@@ -102,7 +109,8 @@ TEST(OptionsTest, HelpDocumentsEveryFlag) {
         "--graph", "--threads", "--rtol", "--atol", "--help", "--pipeline",
         "--pass-pipeline", "-O0", "-O2", "--print-ir-after-all",
         "--print-ir-after=", "--verify-each", "--no-verify-each",
-        "--time-passes", "--stop-after", "--list-passes", "--stats"}) {
+        "--time-passes", "--stop-after", "--list-passes", "--stats",
+        "--target-cpu="}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
 }

@@ -20,7 +20,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "hgc/hgc.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "support/random_fill.h"
 #include "support/tensor_compare.h"
 

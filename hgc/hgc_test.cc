@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "frontend/parser.h"
 #include "gtest/gtest.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "support/random_fill.h"
 #include "support/tensor_compare.h"
 

@@ -214,10 +214,6 @@ TEST(VerifierTest, FusionNeedsAWrittenTypeAndAKnownKind) {
   attrs["kind"] = Attribute::String("magic");
   EXPECT_FALSE(b.Create("fusion", {x}, attrs, {x->type()}).ok());
   attrs["kind"] = Attribute::String("matmul");
-  attrs["packed_operands"] = Attribute::IntList({1});
-  EXPECT_FALSE(b.Create("fusion", {x}, attrs, {x->type()}).ok());
-  attrs["packed_operands"] = Attribute::IntList({0});
-  attrs["b_layout"] = Attribute::String("vnni4");
   EXPECT_TRUE(b.Create("fusion", {x}, attrs, {x->type()}).ok());
 }
 

@@ -4,8 +4,8 @@
 // literal `constant` op, or the result of an op whose operands are all
 // const-only. Codegen computes the const-only ops once per SetConstants
 // (init steps), never per execution (docs/compiler.md §1); fusion keeps them
-// out of groups that also do per-execution work; prepack-weights packs a
-// matmul weight only when it is const-only.
+// out of groups that also do per-execution work; the matmul lowering packs
+// a B operand once (in an init step) only when it is const-only.
 #ifndef HGC_PASSES_CONST_ONLY_H_
 #define HGC_PASSES_CONST_ONLY_H_
 

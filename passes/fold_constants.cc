@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/builder.h"
 #include "passes/graph_utils.h"
-#include "runtime/reference_interpreter.h"
+#include "reference/reference_interpreter.h"
 #include "support/status_macros.h"
 
 namespace hgc {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ir/clone.h"
 #include "passes/graph_utils.h"
 #include "passes/outliner.h"
 #include "support/status_macros.h"

@@ -1,6 +1,6 @@
 // Helpers the passes share: use lists (the IR keeps none, so passes compute
 // them when they need them), in-order value replacement, literal-constant
-// queries, dead-op erasure, graph naming and cloning.
+// queries, dead-op erasure and graph naming (cloning is in ir/clone.h).
 //
 // Rewrites are done in one in-order sweep per graph: ops are in topological
 // order, so by the time a sweep reaches an op every operand has its final
@@ -88,14 +88,6 @@ std::vector<Graph*> TopLevelGraphs(const Module& module);
 // advances *next past it.
 std::string FreshGraphName(const Module& module, absl::string_view base,
                            int* next);
-
-// Copies `op` into `dst` before `before` (nullptr = at the end), reading
-// `operands`, with the same kind, attributes, result types, location and
-// result names.
-Op* CloneOp(const Op& op, Graph& dst, Op* before, std::vector<Value*> operands);
-// A deep copy of `module`, which must verify: same graphs, names, types,
-// attributes and locations. The copy prints identically.
-Module CloneModule(const Module& module);
 
 }  // namespace hgc
 

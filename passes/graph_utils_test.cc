@@ -2,7 +2,6 @@
 
 #include "gtest/gtest.h"
 #include "ir/builder.h"
-#include "ir/printer.h"
 #include "passes/test_util.h"
 
 namespace hgc {
@@ -74,7 +73,7 @@ graph @g() -> (f32[2], f32[2], bf16[], bool[], f32[0]) {
   EXPECT_EQ(LiteralConstantOp(g.results()[0]), g.ops().front().get());
 }
 
-TEST(GraphUtilsTest, CloneModulePrintsTheSame) {
+TEST(GraphUtilsTest, FindsBodiesAndTopLevelGraphsAndFreshNames) {
   Module m = Parse(R"(
 graph @g(%x: f32[4], %w: f32[4] const) -> f32[4] {
   %f = fusion(%x, %w) {body = @h, kind = "elementwise"} : f32[4]
@@ -85,9 +84,6 @@ graph @h(%a: f32[4], %b: f32[4] const) -> f32[4] {
   return %0
 }
 )");
-  Module copy = CloneModule(m);
-  EXPECT_EQ(PrintModule(copy), PrintModule(m));
-  EXPECT_EQ(copy.graphs()[0]->module(), &copy);
   absl::flat_hash_set<const Graph*> bodies = FusionBodies(m);
   EXPECT_EQ(bodies.size(), 1u);
   EXPECT_TRUE(bodies.contains(m.FindGraph("h")));

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/builder.h"
+#include "ir/clone.h"
 #include "passes/graph_utils.h"
 #include "support/status_macros.h"
 

@@ -14,7 +14,6 @@
 // Chains of layers merge pairwise until no pair qualifies. The merged
 // fusion reuses F1's body graph (extended in place), keeps F1's operands
 // and appends F2's other operands in order; F2's body graph is erased.
-// Packed-layout attributes are dropped (prepack-weights runs afterwards).
 // Preconditions: a verified module after `fusion`. Guarantees: it verifies
 // and computes the same values; graph signatures are unchanged.
 #ifndef HGC_PASSES_MLP_FUSION_H_

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ir/builder.h"
+#include "ir/clone.h"
 #include "support/status_macros.h"
 
 namespace hgc {

@@ -13,8 +13,7 @@ TEST(PassRegistryTest, EveryPassIsRegisteredOnceWithConsistentNames) {
   std::vector<std::string> args = registry.Arguments();
   EXPECT_EQ(args, (std::vector<std::string>{
                       "attention-fusion", "canonicalize", "cse", "dce",
-                      "fold-constants", "fusion", "mlp-fusion",
-                      "prepack-weights", "verify"}));
+                      "fold-constants", "fusion", "mlp-fusion", "verify"}));
   for (const std::string& arg : args) {
     std::unique_ptr<Pass> pass = *registry.Create(arg);
     EXPECT_EQ(pass->argument(), arg);

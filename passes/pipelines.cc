@@ -9,7 +9,6 @@
 #include "passes/fusion.h"
 #include "passes/mlp_fusion.h"
 #include "passes/pipeline_parser.h"
-#include "passes/prepack_weights.h"
 #include "passes/verify_pass.h"
 #include "support/status_macros.h"
 
@@ -43,9 +42,6 @@ void AddO2Pipeline(PassManager& pm) {
   // Small consecutive layers share one outer loop; needs the groups fusion
   // formed.
   pm.AddPass<MlpFusionPass>();
-  // Last: records packed layouts on the final groups (mlp-fusion drops
-  // them when it merges).
-  pm.AddPass<PrepackWeightsPass>();
   // Constants copied into bodies leave their originals unused.
   pm.AddPass<DcePass>();
 }

@@ -7,7 +7,6 @@
 #include "passes/fold_constants.h"
 #include "passes/fusion.h"
 #include "passes/mlp_fusion.h"
-#include "passes/prepack_weights.h"
 #include "passes/verify_pass.h"
 
 namespace hgc {
@@ -21,7 +20,6 @@ void RegisterAllPasses(PassRegistry& registry) {
   registry.Register<AttentionFusionPass>();
   registry.Register<FusionPass>();
   registry.Register<MlpFusionPass>();
-  registry.Register<PrepackWeightsPass>();
 }
 
 const PassRegistry& GlobalPassRegistry() {

@@ -9,7 +9,7 @@
 //   bool         i1 (stored as a 0/1 byte; zext/trunc at the memory edge)
 //
 // Every conversion is bit-exact with the reference interpreter
-// (runtime/reference, support/float16.h):
+// (reference/, support/float16.h):
 //   - to bf16 / f16: round to nearest even, NaN stays NaN (quieted), f16
 //     overflow to inf and gradual underflow; from s32 the value is first
 //     rounded to f32 with round-to-odd so the two roundings equal one;

@@ -1,6 +1,8 @@
 #include "codegen/llvm/ir_compiler.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -60,6 +62,23 @@ Isa MinIsaOf(llvm::StringRef feature) {
   return Isa::kNone;
 }
 
+// The highest family whose features `features` all has (the ladder of
+// support/cpu_features.h; OS support for AMX is assumed).
+Isa IsaOfFeatures(const llvm::StringMap<bool>& features) {
+  auto has = [&](const char* name) { return features.lookup(name); };
+  if (!has("avx512f") || !has("avx512bw") || !has("avx512vl") ||
+      !has("avx512dq")) {
+    return Isa::kNone;
+  }
+  if (!has("avx512vnni")) return Isa::kAvx512Core;
+  if (!has("avx512bf16")) return Isa::kAvx512CoreVnni;
+  if (!has("avx512fp16")) return Isa::kAvx512CoreBf16;
+  if (!has("amx-tile") || !has("amx-bf16") || !has("amx-int8")) {
+    return Isa::kAvx512CoreFp16;
+  }
+  return Isa::kAvx512CoreAmx;
+}
+
 }  // namespace
 
 std::string TargetSpec::FeatureString() const {
@@ -110,6 +129,30 @@ absl::StatusOr<TargetSpec> HostTargetSpec(absl::string_view max_isa) {
   if (max_isa.empty()) return HostTargetSpec(MaxIsa());
   HGC_ASSIGN_OR_RETURN(Isa cap, ParseIsa(max_isa));
   return HostTargetSpec(cap);
+}
+
+absl::StatusOr<TargetSpec> NamedTargetSpec(absl::string_view cpu,
+                                           absl::string_view max_isa) {
+  Isa cap = MaxIsa();
+  if (!max_isa.empty()) {
+    HGC_ASSIGN_OR_RETURN(cap, ParseIsa(max_isa));
+  }
+  std::optional<llvm::StringMap<bool>> features =
+      NamedCpuFeatures(std::string(cpu));
+  if (!features.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown x86-64 CPU '", cpu,
+                     "' (LLVM names such as skylake-avx512, icelake-server, "
+                     "sapphirerapids, znver3)"));
+  }
+  TargetSpec spec;
+  spec.triple = HostTriple();
+  spec.cpu = std::string(cpu);
+  spec.features = CapFeatures(*features, cap);
+  spec.llvm_features =
+      FeaturesNotImpliedByCpu(spec.triple, spec.cpu, spec.features);
+  spec.isa = std::min(cap, IsaOfFeatures(*features));
+  return spec;
 }
 
 absl::StatusOr<std::unique_ptr<IrCompiler>> IrCompiler::Create(

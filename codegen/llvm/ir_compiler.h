@@ -1,12 +1,13 @@
 // The target and the optimization pipeline for hgc's LLVM code.
 //
 // TargetSpec says what machine code may use: the host CPU and its features,
-// lowered by an ISA cap (`--max-isa`, HGC_MAX_ISA) so that the AVX-512 paths
-// of a bigger CPU can be produced and tested anywhere. IrCompiler owns a
-// TargetMachine for one spec, optimizes modules at O2 with the new pass
-// manager, and prints them as `.ll` text (`--emit=llvm`) or `.s` assembly
-// (`--emit=asm`). The JIT (jit.h) is built from the same spec, so what
-// --emit=asm shows is what runs.
+// lowered by an ISA cap (HGC_MAX_ISA) so that the AVX-512 paths of a bigger
+// CPU can be produced and tested anywhere; or a named CPU (`--target-cpu`)
+// so that `--emit=llvm` / `--emit=asm` text does not depend on the host.
+// IrCompiler owns a TargetMachine for one spec, optimizes modules at O2
+// with the new pass manager, and prints them as `.ll` text (`--emit=llvm`)
+// or `.s` assembly (`--emit=asm`). The JIT (jit.h) is built from the host's
+// spec, so without `--target-cpu` what --emit=asm shows is what runs.
 #ifndef HGC_CODEGEN_LLVM_IR_COMPILER_H_
 #define HGC_CODEGEN_LLVM_IR_COMPILER_H_
 
@@ -64,11 +65,21 @@ std::vector<std::string> CapFeatures(const llvm::StringMap<bool>& host,
 // isa is min(cap, what the host has).
 TargetSpec HostTargetSpec(Isa cap);
 
-// The host CPU capped by `max_isa`, spelled as for HGC_MAX_ISA / --max-isa
+// The host CPU capped by `max_isa`, spelled as for HGC_MAX_ISA
 // ("avx512_core", "avx512_core_bf16", ..., "all" / "auto" for no cap). An
 // empty string means support's process-wide cap (MaxIsa(): HGC_MAX_ISA or
 // SetMaxIsa). InvalidArgument for an unknown spelling.
 absl::StatusOr<TargetSpec> HostTargetSpec(absl::string_view max_isa = "");
+
+// A fixed x86-64 CPU instead of the host: `cpu` is an LLVM CPU name
+// ("skylake-avx512", "sapphirerapids"), with the features LLVM gives that
+// CPU, capped by `max_isa` as for HostTargetSpec. Nothing in the result
+// depends on the machine hgc runs on (`--target-cpu`: golden tests of
+// --emit=llvm / --emit=asm give the same text on every host). The spec's
+// isa is min(cap, what the CPU's features amount to). InvalidArgument for a
+// CPU name LLVM does not know or an unknown max_isa spelling.
+absl::StatusOr<TargetSpec> NamedTargetSpec(absl::string_view cpu,
+                                           absl::string_view max_isa = "");
 
 // Options of an IrCompiler.
 struct IrCompilerOptions {

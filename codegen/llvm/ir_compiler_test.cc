@@ -80,6 +80,44 @@ TEST(HostTargetSpecTest, ParsesCapSpellings) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(NamedTargetSpecTest, UsesTheNamedCpusFeaturesNotTheHosts) {
+  absl::StatusOr<TargetSpec> skx = NamedTargetSpec("skylake-avx512", "all");
+  ASSERT_TRUE(skx.ok()) << skx.status();
+  EXPECT_EQ(skx->cpu, "skylake-avx512");
+  EXPECT_EQ(skx->isa, Isa::kAvx512Core);
+  EXPECT_TRUE(skx->HasFeature("avx512f"));
+  EXPECT_TRUE(skx->HasFeature("fma"));
+  EXPECT_FALSE(skx->HasFeature("avx512vnni"));
+  EXPECT_FALSE(skx->HasFeature("amx-tile"));
+  // Any cap at or above the CPU's own family gives the same target.
+  absl::StatusOr<TargetSpec> capped =
+      NamedTargetSpec("skylake-avx512", "avx512_core");
+  ASSERT_TRUE(capped.ok());
+  EXPECT_EQ(capped->features, skx->features);
+  EXPECT_EQ(capped->FeatureString(), skx->FeatureString());
+
+  absl::StatusOr<TargetSpec> spr = NamedTargetSpec("sapphirerapids", "all");
+  ASSERT_TRUE(spr.ok());
+  EXPECT_EQ(spr->isa, Isa::kAvx512CoreAmx);
+  EXPECT_TRUE(spr->HasFeature("amx-bf16"));
+  absl::StatusOr<TargetSpec> spr_bf16 =
+      NamedTargetSpec("sapphirerapids", "avx512_core_bf16");
+  ASSERT_TRUE(spr_bf16.ok());
+  EXPECT_EQ(spr_bf16->isa, Isa::kAvx512CoreBf16);
+  EXPECT_TRUE(spr_bf16->HasFeature("avx512bf16"));
+  EXPECT_FALSE(spr_bf16->HasFeature("avx512fp16"));
+  EXPECT_FALSE(spr_bf16->HasFeature("amx-tile"));
+
+  EXPECT_EQ(NamedTargetSpec("pentium9000", "all").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(NamedTargetSpec("i686", "all").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(NamedTargetSpec("skylake-avx512", "avx9000").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // A TargetMachine can be built for it whatever the host.
+  EXPECT_TRUE(IrCompiler::Create(*spr).ok());
+}
+
 // An exp kernel over float arrays, optimized for `max_isa`.
 struct CompiledText {
   std::string ir, assembly, object;

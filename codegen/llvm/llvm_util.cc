@@ -13,6 +13,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/Host.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/X86TargetParser.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetOptions.h"
 
@@ -131,6 +132,18 @@ llvm::StringMap<bool> HostCpuFeatures() {
   // LLVM 19 returns the map instead.
   llvm::StringMap<bool> features;
   if (!llvm::sys::getHostCPUFeatures(features)) features.clear();
+  return features;
+}
+
+std::optional<llvm::StringMap<bool>> NamedCpuFeatures(const std::string& cpu) {
+  // parseArchX86 first: getFeaturesForCPU asserts on an unknown name.
+  if (llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) == llvm::X86::CK_None) {
+    return std::nullopt;
+  }
+  llvm::SmallVector<llvm::StringRef, 64> names;
+  llvm::X86::getFeaturesForCPU(cpu, names);
+  llvm::StringMap<bool> features;
+  for (llvm::StringRef name : names) features[name] = true;
   return features;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -111,6 +112,11 @@ std::string HostCpuName();
 // Every feature LLVM knows for the host, true when present (from CPUID).
 // Empty when LLVM cannot detect features on this host.
 llvm::StringMap<bool> HostCpuFeatures();
+
+// Every feature LLVM gives the x86-64 CPU named `cpu` ("skylake-avx512",
+// "znver3"), true for each (the map lists only the CPU's features); nullopt
+// when LLVM knows no 64-bit x86 CPU of that name.
+std::optional<llvm::StringMap<bool>> NamedCpuFeatures(const std::string& cpu);
 
 // The entries of `features` ("+name" / "-name") that change what `cpu`
 // already implies on `triple`. TargetMachine creation re-walks LLVM's

@@ -6,10 +6,7 @@
 // (the printer always writes it) and is taken as given; the verifier checks
 // the body's signature against the operands and the result at module level
 // (ir/verifier.cc). Inference here checks what a single op can: `kind` is a
-// known group kind, `b_layout` a known packed layout, `packed_operands`
-// distinct operand indices.
-#include <set>
-
+// known group kind.
 #include "ir/ops/op_helpers.h"
 #include "support/status_macros.h"
 
@@ -20,8 +17,6 @@ namespace {
 constexpr const char* kFusionKinds[] = {"matmul", "elementwise", "softmax",
                                         "layernorm", "reduce", "mlp",
                                         "attention"};
-// Packed weight layouts prepack-weights records (passes/prepack_weights.h).
-constexpr const char* kPackedLayouts[] = {"plain", "vnni2", "vnni4"};
 
 template <size_t N>
 bool OneOf(const std::string& s, const char* const (&names)[N]) {
@@ -45,25 +40,6 @@ absl::StatusOr<std::vector<TensorType>> InferFusion(const InferContext& ctx) {
                                 "\"softmax\", \"layernorm\", \"reduce\", "
                                 "\"mlp\" or \"attention\")"));
   }
-  if (const Attribute* layout = ctx.Find("b_layout")) {
-    if (!OneOf(layout->as_string(), kPackedLayouts)) {
-      return OpError("fusion",
-                     absl::StrCat("unknown b_layout ", layout->ToString(),
-                                  " (expected \"plain\", \"vnni2\" "
-                                  "or \"vnni4\")"));
-    }
-  }
-  if (const Attribute* packed = ctx.Find("packed_operands")) {
-    std::set<int64_t> seen;
-    for (int64_t i : packed->as_int_list()) {
-      if (i < 0 || i >= ctx.num_operands() || !seen.insert(i).second) {
-        return OpError("fusion",
-                       absl::StrCat("packed_operands ", packed->ToString(),
-                                    " must name distinct operands in [0, ",
-                                    ctx.num_operands(), ")"));
-      }
-    }
-  }
   return One(ctx.declared_results()[0]);
 }
 
@@ -77,10 +53,6 @@ void RegisterFusionOps(OpRegistry& r) {
   info.attrs = {
       {"body", AttrKind::kSymbol, std::nullopt, /*required=*/true},
       {"kind", AttrKind::kString, std::nullopt, /*required=*/true},
-      // Set by prepack-weights: the packed layout of the weights named by
-      // packed_operands (fusion operand indices), packed once by codegen.
-      {"b_layout", AttrKind::kString, std::nullopt},
-      {"packed_operands", AttrKind::kIntList, std::nullopt},
   };
   info.infer = InferFusion;
   r.Register(std::move(info));

@@ -1,0 +1,327 @@
+// Reference kernels for the elementwise ops: unary math, binary arithmetic
+// with numpy broadcasting, comparisons, select, gelu, clamp and cast.
+//
+// Floating-point elements are loaded exactly into double, the op is
+// evaluated in double, and the result is rounded once to the result dtype
+// (see reference_interpreter.h for why). Integer arithmetic is exact in
+// int64 and wraps to the operand type on store.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "reference/kernels.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace reference {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kPi = 3.14159265358979323846;
+
+enum class UnaryKind {
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kExp,
+  kLog,
+  kSqrt,
+  kRsqrt,
+  kNeg,
+  kAbs
+};
+enum class BinaryKind { kAdd, kSub, kMul, kDiv, kMax, kMin };
+enum class CompareKind { kEq, kGt, kGe, kLt, kLe };
+
+absl::StatusOr<UnaryKind> ParseUnary(absl::string_view k) {
+  if (k == "relu") return UnaryKind::kRelu;
+  if (k == "sigmoid") return UnaryKind::kSigmoid;
+  if (k == "tanh") return UnaryKind::kTanh;
+  if (k == "exp") return UnaryKind::kExp;
+  if (k == "log") return UnaryKind::kLog;
+  if (k == "sqrt") return UnaryKind::kSqrt;
+  if (k == "rsqrt") return UnaryKind::kRsqrt;
+  if (k == "neg") return UnaryKind::kNeg;
+  if (k == "abs") return UnaryKind::kAbs;
+  return absl::InternalError(absl::StrCat("not a unary op: ", k));
+}
+
+absl::StatusOr<BinaryKind> ParseBinary(absl::string_view k) {
+  if (k == "add") return BinaryKind::kAdd;
+  if (k == "sub") return BinaryKind::kSub;
+  if (k == "mul") return BinaryKind::kMul;
+  if (k == "div") return BinaryKind::kDiv;
+  if (k == "max") return BinaryKind::kMax;
+  if (k == "min") return BinaryKind::kMin;
+  return absl::InternalError(absl::StrCat("not a binary op: ", k));
+}
+
+absl::StatusOr<CompareKind> ParseCompare(absl::string_view k) {
+  if (k == "equal") return CompareKind::kEq;
+  if (k == "greater") return CompareKind::kGt;
+  if (k == "greater_equal") return CompareKind::kGe;
+  if (k == "less") return CompareKind::kLt;
+  if (k == "less_equal") return CompareKind::kLe;
+  return absl::InternalError(absl::StrCat("not a comparison: ", k));
+}
+
+double UnaryFloat(UnaryKind k, double x) {
+  switch (k) {
+    case UnaryKind::kRelu:
+      return std::isnan(x) ? x : (x > 0 ? x : 0.0);
+    case UnaryKind::kSigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case UnaryKind::kTanh:
+      return std::tanh(x);
+    case UnaryKind::kExp:
+      return std::exp(x);
+    case UnaryKind::kLog:
+      return std::log(x);
+    case UnaryKind::kSqrt:
+      return std::sqrt(x);
+    case UnaryKind::kRsqrt:
+      return 1.0 / std::sqrt(x);
+    case UnaryKind::kNeg:
+      return -x;
+    case UnaryKind::kAbs:
+      return std::fabs(x);
+  }
+  return kNaN;
+}
+
+double BinaryFloat(BinaryKind k, double a, double b) {
+  switch (k) {
+    case BinaryKind::kAdd:
+      return a + b;
+    case BinaryKind::kSub:
+      return a - b;
+    case BinaryKind::kMul:
+      return a * b;
+    case BinaryKind::kDiv:
+      return a / b;
+    // max/min propagate NaN (numpy's maximum/minimum).
+    case BinaryKind::kMax:
+      return std::isnan(a) || std::isnan(b) ? kNaN : (a > b ? a : b);
+    case BinaryKind::kMin:
+      return std::isnan(a) || std::isnan(b) ? kNaN : (a < b ? a : b);
+  }
+  return kNaN;
+}
+
+// Exact in int64 for s32/s8/u8 operands; the caller wraps on store.
+int64_t BinaryInt(BinaryKind k, int64_t a, int64_t b) {
+  switch (k) {
+    case BinaryKind::kAdd:
+      return a + b;
+    case BinaryKind::kSub:
+      return a - b;
+    case BinaryKind::kMul:
+      return a * b;
+    case BinaryKind::kMax:
+      return a > b ? a : b;
+    case BinaryKind::kMin:
+      return a < b ? a : b;
+    case BinaryKind::kDiv:
+      break;  // float-only (registry)
+  }
+  return 0;
+}
+
+template <typename T>
+bool Compare(CompareKind k, T a, T b) {
+  switch (k) {
+    case CompareKind::kEq:
+      return a == b;
+    case CompareKind::kGt:
+      return a > b;
+    case CompareKind::kGe:
+      return a >= b;
+    case CompareKind::kLt:
+      return a < b;
+    case CompareKind::kLe:
+      return a <= b;
+  }
+  return false;
+}
+
+// Copies one element of `size` bytes.
+inline void CopyElement(uint8_t* dst, const uint8_t* src, int64_t size) {
+  switch (size) {
+    case 1:
+      *dst = *src;
+      break;
+    case 2:
+      std::memcpy(dst, src, 2);
+      break;
+    case 4:
+      std::memcpy(dst, src, 4);
+      break;
+    default:
+      std::memcpy(dst, src, size);
+      break;
+  }
+}
+
+double Gelu(double x, bool tanh_form) {
+  if (tanh_form) {
+    const double k = std::sqrt(2.0 / kPi);
+    return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+  }
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> EvalUnary(const KernelArgs& args) {
+  HGC_ASSIGN_OR_RETURN(UnaryKind k, ParseUnary(args.kind));
+  const Tensor& x = args.operand(0);
+  HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
+  const int64_t n = out.num_elements();
+  if (IsFloat(x.dtype())) {
+    for (int64_t i = 0; i < n; ++i) {
+      StoreDouble(out, i, UnaryFloat(k, LoadDouble(x, i)));
+    }
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = LoadInt(x, i);
+    switch (k) {
+      case UnaryKind::kRelu:
+        v = v > 0 ? v : 0;
+        break;
+      case UnaryKind::kNeg:
+        v = -v;
+        break;  // wraps on store
+      case UnaryKind::kAbs:
+        v = v < 0 ? -v : v;
+        break;  // s8 -128 -> -128
+      default:
+        return absl::InternalError(
+            absl::StrCat("'", args.kind, "' on ", DTypeName(x.dtype())));
+    }
+    StoreWrapped(out, i, v);
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> EvalBinary(const KernelArgs& args) {
+  HGC_ASSIGN_OR_RETURN(BinaryKind k, ParseBinary(args.kind));
+  const Tensor& a = args.operand(0);
+  const Tensor& b = args.operand(1);
+  HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
+  const Shape& shape = out.shape();
+  StridedWalker w(shape);
+  w.AddOperand(BroadcastStrides(a.shape(), shape));
+  w.AddOperand(BroadcastStrides(b.shape(), shape));
+  const int64_t n = out.num_elements();
+  if (IsFloat(a.dtype())) {
+    for (int64_t i = 0; i < n; ++i, w.Next()) {
+      StoreDouble(out, i,
+                  BinaryFloat(k, LoadDouble(a, w.offset(0)),
+                              LoadDouble(b, w.offset(1))));
+    }
+  } else {
+    if (k == BinaryKind::kDiv) {
+      return absl::InternalError("'div' on integers");
+    }
+    for (int64_t i = 0; i < n; ++i, w.Next()) {
+      StoreWrapped(
+          out, i,
+          BinaryInt(k, LoadInt(a, w.offset(0)), LoadInt(b, w.offset(1))));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> EvalCompare(const KernelArgs& args) {
+  HGC_ASSIGN_OR_RETURN(CompareKind k, ParseCompare(args.kind));
+  const Tensor& a = args.operand(0);
+  const Tensor& b = args.operand(1);
+  HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
+  const Shape& shape = out.shape();
+  StridedWalker w(shape);
+  w.AddOperand(BroadcastStrides(a.shape(), shape));
+  w.AddOperand(BroadcastStrides(b.shape(), shape));
+  uint8_t* o = out.mutable_data<uint8_t>();
+  const int64_t n = out.num_elements();
+  const bool is_float = IsFloat(a.dtype());
+  for (int64_t i = 0; i < n; ++i, w.Next()) {
+    bool r =
+        is_float
+            ? Compare(k, LoadDouble(a, w.offset(0)), LoadDouble(b, w.offset(1)))
+            : Compare(k, LoadInt(a, w.offset(0)), LoadInt(b, w.offset(1)));
+    o[i] = r ? 1 : 0;
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> EvalSelect(const KernelArgs& args) {
+  const Tensor& cond = args.operand(0);
+  const Tensor& a = args.operand(1);
+  const Tensor& b = args.operand(2);
+  HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
+  const Shape& shape = out.shape();
+  StridedWalker w(shape);
+  w.AddOperand(BroadcastStrides(cond.shape(), shape));
+  w.AddOperand(BroadcastStrides(a.shape(), shape));
+  w.AddOperand(BroadcastStrides(b.shape(), shape));
+  const int64_t size = DTypeSize(out.dtype());
+  const uint8_t* c = cond.data<uint8_t>();
+  uint8_t* o = out.mutable_raw();
+  const int64_t n = out.num_elements();
+  for (int64_t i = 0; i < n; ++i, w.Next()) {
+    // Any nonzero byte counts as true.
+    const uint8_t* src = c[w.offset(0)] != 0 ? a.raw() + w.offset(1) * size
+                                             : b.raw() + w.offset(2) * size;
+    CopyElement(o + i * size, src, size);
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> EvalGelu(const KernelArgs& args) {
+  const Attribute* approx = args.Find("approximate");
+  const bool tanh_form = approx != nullptr && approx->as_string() == "tanh";
+  const Tensor& x = args.operand(0);
+  HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
+  const int64_t n = out.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    StoreDouble(out, i, Gelu(LoadDouble(x, i), tanh_form));
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> EvalClamp(const KernelArgs& args) {
+  double lo = args.GetFloat("min", -kInf);
+  double hi = args.GetFloat("max", kInf);
+  const Tensor& x = args.operand(0);
+  HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
+  if (!IsFloat(x.dtype())) {
+    // Integer tensors: the bounds become the integers inside [min, max];
+    // the (saturating) store keeps them in the dtype's range.
+    lo = std::ceil(lo);
+    hi = std::floor(hi);
+  }
+  const int64_t n = out.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    double v = LoadDouble(x, i);
+    // numpy.clip order: max bound applied last; NaN passes through.
+    if (v < lo) v = lo;
+    if (v > hi) v = hi;
+    StoreDouble(out, i, v);
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> EvalCast(const KernelArgs& args) {
+  const Tensor& x = args.operand(0);
+  HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
+  const int64_t n = out.num_elements();
+  // Every source value is exact in double, so this is one rounding (or
+  // saturation) to the target dtype.
+  for (int64_t i = 0; i < n; ++i) StoreDouble(out, i, LoadDouble(x, i));
+  return out;
+}
+
+}  // namespace reference
+}  // namespace hgc

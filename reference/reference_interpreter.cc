@@ -1,0 +1,279 @@
+#include "reference/reference_interpreter.h"
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ir/op_registry.h"
+#include "reference/kernels.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace {
+
+using reference::KernelFn;
+
+const std::map<std::string, KernelFn, std::less<>>& Kernels() {
+  static const auto* kernels = [] {
+    auto* m = new std::map<std::string, KernelFn, std::less<>>;
+    for (const char* k : {"relu", "sigmoid", "tanh", "exp", "log", "sqrt",
+                          "rsqrt", "neg", "abs"}) {
+      (*m)[k] = reference::EvalUnary;
+    }
+    for (const char* k : {"add", "sub", "mul", "div", "max", "min"}) {
+      (*m)[k] = reference::EvalBinary;
+    }
+    for (const char* k :
+         {"equal", "greater", "greater_equal", "less", "less_equal"}) {
+      (*m)[k] = reference::EvalCompare;
+    }
+    (*m)["select"] = reference::EvalSelect;
+    (*m)["gelu"] = reference::EvalGelu;
+    (*m)["clamp"] = reference::EvalClamp;
+    (*m)["cast"] = reference::EvalCast;
+    (*m)["matmul"] = reference::EvalMatmul;
+    for (const char* k : {"reduce_sum", "reduce_max", "reduce_mean"}) {
+      (*m)[k] = reference::EvalReduce;
+    }
+    (*m)["softmax"] = reference::EvalSoftmax;
+    (*m)["layernorm"] = reference::EvalLayernorm;
+    (*m)["reshape"] = reference::EvalReshape;
+    (*m)["transpose"] = reference::EvalTranspose;
+    (*m)["constant"] = reference::EvalConstant;
+    (*m)["quantize"] = reference::EvalQuantize;
+    (*m)["dequantize"] = reference::EvalDequantize;
+    return m;
+  }();
+  return *kernels;
+}
+
+// A tensor that really holds the data its type promises (a default-
+// constructed Tensor does not).
+absl::Status CheckTensor(const Tensor& t, absl::string_view what) {
+  if (t.raw() == nullptr || t.num_elements() != t.type().NumElements()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " of type ", t.type().ToString(), " holds no data"));
+  }
+  return absl::OkStatus();
+}
+
+std::string ValueLabel(const Value* v) {
+  return v->name().empty() ? std::string("<unnamed>")
+                           : absl::StrCat("%", v->name());
+}
+
+absl::Status WithContext(const absl::Status& s, absl::string_view context) {
+  return absl::Status(s.code(), absl::StrCat(context, ": ", s.message()));
+}
+
+// How deeply fusion bodies may nest. The verifier rejects cyclic bodies; the
+// bound keeps an unverified module from recursing without limit.
+constexpr int kMaxFusionDepth = 64;
+
+absl::StatusOr<std::vector<Tensor>> InterpretAt(
+    const Graph& graph, absl::Span<const Tensor> inputs,
+    const InterpretOptions& options, int depth);
+
+// A fusion op runs its body graph, found through the module holding the
+// op's graph, on its operands.
+absl::StatusOr<Tensor> EvaluateFusion(const Op& op,
+                                      absl::Span<const Tensor> operands,
+                                      const InterpretOptions& options,
+                                      int depth) {
+  const Attribute* body_attr = op.FindAttr("body");
+  const Module* module = op.graph() ? op.graph()->module() : nullptr;
+  if (body_attr == nullptr || !body_attr->is_symbol() || module == nullptr) {
+    return absl::InvalidArgumentError(
+        "'fusion' needs a body graph of the module holding it");
+  }
+  const Graph* body = module->FindGraph(body_attr->as_symbol());
+  if (body == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fusion body @", body_attr->as_symbol(), " is not in the module"));
+  }
+  if (depth >= kMaxFusionDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fusion bodies nest more than ", kMaxFusionDepth, " deep (at @",
+        body->name(), ")"));
+  }
+  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> results,
+                       InterpretAt(*body, operands, options, depth + 1));
+  if (results.size() != 1 || results[0].type() != op.result(0)->type()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fusion body @", body->name(), " does not return one ",
+        op.result(0)->type().ToString()));
+  }
+  return std::move(results[0]);
+}
+
+absl::StatusOr<Tensor> EvaluateOpAt(const Op& op,
+                                    absl::Span<const Tensor> operands,
+                                    const InterpretOptions& options, int depth);
+
+}  // namespace
+
+bool HasReferenceKernel(absl::string_view kind) {
+  // fusion has no kernel of its own: EvaluateOp(const Op&) runs its body.
+  return kind == "fusion" || Kernels().find(kind) != Kernels().end();
+}
+
+absl::StatusOr<Tensor> EvaluateOp(absl::string_view kind,
+                                  absl::Span<const Tensor> operands,
+                                  const AttrMap& attrs,
+                                  const std::optional<TensorType>& result_type,
+                                  const InterpretOptions& options) {
+  std::vector<TensorType> operand_types;
+  operand_types.reserve(operands.size());
+  for (size_t i = 0; i < operands.size(); ++i) {
+    HGC_RETURN_IF_ERROR(CheckTensor(
+        operands[i], absl::StrCat("operand ", i, " of '", kind, "'")));
+    operand_types.push_back(operands[i].type());
+  }
+  std::vector<TensorType> declared;
+  if (result_type.has_value()) declared.push_back(*result_type);
+  HGC_ASSIGN_OR_RETURN(std::vector<TensorType> types,
+                       InferResultTypes(kind, operand_types, attrs, declared));
+  if (types.size() != 1) {
+    return absl::UnimplementedError(
+        absl::StrCat("the reference interpreter supports single-result ops; '",
+                     kind, "' has ", types.size()));
+  }
+  auto it = Kernels().find(kind);
+  if (kind == "fusion") {
+    return absl::UnimplementedError(
+        "'fusion' is evaluated through its op (EvaluateOp(const Op&) or "
+        "Interpret), which knows the module holding its body");
+  }
+  if (it == Kernels().end()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the reference interpreter has no kernel for op '", kind, "'"));
+  }
+  reference::KernelArgs args{kind, attrs, operands, types[0],
+                             options.max_tensor_bytes};
+  return it->second(args);
+}
+
+absl::StatusOr<Tensor> EvaluateOp(const Op& op,
+                                  absl::Span<const Tensor> operands,
+                                  const InterpretOptions& options) {
+  return EvaluateOpAt(op, operands, options, /*depth=*/0);
+}
+
+absl::StatusOr<std::vector<Tensor>> Interpret(const Graph& graph,
+                                              absl::Span<const Tensor> inputs,
+                                              const InterpretOptions& options) {
+  return InterpretAt(graph, inputs, options, /*depth=*/0);
+}
+
+namespace {
+
+absl::StatusOr<Tensor> EvaluateOpAt(const Op& op,
+                                    absl::Span<const Tensor> operands,
+                                    const InterpretOptions& options,
+                                    int depth) {
+  if (static_cast<int>(operands.size()) != op.num_operands()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", op.kind(), "' has ", op.num_operands(), " operands, but ",
+        operands.size(), " tensors were given"));
+  }
+  for (int i = 0; i < op.num_operands(); ++i) {
+    if (op.operand(i) == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("operand ", i, " of '", op.kind(), "' is null"));
+    }
+    if (operands[i].type() != op.operand(i)->type()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("operand ", i, " of '", op.kind(), "' must be ",
+                       op.operand(i)->type().ToString(), ", found ",
+                       operands[i].type().ToString()));
+    }
+  }
+  if (op.num_results() != 1) {
+    return absl::UnimplementedError(
+        absl::StrCat("the reference interpreter supports single-result ops; '",
+                     op.kind(), "' has ", op.num_results()));
+  }
+  if (op.kind() == "fusion") {
+    return EvaluateFusion(op, operands, options, depth);
+  }
+  return EvaluateOp(op.kind(), operands, op.attrs(), op.result(0)->type(),
+                    options);
+}
+
+absl::StatusOr<std::vector<Tensor>> InterpretAt(
+    const Graph& graph, absl::Span<const Tensor> inputs,
+    const InterpretOptions& options, int depth) {
+  if (static_cast<int>(inputs.size()) != graph.num_params()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph @", graph.name(), " takes ", graph.num_params(),
+                     " inputs, but ", inputs.size(), " were given"));
+  }
+  absl::flat_hash_map<const Value*, Tensor> values;
+  for (int i = 0; i < graph.num_params(); ++i) {
+    const Value* param = graph.param(i);
+    if (inputs[i].type() != param->type()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", i, " for parameter ", ValueLabel(param),
+                       " has type ", inputs[i].type().ToString(), ", expected ",
+                       param->type().ToString()));
+    }
+    HGC_RETURN_IF_ERROR(CheckTensor(
+        inputs[i], absl::StrCat("input for parameter ", ValueLabel(param))));
+    values[param] = inputs[i];
+  }
+
+  // The last op reading each value, so its tensor can be freed early.
+  // Graph results are kept.
+  absl::flat_hash_map<const Value*, const Op*> last_use;
+  for (const auto& op : graph.ops()) {
+    for (const Value* v : op->operands()) last_use[v] = op.get();
+  }
+  for (const Value* v : graph.results()) last_use[v] = nullptr;
+
+  std::vector<Tensor> operands;
+  int op_index = -1;
+  for (const auto& op_ptr : graph.ops()) {
+    const Op& op = *op_ptr;
+    ++op_index;
+    const std::string context =
+        op.num_results() >= 1 && !op.result(0)->name().empty()
+            ? absl::StrCat("%", op.result(0)->name(), " = ", op.kind())
+            : absl::StrCat("op ", op_index, " (", op.kind(), ")");
+    operands.clear();
+    for (int i = 0; i < op.num_operands(); ++i) {
+      const Value* v = op.operand(i);
+      auto it = v == nullptr ? values.end() : values.find(v);
+      if (it == values.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            context, ": operand ", i, " is not defined before its use"));
+      }
+      operands.push_back(it->second);
+    }
+    absl::StatusOr<Tensor> result = EvaluateOpAt(op, operands, options, depth);
+    if (!result.ok()) return WithContext(result.status(), context);
+    values[op.result(0)] = *std::move(result);
+    for (const Value* v : op.operands()) {
+      auto it = last_use.find(v);
+      if (it != last_use.end() && it->second == &op) values.erase(v);
+    }
+  }
+
+  std::vector<Tensor> results;
+  results.reserve(graph.results().size());
+  for (const Value* v : graph.results()) {
+    auto it = v == nullptr ? values.end() : values.find(v);
+    if (it == values.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph @", graph.name(), " returns ",
+          v == nullptr ? "<null>" : ValueLabel(v), ", which is never defined"));
+    }
+    results.push_back(it->second);
+  }
+  return results;
+}
+
+}  // namespace
+}  // namespace hgc

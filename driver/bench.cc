@@ -105,6 +105,11 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
   HGC_RETURN_IF_ERROR(base->SetConstants(params));
   const std::string summary = base->Summary();
   result.baseline_summary = summary.substr(0, summary.find('\n'));
+  for (const PrimitiveExecutor::StepInfo& step : base->steps()) {
+    absl::StrAppend(&result.baseline_steps,
+                    result.baseline_steps.empty() ? "" : " | ",
+                    step.description, " [", step.impl, "]");
+  }
 
   // Preallocated outputs: neither timed loop allocates.
   std::vector<Tensor> hgc_out, base_out;

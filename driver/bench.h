@@ -75,6 +75,9 @@ struct BenchResult {
   // The baseline's primitives and fallbacks (PrimitiveExecutor::Summary's
   // first line).
   std::string baseline_summary;
+  // The baseline's steps in order, each with oneDNN's implementation:
+  // "matmul+mul+add [brg:avx512_core] | softmax [jit:avx512_common] | ...".
+  std::string baseline_steps;
 
   // Median over the rounds of (baseline median / hgc median) within the
   // round: each round's two blocks run back to back, so a machine that

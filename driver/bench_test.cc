@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
@@ -57,6 +58,11 @@ TEST(BenchTest, BenchGraphAgreesWithBaseline) {
   EXPECT_GT(r->baseline_ms, 0);
   EXPECT_GT(r->speedup(), 0);
   EXPECT_GT(r->compile_ms, 0);
+  // One fused primitive, named with its implementation.
+  EXPECT_TRUE(absl::StartsWith(r->baseline_steps, "matmul+bias+relu ["))
+      << r->baseline_steps;
+  EXPECT_EQ(r->baseline_steps.find(" | "), std::string::npos)
+      << r->baseline_steps;
 }
 
 // oneDNN keeps f32 between the bias and gelu it fuses into its matmul,

@@ -1,0 +1,269 @@
+#include "bench/sweep.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "bench/isa_peak.h"
+
+namespace hgc {
+namespace bench {
+namespace {
+
+std::string WriteCsv(const SweepSpec& spec, const std::vector<SweepRow>& rows,
+                     double peak, const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return absl::StrCat("cannot write ", path);
+  std::vector<std::string> key_names;
+  for (const KeyColumn& k : spec.keys) key_names.push_back(k.csv);
+  std::fprintf(f,
+               "%s,threads,hgc_ms,baseline_ms,speedup,hgc_gflops,"
+               "baseline_gflops,hgc_pct_peak,baseline_pct_peak,peak_gflops,"
+               "compile_ms,agree\n",
+               absl::StrJoin(key_names, ",").c_str());
+  for (const SweepRow& r : rows) {
+    const BenchResult& b = r.result;
+    std::fprintf(f, "%s,%d,%.5f,%.5f,%.4f,%.3f,%.3f,%.2f,%.2f,%.2f,%.2f,%d\n",
+                 absl::StrJoin(r.sweep_case->keys, ",").c_str(), b.threads,
+                 b.hgc_ms, b.baseline_ms, b.speedup(), b.hgc_gflops(),
+                 b.baseline_gflops(), 100 * b.hgc_gflops() / peak,
+                 100 * b.baseline_gflops() / peak, peak, b.compile_ms,
+                 b.agree ? 1 : 0);
+  }
+  const bool write_failed = std::ferror(f) != 0;
+  if (std::fclose(f) != 0 || write_failed) {
+    return absl::StrCat("cannot write ", path);
+  }
+  return "";
+}
+
+// Draws speedup per batch (left axis) and hgc's % of peak (right axis) for
+// every workload with gnuplot. Returns a note for the user.
+std::string DrawChart(const SweepSpec& spec, const std::vector<SweepRow>& rows,
+                      double peak, int threads, const std::string& png) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    return "gnuplot not found (Debian: gnuplot-nox, see ./configure): "
+           "chart skipped";
+  }
+  std::string script = absl::StrCat(
+      "set terminal pngcairo size 960,540 noenhanced\n", "set output '", png,
+      "'\n",
+      absl::StrFormat("set title 'hgc vs oneDNN primitives, %s, %d "
+                      "thread%s'\n",
+                      spec.chart_title, threads, threads == 1 ? "" : "s"),
+      "set xlabel 'batch'\nset logscale x 2\nset xtics (",
+      absl::StrJoin(spec.chart_batches, ","), ")\n",
+      // A margin around the batches, so that the end points show.
+      absl::StrFormat("set xrange [%g:%g]\n", spec.chart_batches.front() / 1.3,
+                      spec.chart_batches.back() * 1.3),
+      "set ylabel 'speedup (baseline time / hgc time)'\n"
+      "set y2label 'hgc % of f32 FMA peak'\nset y2tics\nset ytics nomirror\n"
+      "set yrange [0:*]\nset y2range [0:100]\nset grid\n"
+      "set key below\n");
+  std::string plot = "plot ";
+  int plotted = 0;
+  for (size_t w = 0; w < spec.workloads.size(); ++w) {
+    const std::string& name = spec.workloads[w];
+    std::string data;
+    for (const SweepRow& r : rows) {
+      if (r.sweep_case->workload != name) continue;
+      absl::StrAppend(&data, r.sweep_case->batch, " ", r.result.speedup(), " ",
+                      100 * r.result.hgc_gflops() / peak, "\n");
+    }
+    // gnuplot refuses to plot an empty data block (a --short sweep may
+    // leave a workload out).
+    if (data.empty()) continue;
+    absl::StrAppend(&script, "$d", w, " << EOD\n", data, "EOD\n");
+    absl::StrAppend(&plot, plotted++ ? ", " : "", "$d", w,
+                    " using 1:2 with linespoints lw 2 title '", name,
+                    " speedup', $d", w,
+                    " using 1:3 axes x1y2 with linespoints dt 2 title '", name,
+                    " % of peak'");
+  }
+  if (plotted == 0) return "no results: chart skipped";
+  absl::StrAppend(&script, plot, ", 1 with lines lc 'gray' notitle\n");
+  FILE* p = popen("gnuplot", "w");
+  if (p == nullptr) return "cannot start gnuplot: chart skipped";
+  std::fputs(script.c_str(), p);
+  int rc = pclose(p);
+  if (rc != 0) return absl::StrCat("gnuplot failed (status ", rc, ")");
+  return absl::StrCat("chart: ", png);
+}
+
+std::string Pad(const KeyColumn& k, const std::string& s) {
+  return k.left ? absl::StrFormat("%-*s", k.width, s)
+                : absl::StrFormat("%*s", k.width, s);
+}
+
+}  // namespace
+
+absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
+                                         const std::string& name) {
+  // Under `bazel run`, relative paths mean the user's directory.
+  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY")) {
+    if (chdir(dir) != 0) {
+      std::fprintf(stderr, "%s: cannot enter %s\n", name.c_str(), dir);
+    }
+  }
+  SweepArgs args;
+  args.csv = name + ".csv";
+  bool bad = false;
+  for (int i = 1; i < argc && !bad; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--short") {
+      args.short_run = true;
+    } else if (absl::ConsumePrefix(&arg, "--threads=")) {
+      bad = !absl::SimpleAtoi(arg, &args.threads) || args.threads < 1;
+    } else if (absl::ConsumePrefix(&arg, "--iters=")) {
+      bad = !absl::SimpleAtoi(arg, &args.iters) || args.iters < 1;
+    } else if (absl::ConsumePrefix(&arg, "--csv=")) {
+      args.csv = std::string(arg);
+    } else if (absl::ConsumePrefix(&arg, "--png=")) {
+      args.png = std::string(arg);
+    } else {
+      bad = true;
+    }
+  }
+  if (bad) {
+    std::fprintf(stderr,
+                 "usage: %s [--threads=N] [--short] [--iters=N] "
+                 "[--csv=FILE] [--png=FILE]\n",
+                 name.c_str());
+    return absl::InvalidArgumentError("bad flag");
+  }
+  if (args.png.empty()) {
+    args.png = absl::EndsWith(args.csv, ".csv")
+                   ? args.csv.substr(0, args.csv.size() - 4)
+                   : args.csv;
+    args.png += ".png";
+  }
+  return args;
+}
+
+absl::StatusOr<double> MeasureF32Peak(int threads) {
+  std::vector<std::unique_ptr<PeakMeter>> meters;
+  for (int t = 0; t < threads; ++t) {
+    absl::StatusOr<std::unique_ptr<PeakMeter>> m =
+        PeakMeter::Create(PeakInstruction::kVfmadd231ps);
+    if (!m.ok()) return m.status();
+    meters.push_back(std::move(*m));
+  }
+  std::vector<double> gflops(threads, 0);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() < threads) {
+      }
+      std::vector<double> samples;
+      for (int i = 0; i < 5; ++i) samples.push_back(meters[t]->Sample(0.03));
+      gflops[t] = Median(samples);
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  double total = 0;
+  for (double g : gflops) total += g;
+  return total;
+}
+
+double GeomeanSpeedup(const std::vector<SweepRow>& rows) {
+  if (rows.empty()) return 0;
+  double log_sum = 0;
+  for (const SweepRow& r : rows) log_sum += std::log(r.result.speedup());
+  return std::exp(log_sum / rows.size());
+}
+
+int RunSweep(const SweepSpec& spec, const SweepArgs& args,
+             const std::vector<SweepCase>& cases,
+             const std::function<void(const SweepRow&)>& on_row) {
+  const char* name = spec.name.c_str();
+  absl::StatusOr<double> peak = MeasureF32Peak(args.threads);
+  if (!peak.ok()) {
+    std::fprintf(stderr, "%s: f32 peak: %s\n", name,
+                 std::string(peak.status().message()).c_str());
+    return 1;
+  }
+  std::vector<SweepRow> rows;
+  bool ok = true;
+  for (const SweepCase& c : cases) {
+    Module module;
+    absl::StatusOr<const Graph*> g = c.build(module);
+    BenchConfig config;
+    config.threads = args.threads;
+    config.iters = args.iters;
+    config.warmup = spec.warmup;
+    config.target_seconds = spec.target_seconds;
+    absl::StatusOr<BenchResult> r =
+        g.ok() ? BenchGraph(module, **g, config)
+               : absl::StatusOr<BenchResult>(g.status());
+    if (!r.ok()) {
+      std::printf("%s batch %lld: error: %s\n", c.workload.c_str(),
+                  static_cast<long long>(c.batch),
+                  std::string(r.status().message()).c_str());
+      ok = false;
+      continue;
+    }
+    ok = ok && r->agree;
+    std::fprintf(stderr, "%s: %s batch %lld done (%d runs per side)\n", name,
+                 c.workload.c_str(), static_cast<long long>(c.batch),
+                 r->iters);
+    rows.push_back({&c, std::move(*r)});
+    if (on_row) on_row(rows.back());
+  }
+  // The peak again, after the sweep; the larger sample is the machine's.
+  absl::StatusOr<double> peak_after = MeasureF32Peak(args.threads);
+  if (peak_after.ok() && *peak_after > *peak) *peak = *peak_after;
+
+  std::printf("f32 FMA peak, %d thread%s: %.1f GFLOP/s (vfmadd231ps loop "
+              "per thread, best of before/after the sweep)\n",
+              args.threads, args.threads == 1 ? "" : "s", *peak);
+  std::string header;
+  for (const KeyColumn& k : spec.keys) {
+    absl::StrAppend(&header, Pad(k, k.header), " ");
+  }
+  std::printf("%s%10s %12s %8s %10s %10s %8s %10s %6s\n", header.c_str(),
+              "hgc ms", "baseline ms", "speedup", "hgc GF/s", "base GF/s",
+              "% peak", "compile ms", "check");
+  for (const SweepRow& row : rows) {
+    const BenchResult& r = row.result;
+    std::string keys;
+    for (size_t i = 0; i < spec.keys.size(); ++i) {
+      absl::StrAppend(&keys, Pad(spec.keys[i], row.sweep_case->keys[i]), " ");
+    }
+    std::printf("%s%10.4f %12.4f %7.2fx %10.1f %10.1f %7.1f%% %10.1f %6s\n",
+                keys.c_str(), r.hgc_ms, r.baseline_ms, r.speedup(),
+                r.hgc_gflops(), r.baseline_gflops(),
+                100 * r.hgc_gflops() / *peak, r.compile_ms,
+                r.agree ? "PASS" : "FAIL");
+  }
+  if (!rows.empty()) {
+    std::printf("geomean speedup (hgc vs baseline, %zu workloads): %.2fx\n",
+                rows.size(), GeomeanSpeedup(rows));
+  }
+  if (std::string e = WriteCsv(spec, rows, *peak, args.csv); !e.empty()) {
+    std::fprintf(stderr, "%s: %s\n", name, e.c_str());
+    return 1;
+  }
+  std::printf("csv: %s\n", args.csv.c_str());
+  std::printf("%s\n",
+              DrawChart(spec, rows, *peak, args.threads, args.png).c_str());
+  if (!ok) std::printf("%s: FAIL (a workload failed or disagreed)\n", name);
+  return ok ? 0 : 1;
+}
+
+}  // namespace bench
+}  // namespace hgc

@@ -1,0 +1,94 @@
+// What the workload sweeps (bench:mlp, bench:mha) share: their flags, the
+// f32 FMA peak measured in the same process, the run of every case through
+// driver/bench.h's BenchGraph, and the report (a table on stdout, the
+// geomean speedup, a CSV and a gnuplot chart of speedup and % of peak per
+// batch, one line per workload).
+//
+// Flags: --threads=N (default 2), --short, --iters=N, --csv=FILE (default
+// NAME.csv), --png=FILE (default: the CSV's name with .png). Under `bazel
+// run` relative paths are the directory Bazel ran in.
+//
+// The peak: one vfmadd231ps throughput loop (bench/isa_peak.h) per thread,
+// all threads at once, summed; sampled before and after the sweep, the
+// larger kept. "% of peak" divides a side's GFLOP/s by it.
+#ifndef HGC_BENCH_SWEEP_H_
+#define HGC_BENCH_SWEEP_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "driver/bench.h"
+#include "ir/graph.h"
+
+namespace hgc {
+namespace bench {
+
+struct SweepArgs {
+  int threads = 2;
+  int iters = 0;  // 0: BenchGraph chooses
+  bool short_run = false;
+  std::string csv;
+  std::string png;
+};
+
+// Parses argv (argv[0] is skipped). On a bad flag prints the usage line for
+// `name` to stderr and returns InvalidArgument. Also enters the directory
+// Bazel ran in (BUILD_WORKING_DIRECTORY), so relative paths are the user's.
+absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
+                                         const std::string& name);
+
+// f32 FMA peak (GFLOP/s) of `threads` threads running at once.
+absl::StatusOr<double> MeasureF32Peak(int threads);
+
+// A column of the table and the CSV that identifies a case (before the
+// timings): its CSV header, table header and width (left-aligned or not).
+struct KeyColumn {
+  std::string csv;
+  std::string header;
+  int width = 6;
+  bool left = false;
+};
+
+// One workload at one batch.
+struct SweepCase {
+  std::string workload;           // the chart's line ("MLP-1")
+  int64_t batch = 0;              // the chart's x
+  std::vector<std::string> keys;  // one per KeyColumn
+  // Builds the entry graph into `module`.
+  std::function<absl::StatusOr<const Graph*>(Module& module)> build;
+};
+
+struct SweepSpec {
+  std::string name;         // "mlp": message prefix
+  std::string chart_title;  // "f32 MLPs"
+  std::vector<int64_t> chart_batches;  // x tics, ascending (not empty)
+  std::vector<std::string> workloads;  // chart lines, in order
+  std::vector<KeyColumn> keys;
+  // BenchConfig per case (threads and iters come from the flags).
+  int warmup = 20;
+  double target_seconds = 0.5;
+};
+
+struct SweepRow {
+  const SweepCase* sweep_case = nullptr;
+  BenchResult result;
+};
+
+// The geometric mean of the rows' speedups (0 when none).
+double GeomeanSpeedup(const std::vector<SweepRow>& rows);
+
+// Runs every case, then prints the report and writes the CSV and the chart.
+// Returns the exit code: 1 when a case fails to build, compile or run, or
+// its outputs disagree, or the peak or CSV fails; else 0. With `on_row`,
+// it is called after each case (for extra per-case output on stderr).
+int RunSweep(const SweepSpec& spec, const SweepArgs& args,
+             const std::vector<SweepCase>& cases,
+             const std::function<void(const SweepRow&)>& on_row = nullptr);
+
+}  // namespace bench
+}  // namespace hgc
+
+#endif  // HGC_BENCH_SWEEP_H_

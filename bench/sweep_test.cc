@@ -1,0 +1,64 @@
+// Tests of bench/sweep.h's flag parsing and geomean (the sweeps themselves
+// run in CI: bench:mlp and bench:mha with --short).
+#include "bench/sweep.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace hgc {
+namespace bench {
+namespace {
+
+absl::StatusOr<SweepArgs> Parse(std::vector<std::string> flags) {
+  std::vector<char*> argv = {const_cast<char*>("sweep")};
+  for (std::string& f : flags) argv.push_back(f.data());
+  return ParseSweepArgs(static_cast<int>(argv.size()), argv.data(), "mha");
+}
+
+TEST(SweepTest, Defaults) {
+  absl::StatusOr<SweepArgs> args = Parse({});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->threads, 2);
+  EXPECT_EQ(args->iters, 0);
+  EXPECT_FALSE(args->short_run);
+  EXPECT_EQ(args->csv, "mha.csv");
+  EXPECT_EQ(args->png, "mha.png");
+}
+
+TEST(SweepTest, Flags) {
+  absl::StatusOr<SweepArgs> args =
+      Parse({"--threads=4", "--short", "--iters=3", "--csv=out/a.csv"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->threads, 4);
+  EXPECT_EQ(args->iters, 3);
+  EXPECT_TRUE(args->short_run);
+  EXPECT_EQ(args->csv, "out/a.csv");
+  EXPECT_EQ(args->png, "out/a.png");
+  args = Parse({"--csv=table", "--png=c.png"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->png, "c.png");
+  args = Parse({"--csv=table"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->png, "table.png");
+}
+
+TEST(SweepTest, BadFlags) {
+  for (const char* bad : {"--threads=0", "--threads=x", "--iters=0", "-v",
+                          "--short=1"}) {
+    EXPECT_FALSE(Parse({bad}).ok()) << bad;
+  }
+}
+
+TEST(SweepTest, Geomean) {
+  EXPECT_EQ(GeomeanSpeedup({}), 0);
+  std::vector<SweepRow> rows(2);
+  rows[0].result.round_speedup = 2;
+  rows[1].result.round_speedup = 8;
+  EXPECT_DOUBLE_EQ(GeomeanSpeedup(rows), 4);
+}
+
+}  // namespace
+}  // namespace bench
+}  // namespace hgc

@@ -24,7 +24,7 @@
 // deviation of about 1/3 before the mask, so softmax is far from
 // saturating and the check compares real probabilities.
 //
-// The baseline (runtime/primitive_executor.h) runs it as a framework does:
+// The baseline (baseline/primitive_executor.h) runs it as a framework does:
 // one matmul primitive with the scale and the mask as binary post-ops, the
 // softmax primitive, the second matmul, and a reorder for the transpose
 // (the reshape is free); its steps and oneDNN implementations are printed

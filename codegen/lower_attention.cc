@@ -269,10 +269,11 @@ void BuildLoop(tile::NestBuilder& nb, const Plan& p) {
         nb.Let("o_base", m.out_offset + b * m.out_strides[0] +
                              h * m.out_strides[1]);
     if (p.k_packed) {
-      // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it.
-      nb.Append(tile::Stmt{tile::Copy{View{p.k, k_base, 4}, m.k.strides[3],
-                                      m.k.strides[2], View{p.kt, 0, 4},
-                                      m.seq_kv, m.head_dim, m.seq_kv}});
+      // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it; key by key,
+      // so that reads run along K's rows.
+      nb.Append(tile::Stmt{tile::Copy{View{p.k, k_base, 4}, m.k.strides[2],
+                                      m.k.strides[3], View{p.kt, 0, 4}, 1,
+                                      m.seq_kv, m.seq_kv, m.head_dim}});
     }
     nb.For("qb", chunk * per_chunk, Min(chunk * per_chunk + per_chunk, q_blocks),
            false, [&](Expr qb) {

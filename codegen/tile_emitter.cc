@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/llvm/elemental_emitter.h"
+#include "codegen/llvm/vector_math.h"
 #include "llvm/IR/Constants.h"
 #include "microkernels/brgemm_abi.h"
 #include "support/status_macros.h"
@@ -31,6 +32,23 @@ llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c) {
   llvm::Type* i8p = llvm::Type::getInt8PtrTy(c);
   return llvm::StructType::get(c,
                                {i8p, i8p, i8p, llvm::Type::getInt64Ty(c), i8p});
+}
+
+// max(a, b) as x86's vmaxps computes it: b when either is NaN. Softmax
+// may use it: a NaN score still reaches exp and makes the whole row NaN, as
+// the reference's NaN max does.
+llvm::Value* FastMax(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
+  return b.CreateSelect(b.CreateFCmpOGT(x, y), x, y);
+}
+
+// Horizontal FastMax of a <16 x float> by halving.
+llvm::Value* TreeMax(llvm::IRBuilder<>& b, llvm::Value* v) {
+  for (int width = kVectorWidth / 2; width >= 1; width /= 2) {
+    std::vector<int> upper(kVectorWidth);
+    for (int i = 0; i < kVectorWidth; ++i) upper[i] = (i + width) % kVectorWidth;
+    v = FastMax(b, v, b.CreateShuffleVector(v, upper));
+  }
+  return b.CreateExtractElement(v, uint64_t{0});
 }
 
 // NaN-propagating horizontal max of a <16 x float>.
@@ -223,9 +241,14 @@ class Emitter {
   llvm::Value* Scalar(const tile::View& v) {
     return b_.CreateLoad(f32_, Ptr(v, f32_));
   }
+  // The lanes' sum, in a tree (a reduction may sum in any order).
   llvm::Value* AccSum() {
-    return b_.CreateFAddReduce(llvm::ConstantFP::get(f32_, 0.0),
-                               b_.CreateLoad(vt_, acc_));
+    llvm::CallInst* sum = b_.CreateFAddReduce(
+        llvm::ConstantFP::get(f32_, 0.0), b_.CreateLoad(vt_, acc_));
+    llvm::FastMathFlags reassoc;
+    reassoc.setAllowReassoc();
+    sum->setFastMathFlags(reassoc);
+    return sum;
   }
   void Accumulate(llvm::Value* t) {
     b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(vt_, acc_), t), acc_);
@@ -292,11 +315,10 @@ class Emitter {
     llvm::Value* m = b_.CreateVectorSplat(kVectorWidth, Scalar(r.max));
     b_.CreateStore(Splat(0), acc_);
     ForVectors(E(r.len), [&](llvm::Value* col, llvm::Value* mask) {
-      absl::StatusOr<llvm::Value*> e = EmitUnary(
-          b_, "exp", DType::kF32, b_.CreateFSub(Load(src, col, mask, 0), m));
-      if (!e.ok()) return Note(e.status());
-      Store(*e, dst, col, mask);
-      Accumulate(b_.CreateSelect(mask, *e, Splat(0)));
+      llvm::Value* e =
+          EmitExpNonPositive(b_, b_.CreateFSub(Load(src, col, mask, 0), m));
+      Store(e, dst, col, mask);
+      Accumulate(b_.CreateSelect(mask, e, Splat(0)));
     });
     b_.CreateStore(b_.CreateFAdd(Scalar(r.sum), AccSum()), Ptr(r.sum, f32_));
   }
@@ -345,40 +367,30 @@ class Emitter {
     llvm::Value* old_max = b_.CreateLoad(f32_, max_ptr);
     b_.CreateStore(Splat(-inf), acc_);
     ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
-      absl::StatusOr<llvm::Value*> m =
-          EmitBinary(b_, "max", DType::kF32, b_.CreateLoad(vt_, acc_),
-                     Load(s, col, mask, -inf));
-      if (!m.ok()) return Note(m.status());
-      b_.CreateStore(*m, acc_);
+      b_.CreateStore(FastMax(b_, b_.CreateLoad(vt_, acc_),
+                             Load(s, col, mask, -inf)),
+                     acc_);
     });
-    absl::StatusOr<llvm::Value*> block_max =
-        HorizontalMax(b_, b_.CreateLoad(vt_, acc_));
-    if (!block_max.ok()) return Note(block_max.status());
-    absl::StatusOr<llvm::Value*> new_max =
-        EmitBinary(b_, "max", DType::kF32, old_max, *block_max);
-    if (!new_max.ok()) return Note(new_max.status());
+    llvm::Value* new_max =
+        FastMax(b_, old_max, TreeMax(b_, b_.CreateLoad(vt_, acc_)));
     // Subtract 0 while every score so far is -inf: exp(-inf - 0) = 0.
     llvm::Value* use = b_.CreateSelect(
-        b_.CreateFCmpOEQ(*new_max, llvm::ConstantFP::get(f32_, -inf)),
-        llvm::ConstantFP::get(f32_, 0.0), *new_max);
+        b_.CreateFCmpOEQ(new_max, llvm::ConstantFP::get(f32_, -inf)),
+        llvm::ConstantFP::get(f32_, 0.0), new_max);
     llvm::Value* use_v = b_.CreateVectorSplat(kVectorWidth, use);
     b_.CreateStore(Splat(0), acc_);
     ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
-      absl::StatusOr<llvm::Value*> e = EmitUnary(
-          b_, "exp", DType::kF32, b_.CreateFSub(Load(s, col, mask, 0), use_v));
-      if (!e.ok()) return Note(e.status());
-      Store(*e, s, col, mask);
-      Accumulate(b_.CreateSelect(mask, *e, Splat(0)));
+      llvm::Value* e = EmitExpNonPositive(
+          b_, b_.CreateFSub(Load(s, col, mask, 0), use_v));
+      Store(e, s, col, mask);
+      Accumulate(b_.CreateSelect(mask, e, Splat(0)));
     });
-    absl::StatusOr<llvm::Value*> alpha = EmitUnary(
-        b_, "exp", DType::kF32,
-        b_.CreateVectorSplat(kVectorWidth, b_.CreateFSub(old_max, use)));
-    if (!alpha.ok()) return Note(alpha.status());
-    llvm::Value* a = b_.CreateExtractElement(*alpha, uint64_t{0});
+    llvm::Value* a = EmitExpNonPositive(b_, b_.CreateFSub(old_max, use));
+    llvm::Value* alpha = b_.CreateVectorSplat(kVectorWidth, a);
     b_.CreateStore(
         b_.CreateFAdd(b_.CreateFMul(b_.CreateLoad(f32_, sum_ptr), a), AccSum()),
         sum_ptr);
-    b_.CreateStore(*new_max, max_ptr);
+    b_.CreateStore(new_max, max_ptr);
     // o *= a, skipped when the max did not move (a == 1).
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
     auto* scale = llvm::BasicBlock::Create(b_.getContext(), "rescale", fn);
@@ -388,7 +400,7 @@ class Emitter {
     b_.SetInsertPoint(scale);
     llvm::Value* o = Ptr(r.o, f32_);
     ForVectors(E(r.o_len), [&](llvm::Value* col, llvm::Value* mask) {
-      Store(b_.CreateFMul(Load(o, col, mask, 0), *alpha), o, col, mask);
+      Store(b_.CreateFMul(Load(o, col, mask, 0), alpha), o, col, mask);
     });
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
@@ -399,20 +411,23 @@ class Emitter {
     llvm::Value* dst = Ptr(c.dst, f32_);
     llvm::Value* src_row = E(c.src_row);
     llvm::Value* src_col = E(c.src_col);
-    llvm::Value* dst_ld = E(c.dst_ld);
+    llvm::Value* dst_row = E(c.dst_row);
+    llvm::Value* dst_col = E(c.dst_col);
     llvm::Value* cols = E(c.cols);
     EmitLoop(b_, b_.getInt64(0), E(c.rows),
              [&](llvm::IRBuilder<>& b, llvm::Value* r) {
                llvm::Value* s = b.CreateInBoundsGEP(f32_, src,
                                                     b.CreateMul(r, src_row));
                llvm::Value* d =
-                   b.CreateInBoundsGEP(f32_, dst, b.CreateMul(r, dst_ld));
+                   b.CreateInBoundsGEP(f32_, dst, b.CreateMul(r, dst_row));
                EmitLoop(b, b.getInt64(0), cols,
                         [&](llvm::IRBuilder<>& b, llvm::Value* col) {
                           llvm::Value* x = b.CreateLoad(
                               f32_, b.CreateInBoundsGEP(
                                         f32_, s, b.CreateMul(col, src_col)));
-                          b.CreateStore(x, b.CreateInBoundsGEP(f32_, d, col));
+                          b.CreateStore(x, b.CreateInBoundsGEP(
+                                               f32_, d,
+                                               b.CreateMul(col, dst_col)));
                         });
              });
   }

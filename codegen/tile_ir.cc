@@ -357,7 +357,7 @@ class Printer {
     Emit(indent, absl::StrCat(V(c.dst), " = copy ", V(c.src), " rows ",
                               E(c.rows), " x cols ", E(c.cols), " strides (",
                               E(c.src_row), ", ", E(c.src_col), ") -> (",
-                              E(c.dst_ld), ", 1)"));
+                              E(c.dst_row), ", ", E(c.dst_col), ")"));
   }
   void Line(int indent, const RowReduce& r) {
     std::string s =

@@ -151,7 +151,8 @@ struct RowReduce {
   bool shift = false;
 };
 
-// dst[i] = exp(src[i] - *max) for i < len; *sum += the sum of them.
+// dst[i] = exp(src[i] - *max) for i < len, where *max is the row's max
+// (results below 2^-126 are 0); *sum += the sum of them.
 struct RowExp {
   View src, dst;
   Expr len;
@@ -193,13 +194,14 @@ struct OnlineSoftmax {
   Expr o_len;
 };
 
-// dst[r * dst_ld + c] = src[r * src_row + c * src_col] for r < rows,
-// c < cols: a copy or transpose of 4-byte elements (packing a K block).
+// dst[r * dst_row + c * dst_col] = src[r * src_row + c * src_col] for
+// r < rows, c < cols: a copy or transpose of 4-byte elements (packing a K
+// block). The inner loop runs over c.
 struct Copy {
   View src;
   Expr src_row, src_col;
   View dst;
-  Expr dst_ld;
+  Expr dst_row, dst_col;
   Expr rows, cols;
 };
 

@@ -40,6 +40,12 @@ namespace codegen {
 // in the denormal range are rounded once.
 llvm::Value* EmitExp(llvm::IRBuilder<>& b, llvm::Value* x);
 
+// e^x for x <= 0 (softmax's exp(x - max)): EmitExp's reduction and
+// polynomial with one exponent-field multiply; results below 2^-126 (x <
+// -87.34, -inf included) are 0, an absolute error below 1.2e-38, and NaN
+// gives NaN. Positive x are outside its domain.
+llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x);
+
 // Natural logarithm: x = m 2^e with m in [sqrt(1/2), sqrt(2)), then
 // log1p(m - 1) by a degree-11 polynomial and e ln2 in two parts.
 llvm::Value* EmitLog(llvm::IRBuilder<>& b, llvm::Value* x);

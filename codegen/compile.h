@@ -1,23 +1,28 @@
 // Compile: lowers the entry graph of a module, after the graph pipeline, to
 // a runtime Executable (docs/compiler.md §3-4).
 //
-// What lowers natively (LLVM step functions, KernelFrame ABI):
-//   - "matmul" / "mlp" fusion groups in f32 (lower_matmul.h): tile loops +
-//     BRGEMM microkernel calls + fused post-ops; constant weights packed once
-//     in init steps;
-//   - "elementwise" groups and lone elementwise ops in f32
+// What lowers natively: each lowering chooses a schedule and builds a
+// tile-IR nest (tile_ir.h), which the one emitter (tile_emitter.h) turns
+// into an LLVM step function with the KernelFrame ABI:
+//   - "matmul" / "mlp" groups in f32, bf16, u8 x s8 and s8 x s8
+//     (lower_matmul.h): tile loops + BRGEMM calls + post-ops on the hot C
+//     tile; constant weights packed once in init steps;
+//   - "attention" groups in f32 (lower_attention.h): one flash-style nest;
+//   - "elementwise" groups and lone elementwise ops of any dtype
 //     (lower_elementwise.h);
 //   - "softmax" / "layernorm" / "reduce" groups in f32 over the last dim
 //     (lower_rowwise.h).
-// Everything else (bf16/int8, other axes, transposes,
-// casts, quantization...) becomes a *fallback* host step that evaluates the
-// op with the reference interpreter (EvaluateOp) and copies the result into
-// the step's buffer. Fallback steps allocate on every run; CompileStats
-// counts them so that `hgc --stats` shows them. `reshape` is a copy.
+// Transposes and f32 reductions over other axes are allocation-free host
+// steps (transpose_step.h, reduce_step.h); `reshape` is a copy. What is
+// left (f16 matmuls, non-f32 reductions over leading axes, groups a
+// lowering declines as Unimplemented) becomes a *fallback* host step that
+// evaluates the op with the reference interpreter (EvaluateOp) and copies
+// the result into the step's buffer. Fallback steps allocate on every run;
+// CompileStats counts them so that `hgc --stats` shows them.
 //
 // Constants: literal constants are evaluated at compile time into constant
 // slots; ops depending only on constants run once per SetConstants as
-// (fallback) init steps. Buffers: non-const params are inputs, const params
+// init steps. Buffers: non-const params are inputs, const params
 // constant slots, results outputs (a result that is a parameter, a constant,
 // or returned twice gets a copy step), intermediates arena offsets from
 // PlanBuffers plus scratch appended by the lowerings.

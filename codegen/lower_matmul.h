@@ -4,16 +4,19 @@
 // or VNNI, widening or FMA below).
 //
 // A group's body is a sequence of layers: a matmul, then elementwise
-// post-ops on its result (bias add, activation, residual, scale...). Each
-// layer becomes a loop over the tiles (batch, M block, N block) of its
-// output, statically split across threads by tile index; per tile:
-//   1. one BRGEMM call (entry point frame->kernels[i], BrgemmCallArgs on the
-//      stack) reducing all of K and writing the C tile into the output
-//      buffer (ldc = N);
-//   2. the layer's post-ops over that tile (EmitRow, in place), while it is
-//      still in L1.
-// `"mlp"` groups run their layers in the same step with frame->barrier
-// between layers; intermediates live in the arena.
+// post-ops on its result (bias add, activation, residual, scale...). The
+// lowering builds one tile-IR nest (tile_ir.h; `--emit=loops` prints it):
+// per layer a `parallel.for` over the tiles (batch, M block, N block) of
+// its output, statically split across threads by tile index; per tile:
+//   1. BRGEMM calls over the K chunks (the first overwrites C, the middle
+//      ones accumulate, the last applies the kernel's post-ops), writing
+//      the C tile into the output buffer (ldc = N); the kernel table entry
+//      is selected by whether the tile is an M / N tail;
+//   2. the layer's post-ops over that tile (a RowMap per row, in place),
+//      while it is still in L1.
+// `"mlp"` groups run their layers in the same nest with a barrier between
+// layers (none where each thread reads only rows it wrote); intermediates
+// live in the arena.
 //
 // B operands that depend only on constants are packed ONCE by an init step
 // (microkernels/pack.h) into a constant slot. Other f32 B operands are read

@@ -1,17 +1,18 @@
 // Lowering of `"softmax"`, `"layernorm"` and `"reduce"` fusion groups (f32)
-// to one LLVM step: rows (all dims but the last) split evenly across
-// threads; per row
+// to one tile-IR nest (tile_ir.h): a `parallel.for` over rows (all dims but
+// the last) split evenly across threads; per row
 //   1. the fused elementwise producers evaluated into a per-thread scratch
 //      row (skipped when the row op reads a group operand directly);
 //   2. the row op, vectorized over the row (16 lanes, masked last vector):
 //      softmax = max pass, exp-and-sum pass, scale pass; layernorm = mean
-//      pass, variance pass (two-pass, like the reference), normalize with
-//      gamma/beta; reduce_sum/max/mean = one pass and a horizontal fold;
+//      pass, variance pass (two-pass, both over x - x[0], so a constant row
+//      is exact), normalize with gamma/beta; reduce_sum/max/mean = one pass and a horizontal fold;
 //   3. the fused elementwise consumers, in place on the output row.
 // The row op must work on the last dim only (softmax/layernorm axis -1,
 // reduce axes = [last]); reduce groups take no consumers. Statistics
-// accumulate in f32 (design.md's requirement); NaN propagates as in the
-// reference (max folds with NaN-propagating max).
+// accumulate in f32; NaN propagates as in the reference (reduce_max folds
+// with a NaN-propagating max; a NaN reaching softmax's exp makes its row
+// NaN).
 #ifndef HGC_CODEGEN_LOWER_ROWWISE_H_
 #define HGC_CODEGEN_LOWER_ROWWISE_H_
 

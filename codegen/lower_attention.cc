@@ -31,8 +31,8 @@ AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
   b.nb = std::min(nb, seq_kv);
   const int64_t q_blocks = (seq_q + b.mb - 1) / b.mb;
   if (batch_heads < 2 * num_threads) {
-    b.q_chunks = std::min(
-        q_blocks, (2 * num_threads + batch_heads - 1) / batch_heads);
+    b.q_chunks =
+        std::min(q_blocks, (2 * num_threads + batch_heads - 1) / batch_heads);
   }
   return b;
 }
@@ -50,16 +50,16 @@ struct Plan {
   bool k_packed = false;  // Kᵀ packed per (batch, head) into `kt`
   int q = -1, k = -1, v = -1, out = -1;
   int kt = -1, s = -1, o = -1, stats = -1, qs = -1;  // scratch
-  int qk_kernel[2][2] = {};  // [M tail][N tail]
-  int pv_kernel[2][2] = {};  // [M tail][K tail]
+  int qk_kernel[2][2] = {};                          // [M tail][N tail]
+  int pv_kernel[2][2] = {};                          // [M tail][K tail]
   int q_program = -1, score_program = -1, prob_program = -1;
 };
 
 bool IsF32(const Value* v) { return v->type().dtype == DType::kF32; }
 
 absl::Status CheckSupported(const AttentionMatch& m) {
-  const Value* values[] = {m.q.param,        m.k.param,       m.v.param,
-                           m.qk->result(),   m.pv->operand(0), m.pv->result(),
+  const Value* values[] = {m.q.param,      m.k.param,        m.v.param,
+                           m.qk->result(), m.pv->operand(0), m.pv->result(),
                            m.result};
   for (const Value* v : values) {
     if (!IsF32(v)) return absl::UnimplementedError("non-f32 attention");
@@ -115,17 +115,16 @@ absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
 
 absl::Status AddKernels(tile::Nest& nest, Plan& p) {
   const AttentionMatch& m = p.m;
-  HGC_ASSIGN_OR_RETURN(
-      Isa isa,
-      microkernels::SelectBrgemmIsa(microkernels::BrgemmDataType::kF32));
+  HGC_ASSIGN_OR_RETURN(Isa isa, microkernels::SelectBrgemmIsa(
+                                    microkernels::BrgemmDataType::kF32));
   const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
   for (int mt = 0; mt < 2; ++mt) {
     const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
     for (int nt = 0; nt < 2; ++nt) {
       const int64_t keys = nt && m.seq_kv % nb ? m.seq_kv % nb : nb;
       using microkernels::BrgemmDataType;
-      BrgemmDesc qk = microkernels::MakeBrgemmDesc(
-          isa, BrgemmDataType::kF32, rows, keys, m.head_dim);
+      BrgemmDesc qk = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kF32,
+                                                   rows, keys, m.head_dim);
       // A dim of extent 1 has stride 0 in the match: any row length will do.
       qk.lda = p.qs >= 0 ? m.head_dim : std::max(m.q.strides[2], m.head_dim);
       qk.ldb = p.k_packed ? m.seq_kv : std::max(m.k.strides[3], keys);
@@ -134,8 +133,8 @@ absl::Status AddKernels(tile::Nest& nest, Plan& p) {
       HGC_ASSIGN_OR_RETURN(auto qk_code,
                            microkernels::BrgemmKernelCache::Global().Get(qk));
       p.qk_kernel[mt][nt] = nest.AddKernel(qk, std::move(qk_code));
-      BrgemmDesc pv = microkernels::MakeBrgemmDesc(
-          isa, BrgemmDataType::kF32, rows, m.head_dim_v, keys);
+      BrgemmDesc pv = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kF32,
+                                                   rows, m.head_dim_v, keys);
       pv.lda = nb;
       pv.ldb = std::max(m.v.strides[2], m.head_dim_v);
       pv.ldc = m.head_dim_v;
@@ -156,14 +155,14 @@ void AddScratch(LowerState& state, tile::Nest& nest, Plan& p) {
   const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
   auto per_thread = [&](int64_t floats, const char* name, std::string note) {
     const int64_t bytes = (floats * 4 + 63) / 64 * 64;
-    return nest.AddPerThread(state.AllocArena(bytes * state.num_threads),
-                             bytes, name, std::move(note));
+    return nest.AddPerThread(state.AllocArena(bytes * state.num_threads), bytes,
+                             name, std::move(note));
   };
-  p.s = per_thread(mb * nb, "s", absl::StrCat("f32[", mb, ", ", nb,
-                                              "] score tile"));
-  p.o = per_thread(mb * m.head_dim_v, "acc",
-                   absl::StrCat("f32[", mb, ", ", m.head_dim_v,
-                                "] output accumulator"));
+  p.s = per_thread(mb * nb, "s",
+                   absl::StrCat("f32[", mb, ", ", nb, "] score tile"));
+  p.o = per_thread(
+      mb * m.head_dim_v, "acc",
+      absl::StrCat("f32[", mb, ", ", m.head_dim_v, "] output accumulator"));
   p.stats = nest.AddLocal(8 * mb, "stats",
                           absl::StrCat("f32[2, ", mb, "] running max, sum"));
   if (p.k_packed) {
@@ -172,9 +171,9 @@ void AddScratch(LowerState& state, tile::Nest& nest, Plan& p) {
                                    "] K transposed, one head"));
   }
   if (!m.q_ops.empty()) {
-    p.qs = per_thread(mb * m.head_dim, "qs",
-                      absl::StrCat("f32[", mb, ", ", m.head_dim,
-                                   "] Q rows after the Q ops"));
+    p.qs = per_thread(
+        mb * m.head_dim, "qs",
+        absl::StrCat("f32[", mb, ", ", m.head_dim, "] Q rows after the Q ops"));
   }
 }
 
@@ -183,9 +182,8 @@ Expr Offset(const StridedOperand& x, const Expr& b, const Expr& h) {
 }
 
 // One block of query rows: its K/V stream and the write-out.
-void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
-                     Expr q_base, Expr k_base, Expr v_base, Expr o_base,
-                     Expr row_base) {
+void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb, Expr q_base,
+                     Expr k_base, Expr v_base, Expr o_base, Expr row_base) {
   const AttentionMatch& m = p.m;
   const int64_t mb = p.blocks.mb, kb = p.blocks.nb, dv = m.head_dim_v;
   const float inf = std::numeric_limits<float>::infinity();
@@ -210,7 +208,7 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
     Expr n_tail =
         m.seq_kv % kb == 0 ? Expr(0) : nb.Let("n_tail", Lt(m.seq_kv - j0, kb));
     Expr keys = nb.Let("keys", Select(n_tail, m.seq_kv - j0, kb));
-    auto pick = [&](const int (&k)[2][2]) {
+    auto pick = [&](const int(&k)[2][2]) {
       return Select(m_tail, Select(n_tail, k[1][1], k[1][0]),
                     Select(n_tail, k[0][1], k[0][0]));
     };
@@ -228,9 +226,9 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
         nb.Append(tile::Stmt{
             tile::RowMap{p.score_program, row, j0, j0 + keys, s_row, s_row}});
       }
-      nb.Append(tile::Stmt{tile::OnlineSoftmax{
-          s_row, keys, View{p.stats, r, 4}, View{p.stats, mb + r, 4},
-          View{p.o, r * dv, 4}, dv}});
+      nb.Append(tile::Stmt{tile::OnlineSoftmax{s_row, keys, View{p.stats, r, 4},
+                                               View{p.stats, mb + r, 4},
+                                               View{p.o, r * dv, 4}, dv}});
       if (p.prob_program >= 0) {
         nb.Append(tile::Stmt{
             tile::RowMap{p.prob_program, row, j0, j0 + keys, s_row, s_row}});
@@ -244,10 +242,10 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
     nb.Append(tile::Stmt{std::move(pv)});
   });
   nb.For("r", 0, rows, false, [&](Expr r) {
-    nb.Append(tile::Stmt{tile::RowScale{
-        View{p.o, r * dv, 4},
-        View{p.out, o_base + (i0 + r) * m.out_strides[2], 4}, dv,
-        View{p.stats, mb + r, 4}, true}});
+    nb.Append(tile::Stmt{
+        tile::RowScale{View{p.o, r * dv, 4},
+                       View{p.out, o_base + (i0 + r) * m.out_strides[2], 4}, dv,
+                       View{p.stats, mb + r, 4}, true}});
   });
 }
 
@@ -265,9 +263,8 @@ void BuildLoop(tile::NestBuilder& nb, const Plan& p) {
     Expr q_base = nb.Let("q_base", Offset(m.q, b, h));
     Expr k_base = nb.Let("k_base", Offset(m.k, b, g));
     Expr v_base = nb.Let("v_base", Offset(m.v, b, g));
-    Expr o_base =
-        nb.Let("o_base", m.out_offset + b * m.out_strides[0] +
-                             h * m.out_strides[1]);
+    Expr o_base = nb.Let(
+        "o_base", m.out_offset + b * m.out_strides[0] + h * m.out_strides[1]);
     if (p.k_packed) {
       // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it; key by key,
       // so that reads run along K's rows.
@@ -275,8 +272,8 @@ void BuildLoop(tile::NestBuilder& nb, const Plan& p) {
                                       m.k.strides[3], View{p.kt, 0, 4}, 1,
                                       m.seq_kv, m.seq_kv, m.head_dim}});
     }
-    nb.For("qb", chunk * per_chunk, Min(chunk * per_chunk + per_chunk, q_blocks),
-           false, [&](Expr qb) {
+    nb.For("qb", chunk * per_chunk,
+           Min(chunk * per_chunk + per_chunk, q_blocks), false, [&](Expr qb) {
              BuildQueryBlock(nb, p, qb, q_base, k_base, v_base, o_base,
                              bh * m.seq_q);
            });
@@ -296,8 +293,7 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
     return absl::UnimplementedError("body result type differs");
   }
   p.blocks = ChooseAttentionBlocks(m.batch * m.heads, m.seq_q, m.seq_kv,
-                                   m.head_dim, m.head_dim_v,
-                                   state.num_threads,
+                                   m.head_dim, m.head_dim_v, state.num_threads,
                                    HostCacheInfo().l2_bytes);
   // K keys-major (d contiguous) is packed to Kᵀ; K stored transposed (keys
   // contiguous) is the kernel's B as it is.

@@ -10,189 +10,19 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/lower_elementwise.h"
+#include "codegen/matmul_layers.h"
+#include "codegen/tile_emitter.h"
+#include "codegen/tile_ir.h"
 #include "microkernels/brgemm_abi.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/kernel_cache.h"
 #include "microkernels/pack.h"
-#include "codegen/tile_emitter.h"
-#include "codegen/tile_ir.h"
 #include "support/status_macros.h"
 
 namespace hgc {
 namespace codegen {
-namespace {
 
 using microkernels::BrgemmDesc;
-
-// One matmul and the post-ops on its result.
-struct Layer {
-  const Op* matmul = nullptr;
-  std::vector<const Op*> post;
-  const Value* out = nullptr;
-  int64_t batch = 1, m = 0, n = 0, k = 0;
-  bool a_batched = false, b_batched = false;
-  microkernels::BrgemmDataType kind = microkernels::BrgemmDataType::kF32;
-  int64_t in_bytes = 4;  // bytes per A / B element
-  // The kernel's C is f32 or s32; it is written straight into the layer's
-  // output (where the post-ops rewrite it in place) when the matmul result
-  // is that type and the output has 4-byte elements too, else into an f32 /
-  // s32 scratch from which the post-ops (or the rounding to bf16) read.
-  bool c_scratch = false;
-  // Post-ops the f32 kernel applies itself as it stores C (brgemm_desc.h):
-  // a bias row (`bias`, a group param of N elements) and / or relu, when
-  // they are all the layer's post-ops. The tile loop then runs none.
-  const Value* bias = nullptr;
-  bool relu = false;
-  bool kernel_post_ops() const { return bias != nullptr || relu; }
-};
-
-// Sets l.bias / l.relu when the layer's post-ops are exactly
-// [add(C, bias)] [relu] in that order (either or both; add's operands in
-// either order), on an f32 kernel writing its C straight to the output.
-void MatchKernelPostOps(Layer& l) {
-  if (l.kind != microkernels::BrgemmDataType::kF32 || l.c_scratch ||
-      l.post.empty() || l.post.size() > 2) {
-    return;
-  }
-  const Value* c = l.matmul->result();
-  const Value* bias = nullptr;
-  size_t next = 0;
-  const Op* add = l.post[0];
-  if (add->kind() == "add" && add->num_operands() == 2) {
-    const Value* other = add->operand(0) == c   ? add->operand(1)
-                         : add->operand(1) == c ? add->operand(0)
-                                                : nullptr;
-    if (other != nullptr && other->is_param() &&
-        other->type().dtype == DType::kF32 && other->type().rank() > 0 &&
-        other->type().shape.back() == l.n &&
-        other->type().NumElements() == l.n) {
-      bias = other;
-      c = add->result();
-      next = 1;
-    }
-  }
-  bool relu = false;
-  if (next < l.post.size()) {
-    const Op* r = l.post[next];
-    if (r->kind() != "relu" || r->operand(0) != c) return;
-    relu = true;
-    ++next;
-  }
-  if (next != l.post.size()) return;
-  l.bias = bias;
-  l.relu = relu;
-}
-
-// The kernel data type of a matmul with operands `a`, `b`: f32, bf16,
-// u8 x s8 or s8 x s8; Unimplemented for other combinations.
-absl::StatusOr<microkernels::BrgemmDataType> KernelType(DType a, DType b) {
-  using microkernels::BrgemmDataType;
-  if (a == DType::kF32 && b == DType::kF32) return BrgemmDataType::kF32;
-  if (a == DType::kBF16 && b == DType::kBF16) return BrgemmDataType::kBf16;
-  if (a == DType::kU8 && b == DType::kS8) return BrgemmDataType::kU8S8;
-  if (a == DType::kS8 && b == DType::kS8) return BrgemmDataType::kS8S8;
-  return absl::UnimplementedError(
-      absl::StrCat("matmul of ", DTypeName(a), " and ", DTypeName(b)));
-}
-
-int64_t Prod(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= s[i];
-  return p;
-}
-
-// Whether `operand` (rank >= 2) has the batch dims of `out` (true), none
-// that matter (all 1: false), or something else (error).
-absl::StatusOr<bool> BatchedLike(const Shape& operand, const Shape& out) {
-  int64_t count = Prod(operand, 0, operand.size() - 2);
-  if (count == 1) return false;
-  if (operand.size() == out.size() &&
-      std::equal(operand.begin(), operand.end() - 2, out.begin())) {
-    return true;
-  }
-  return absl::UnimplementedError("partially broadcast batch dims");
-}
-
-absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
-  std::vector<Layer> layers;
-  for (const auto& o : body.ops()) {
-    const Op* op = o.get();
-    if (op->kind() == "constant") continue;
-    if (op->kind() == "matmul") {
-      layers.emplace_back();
-      layers.back().matmul = op;
-      continue;
-    }
-    if (layers.empty() || !IsElementalOp(op->kind())) {
-      return absl::UnimplementedError(
-          absl::StrCat("'", op->kind(), "' in a matmul group"));
-    }
-    layers.back().post.push_back(op);
-  }
-  if (layers.empty()) return absl::UnimplementedError("no matmul");
-  for (size_t i = 0; i < layers.size(); ++i) {
-    Layer& l = layers[i];
-    const Op& mm = *l.matmul;
-    l.out = l.post.empty() ? mm.result() : l.post.back()->result();
-    const Attribute* ta = mm.FindAttr("transpose_a");
-    if (ta != nullptr && ta->is_bool() && ta->as_bool()) {
-      return absl::UnimplementedError("transpose_a");
-    }
-    for (const Value* v : {mm.operand(0), mm.operand(1), mm.result()}) {
-      if (v->type().rank() < 2) {
-        return absl::UnimplementedError("rank-1 matmul");
-      }
-    }
-    HGC_ASSIGN_OR_RETURN(l.kind, KernelType(mm.operand(0)->type().dtype,
-                                            mm.operand(1)->type().dtype));
-    l.in_bytes = DTypeSize(mm.operand(0)->type().dtype);
-    const DType result_dtype = mm.result()->type().dtype;
-    l.c_scratch =
-        (result_dtype != DType::kF32 && result_dtype != DType::kS32) ||
-        DTypeSize(l.out->type().dtype) != 4;
-    if (!mm.operand(1)->is_param()) {
-      return absl::UnimplementedError("B is computed inside the group");
-    }
-    const Value* a = mm.operand(0);
-    if (i == 0 ? !a->is_param() : a != layers[i - 1].out) {
-      return absl::UnimplementedError("A is not the previous layer");
-    }
-    const Shape& out = mm.result()->type().shape;
-    const Shape& as = a->type().shape;
-    l.m = out[out.size() - 2];
-    l.n = out.back();
-    l.k = as.back();
-    l.batch = Prod(out, 0, out.size() - 2);
-    if (l.batch == 0 || l.m == 0 || l.n == 0 || l.k == 0) {
-      return absl::UnimplementedError("empty matmul");
-    }
-    HGC_ASSIGN_OR_RETURN(l.a_batched, BatchedLike(as, out));
-    HGC_ASSIGN_OR_RETURN(l.b_batched,
-                         BatchedLike(mm.operand(1)->type().shape, out));
-    // Post-ops keep the tile's shape and read only this layer, params and
-    // constants.
-    absl::flat_hash_set<const Value*> local = {mm.result()};
-    for (const Op* p : l.post) {
-      if (p->result()->type().shape != out) {
-        return absl::UnimplementedError("post-op changes the shape");
-      }
-      for (const Value* x : p->operands()) {
-        bool constant =
-            !x->is_param() && x->defining_op()->kind() == "constant";
-        if (!local.contains(x) && !x->is_param() && !constant) {
-          return absl::UnimplementedError("post-op reads another layer");
-        }
-      }
-      local.insert(p->result());
-    }
-  }
-  if (body.results().size() != 1 || body.results()[0] != layers.back().out) {
-    return absl::UnimplementedError("group result is not the last layer");
-  }
-  return layers;
-}
-
-}  // namespace
 
 // The K chunk of one BRGEMM call: all of K up to 128 (a 128 x 64 f32 B
 // chunk is 32 KiB, inside L1); beyond, the largest divisor of K in
@@ -343,11 +173,10 @@ absl::Status AddPackB(LowerState& state, tile::Nest& nest, const Op& op,
   const std::string b_name = l.matmul->operand(1)->name();
   tile::Pack pack;
   pack.init = p.b_const;
-  pack.text = absl::StrCat(
-      "pack %", b_name, " -> %", b_name, "_packed (", panels.size(),
-      " panels of K ", kp, " x ", p.t.nb, ", ",
-      microkernels::BLayoutName(panels[0].b_layout),
-      p.b_transposed ? ", from B transposed" : "", ")");
+  pack.text = absl::StrCat("pack %", b_name, " -> %", b_name, "_packed (",
+                           panels.size(), " panels of K ", kp, " x ", p.t.nb,
+                           ", ", microkernels::BLayoutName(panels[0].b_layout),
+                           p.b_transposed ? ", from B transposed" : "", ")");
   Step& step = pack.step;
   step.name = absl::StrCat(op.result()->name(), ".pack_b", index);
   step.buffers = {src, dst};
@@ -429,8 +258,10 @@ void BuildTileLoop(tile::NestBuilder& nb, const LayerPlan& p) {
     Expr g_rows = nb.Let("group_rows", Min(mtiles - g * t.group, t.group));
     Expr m0 = nb.Let("m0", (g * t.group + in_group % g_rows) * t.mb);
     Expr n0 = nb.Let("n0", in_group / g_rows * t.nb);
-    Expr m_tail = l.m % t.mb == 0 ? Expr(0) : nb.Let("m_tail", Lt(l.m - m0, t.mb));
-    Expr n_tail = l.n % t.nb == 0 ? Expr(0) : nb.Let("n_tail", Lt(l.n - n0, t.nb));
+    Expr m_tail =
+        l.m % t.mb == 0 ? Expr(0) : nb.Let("m_tail", Lt(l.m - m0, t.mb));
+    Expr n_tail =
+        l.n % t.nb == 0 ? Expr(0) : nb.Let("n_tail", Lt(l.n - n0, t.nb));
     Expr a_off = m0 * l.k;
     if (l.a_batched) a_off = bi * (l.m * l.k) + a_off;
     // Blocked B: panel n0 / nb starts at n0 * Kp and its rows are as wide
@@ -493,8 +324,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     return state.refs.at(op.operand(p->index()));
   };
   auto param_buffer = [&](const Value* p) {
-    return nest.AddFrameBuffer(param_ref(p), p->name(),
-                               p->type().ToString());
+    return nest.AddFrameBuffer(param_ref(p), p->name(), p->type().ToString());
   };
   std::vector<LayerPlan> plans(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {

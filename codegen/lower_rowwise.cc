@@ -27,15 +27,24 @@ int64_t Axis(const Op& op, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-}  // namespace
+// A row group's ops around its row op, checked for what the lowering
+// takes.
+struct RowGroup {
+  const Op* row_op = nullptr;
+  std::vector<const Op*> pre, post;  // producers, consumers
+  int64_t len = 0, rows = 1;
+  bool is_reduce = false;
+};
 
-absl::Status LowerRowwise(LowerState& state, const Op& op) {
+absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
   const Graph* body = FusionBody(op);
   if (body == nullptr || body->results().size() != 1) {
     return absl::UnimplementedError("no body");
   }
-  const Op* row_op = nullptr;
-  std::vector<const Op*> pre, post;
+  RowGroup g;
+  const Op*& row_op = g.row_op;
+  std::vector<const Op*>& pre = g.pre;
+  std::vector<const Op*>& post = g.post;
   for (const auto& o : body->ops()) {
     if (o->kind() == "constant") continue;
     if (IsRowOp(o->kind())) {
@@ -85,19 +94,34 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
       return absl::UnimplementedError("consumer changes the shape");
     }
   }
-  const int64_t len = shape.back();
-  int64_t rows = 1;
-  for (int64_t d = 0; d + 1 < rank; ++d) rows *= shape[d];
+  g.len = shape.back();
+  for (int64_t d = 0; d + 1 < rank; ++d) g.rows *= shape[d];
+  g.is_reduce = is_reduce;
+  return g;
+}
 
+}  // namespace
+
+absl::Status LowerRowwise(LowerState& state, const Op& op) {
+  HGC_ASSIGN_OR_RETURN(RowGroup g, SplitRowGroup(op));
+  const Op* row_op = g.row_op;
+  const std::vector<const Op*>& pre = g.pre;
+  const std::vector<const Op*>& post = g.post;
+  const std::string kind = row_op->kind();
+  const Value* x = row_op->operand(0);
+  const Shape& shape = x->type().shape;
+  const Value* last = post.empty() ? row_op->result() : post.back()->result();
+  const int64_t len = g.len, rows = g.rows;
+  const bool is_reduce = g.is_reduce;
   tile::Nest nest(state.StepName(kind));
   auto param_buffer = [&](const Value* p) {
     const Value* v = op.operand(p->index());
     return nest.AddFrameBuffer(state.refs.at(v), v->name(),
                                v->type().ToString());
   };
-  const int out = nest.AddFrameBuffer(state.refs.at(op.result()),
-                                      op.result()->name(),
-                                      op.result()->type().ToString());
+  const int out =
+      nest.AddFrameBuffer(state.refs.at(op.result()), op.result()->name(),
+                          op.result()->type().ToString());
   // Producers into a per-thread scratch row, unless x is an operand.
   int pre_program = -1;
   int x_buffer = -1;
@@ -157,12 +181,12 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   nb.For("row", 0, rows, true, [&](tile::Expr row) {
     tile::View xrow{x_buffer, x->is_param() ? row * len : tile::Expr(0), 4};
     if (pre_program >= 0) {
-      nb.Append(tile::Stmt{tile::RowMap{pre_program, row, 0, len, xrow}});
+      nb.Append(tile::Stmt{tile::RowMap{pre_program, row, 0, len, xrow, {}}});
     }
     tile::View orow{out, is_reduce ? row : row * len, 4};
     if (kind == "softmax") {
-      nb.Append(tile::Stmt{
-          tile::RowReduce{tile::RowReduce::Op::kMax, xrow, len, first}});
+      nb.Append(tile::Stmt{tile::RowReduce{
+          tile::RowReduce::Op::kMax, xrow, len, first, false, {}, false}});
       nb.Append(tile::Stmt{tile::Fill{second, 1, 0.0f}});
       nb.Append(tile::Stmt{tile::RowExp{xrow, orow, len, first, second}});
       nb.Append(tile::Stmt{tile::RowScale{orow, orow, len, second, true}});
@@ -173,23 +197,23 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
                              : 1e-5;
       // Two passes over x - x[0]: the mean of a constant row is then
       // exactly 0 and its variance 0, whatever f32 rounds its sum to.
-      nb.Append(tile::Stmt{tile::RowReduce{tile::RowReduce::Op::kMean, xrow,
-                                           len, first, false, {}, true}});
       nb.Append(tile::Stmt{tile::RowReduce{
-          tile::RowReduce::Op::kMeanSquaredDeviation, xrow, len, second,
-          false, first, true}});
+          tile::RowReduce::Op::kMean, xrow, len, first, false, {}, true}});
+      nb.Append(
+          tile::Stmt{tile::RowReduce{tile::RowReduce::Op::kMeanSquaredDeviation,
+                                     xrow, len, second, false, first, true}});
       nb.Append(tile::Stmt{tile::RowNormalize{
           xrow, orow, len, first, second, static_cast<float>(eps),
           tile::View{gamma, 0, 4}, tile::View{beta, 0, 4}, true}});
     } else {
-      const auto reduce = kind == "reduce_max" ? tile::RowReduce::Op::kMax
-                          : kind == "reduce_sum"
-                              ? tile::RowReduce::Op::kSum
-                              : tile::RowReduce::Op::kMean;
-      nb.Append(tile::Stmt{tile::RowReduce{reduce, xrow, len, orow}});
+      const auto reduce = kind == "reduce_max"   ? tile::RowReduce::Op::kMax
+                          : kind == "reduce_sum" ? tile::RowReduce::Op::kSum
+                                                 : tile::RowReduce::Op::kMean;
+      nb.Append(tile::Stmt{
+          tile::RowReduce{reduce, xrow, len, orow, false, {}, false}});
     }
     if (post_program >= 0) {
-      nb.Append(tile::Stmt{tile::RowMap{post_program, row, 0, len, {}}});
+      nb.Append(tile::Stmt{tile::RowMap{post_program, row, 0, len, {}, {}}});
     }
   });
   return EmitNest(state, nest);

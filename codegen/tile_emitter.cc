@@ -45,7 +45,8 @@ llvm::Value* FastMax(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
 llvm::Value* TreeMax(llvm::IRBuilder<>& b, llvm::Value* v) {
   for (int width = kVectorWidth / 2; width >= 1; width /= 2) {
     std::vector<int> upper(kVectorWidth);
-    for (int i = 0; i < kVectorWidth; ++i) upper[i] = (i + width) % kVectorWidth;
+    for (int i = 0; i < kVectorWidth; ++i)
+      upper[i] = (i + width) % kVectorWidth;
     v = FastMax(b, v, b.CreateShuffleVector(v, upper));
   }
   return b.CreateExtractElement(v, uint64_t{0});
@@ -81,8 +82,8 @@ class Emitter {
       const tile::Buffer& buf = nest_.buffers()[i];
       llvm::Value* base = nullptr;
       if (buf.kind == tile::Buffer::Kind::kLocal) {
-        auto* local = b_.CreateAlloca(b_.getInt8Ty(), b_.getInt64(buf.bytes),
-                                      buf.name);
+        auto* local =
+            b_.CreateAlloca(b_.getInt8Ty(), b_.getInt64(buf.bytes), buf.name);
         local->setAlignment(llvm::Align(64));
         base = local;
       } else {
@@ -152,9 +153,9 @@ class Emitter {
   llvm::Value* Ptr(const tile::View& v, llvm::Type* elem = nullptr) {
     llvm::Value* p = bases_[v.buffer];
     if (!(v.offset.is_const() && v.offset.value() == 0)) {
-      p = b_.CreateInBoundsGEP(b_.getInt8Ty(), p,
-                               b_.CreateMul(E(v.offset),
-                                            b_.getInt64(v.elem_bytes)));
+      p = b_.CreateInBoundsGEP(
+          b_.getInt8Ty(), p,
+          b_.CreateMul(E(v.offset), b_.getInt64(v.elem_bytes)));
     }
     return elem == nullptr ? p : b_.CreateBitCast(p, elem->getPointerTo());
   }
@@ -243,8 +244,8 @@ class Emitter {
   }
   // The lanes' sum, in a tree (a reduction may sum in any order).
   llvm::Value* AccSum() {
-    llvm::CallInst* sum = b_.CreateFAddReduce(
-        llvm::ConstantFP::get(f32_, 0.0), b_.CreateLoad(vt_, acc_));
+    llvm::CallInst* sum = b_.CreateFAddReduce(llvm::ConstantFP::get(f32_, 0.0),
+                                              b_.CreateLoad(vt_, acc_));
     llvm::FastMathFlags reassoc;
     reassoc.setAllowReassoc();
     sum->setFastMathFlags(reassoc);
@@ -269,7 +270,8 @@ class Emitter {
         if (!m.ok()) return Note(m.status());
         b_.CreateStore(*m, acc_);
       });
-      absl::StatusOr<llvm::Value*> m = HorizontalMax(b_, b_.CreateLoad(vt_, acc_));
+      absl::StatusOr<llvm::Value*> m =
+          HorizontalMax(b_, b_.CreateLoad(vt_, acc_));
       if (!m.ok()) return Note(m.status());
       result = *m;
       if (r.accumulate) {
@@ -284,8 +286,7 @@ class Emitter {
         center = b_.CreateVectorSplat(kVectorWidth, Scalar(*r.center));
       }
       llvm::Value* shift =
-          r.shift ? b_.CreateVectorSplat(kVectorWidth, Scalar(r.src))
-                  : nullptr;
+          r.shift ? b_.CreateVectorSplat(kVectorWidth, Scalar(r.src)) : nullptr;
       b_.CreateStore(Splat(0), acc_);
       ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
         llvm::Value* x = Load(src, col, mask, 0);
@@ -367,9 +368,9 @@ class Emitter {
     llvm::Value* old_max = b_.CreateLoad(f32_, max_ptr);
     b_.CreateStore(Splat(-inf), acc_);
     ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
-      b_.CreateStore(FastMax(b_, b_.CreateLoad(vt_, acc_),
-                             Load(s, col, mask, -inf)),
-                     acc_);
+      b_.CreateStore(
+          FastMax(b_, b_.CreateLoad(vt_, acc_), Load(s, col, mask, -inf)),
+          acc_);
     });
     llvm::Value* new_max =
         FastMax(b_, old_max, TreeMax(b_, b_.CreateLoad(vt_, acc_)));
@@ -380,8 +381,8 @@ class Emitter {
     llvm::Value* use_v = b_.CreateVectorSplat(kVectorWidth, use);
     b_.CreateStore(Splat(0), acc_);
     ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
-      llvm::Value* e = EmitExpNonPositive(
-          b_, b_.CreateFSub(Load(s, col, mask, 0), use_v));
+      llvm::Value* e =
+          EmitExpNonPositive(b_, b_.CreateFSub(Load(s, col, mask, 0), use_v));
       Store(e, s, col, mask);
       Accumulate(b_.CreateSelect(mask, e, Splat(0)));
     });
@@ -395,8 +396,8 @@ class Emitter {
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
     auto* scale = llvm::BasicBlock::Create(b_.getContext(), "rescale", fn);
     auto* done = llvm::BasicBlock::Create(b_.getContext(), "rescaled", fn);
-    b_.CreateCondBr(
-        b_.CreateFCmpUNE(a, llvm::ConstantFP::get(f32_, 1.0)), scale, done);
+    b_.CreateCondBr(b_.CreateFCmpUNE(a, llvm::ConstantFP::get(f32_, 1.0)),
+                    scale, done);
     b_.SetInsertPoint(scale);
     llvm::Value* o = Ptr(r.o, f32_);
     ForVectors(E(r.o_len), [&](llvm::Value* col, llvm::Value* mask) {
@@ -416,8 +417,8 @@ class Emitter {
     llvm::Value* cols = E(c.cols);
     EmitLoop(b_, b_.getInt64(0), E(c.rows),
              [&](llvm::IRBuilder<>& b, llvm::Value* r) {
-               llvm::Value* s = b.CreateInBoundsGEP(f32_, src,
-                                                    b.CreateMul(r, src_row));
+               llvm::Value* s =
+                   b.CreateInBoundsGEP(f32_, src, b.CreateMul(r, src_row));
                llvm::Value* d =
                    b.CreateInBoundsGEP(f32_, dst, b.CreateMul(r, dst_row));
                EmitLoop(b, b.getInt64(0), cols,
@@ -425,9 +426,9 @@ class Emitter {
                           llvm::Value* x = b.CreateLoad(
                               f32_, b.CreateInBoundsGEP(
                                         f32_, s, b.CreateMul(col, src_col)));
-                          b.CreateStore(x, b.CreateInBoundsGEP(
-                                               f32_, d,
-                                               b.CreateMul(col, dst_col)));
+                          b.CreateStore(
+                              x, b.CreateInBoundsGEP(
+                                     f32_, d, b.CreateMul(col, dst_col)));
                         });
              });
   }
@@ -466,9 +467,9 @@ absl::Status EmitNest(LowerState& state, tile::Nest& nest) {
   Emitter emitter(state, nest, b, frame);
   emitter.Prologue();
   emitter.EmitBlock(nest.body());
-  HGC_ASSIGN_OR_RETURN(Step step,
-                       FinishStepFunction(fn, b, emitter.status(), nest.name(),
-                                          StepBuffers()));
+  HGC_ASSIGN_OR_RETURN(
+      Step step,
+      FinishStepFunction(fn, b, emitter.status(), nest.name(), StepBuffers()));
   // Positional: frame index i is the nest's i-th frame buffer.
   step.buffers = nest.frame_refs();
   for (const tile::Kernel& k : nest.kernels()) {

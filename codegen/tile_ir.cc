@@ -56,7 +56,9 @@ const std::vector<Expr>& Expr::operands() const { return node_->operands; }
 
 namespace {
 
-bool IsConst(const Expr& e, int64_t v) { return e.is_const() && e.value() == v; }
+bool IsConst(const Expr& e, int64_t v) {
+  return e.is_const() && e.value() == v;
+}
 
 }  // namespace
 
@@ -309,9 +311,8 @@ class Printer {
   explicit Printer(const Nest& nest) : nest_(nest) {}
 
   void Block(const tile::Block& block, int indent) {
-    for (const Stmt& s : block) std::visit([&](const auto& n) {
-        Line(indent, n);
-      }, s.node);
+    for (const Stmt& s : block)
+      std::visit([&](const auto& n) { Line(indent, n); }, s.node);
   }
   std::string out;
 
@@ -322,11 +323,11 @@ class Printer {
     absl::StrAppend(&out, std::string(2 * indent, ' '), text, "\n");
   }
   void Line(int indent, const For& f) {
-    Emit(indent, absl::StrCat(f.parallel ? "parallel.for %" : "for %",
-                              nest_.var_name(f.var), " in [", E(f.begin), ", ",
-                              E(f.end), ")",
-                              f.parallel ? " split static over threads" : "",
-                              " {"));
+    Emit(indent,
+         absl::StrCat(f.parallel ? "parallel.for %" : "for %",
+                      nest_.var_name(f.var), " in [", E(f.begin), ", ",
+                      E(f.end), ")",
+                      f.parallel ? " split static over threads" : "", " {"));
     Block(f.body, indent + 1);
     Emit(indent, "}");
   }
@@ -350,8 +351,8 @@ class Printer {
   }
   void Line(int indent, const OnlineSoftmax& r) {
     Emit(indent, absl::StrCat("online_softmax ", V(r.s), " len ", E(r.len),
-                              " max ", V(r.max), " sum ", V(r.sum),
-                              " rescale ", V(r.o), " len ", E(r.o_len)));
+                              " max ", V(r.max), " sum ", V(r.sum), " rescale ",
+                              V(r.o), " len ", E(r.o_len)));
   }
   void Line(int indent, const Copy& c) {
     Emit(indent, absl::StrCat(V(c.dst), " = copy ", V(c.src), " rows ",
@@ -369,25 +370,23 @@ class Printer {
   }
   void Line(int indent, const RowExp& r) {
     Emit(indent, absl::StrCat(V(r.dst), " = exp(", V(r.src), " - ", V(r.max),
-                              ") len ", E(r.len), ", ", V(r.sum),
-                              " += sum"));
+                              ") len ", E(r.len), ", ", V(r.sum), " += sum"));
   }
   void Line(int indent, const RowScale& r) {
-    Emit(indent, absl::StrCat(V(r.dst), " = ", V(r.src),
-                              r.reciprocal ? " / " : " * ", V(r.factor),
-                              " len ", E(r.len)));
+    Emit(indent,
+         absl::StrCat(V(r.dst), " = ", V(r.src), r.reciprocal ? " / " : " * ",
+                      V(r.factor), " len ", E(r.len)));
   }
   void Line(int indent, const RowNormalize& r) {
     Emit(indent,
          absl::StrCat(V(r.dst), " = normalize(", V(r.src),
-                      r.shift ? " - its first" : "",
-                      ", mean ", V(r.mean), ", var ", V(r.var), ", eps ",
-                      r.epsilon, ") * ", V(r.gamma), " + ", V(r.beta),
-                      " len ", E(r.len)));
+                      r.shift ? " - its first" : "", ", mean ", V(r.mean),
+                      ", var ", V(r.var), ", eps ", r.epsilon, ") * ",
+                      V(r.gamma), " + ", V(r.beta), " len ", E(r.len)));
   }
   void Line(int indent, const Fill& f) {
-    Emit(indent, absl::StrCat(V(f.dst), " = fill ", f.value, " count ",
-                              E(f.count)));
+    Emit(indent,
+         absl::StrCat(V(f.dst), " = fill ", f.value, " count ", E(f.count)));
   }
   void Line(int indent, const Barrier&) { Emit(indent, "barrier"); }
 

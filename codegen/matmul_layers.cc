@@ -1,0 +1,160 @@
+#include "codegen/matmul_layers.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "codegen/llvm/elemental_emitter.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace codegen {
+namespace {
+
+// The kernel data type of a matmul with operands `a`, `b`: f32, bf16,
+// u8 x s8 or s8 x s8; Unimplemented for other combinations.
+absl::StatusOr<microkernels::BrgemmDataType> KernelType(DType a, DType b) {
+  using microkernels::BrgemmDataType;
+  if (a == DType::kF32 && b == DType::kF32) return BrgemmDataType::kF32;
+  if (a == DType::kBF16 && b == DType::kBF16) return BrgemmDataType::kBf16;
+  if (a == DType::kU8 && b == DType::kS8) return BrgemmDataType::kU8S8;
+  if (a == DType::kS8 && b == DType::kS8) return BrgemmDataType::kS8S8;
+  return absl::UnimplementedError(
+      absl::StrCat("matmul of ", DTypeName(a), " and ", DTypeName(b)));
+}
+
+int64_t Prod(const Shape& s, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= s[i];
+  return p;
+}
+
+// Whether `operand` (rank >= 2) has the batch dims of `out` (true), none
+// that matter (all 1: false), or something else (error).
+absl::StatusOr<bool> BatchedLike(const Shape& operand, const Shape& out) {
+  int64_t count = Prod(operand, 0, operand.size() - 2);
+  if (count == 1) return false;
+  if (operand.size() == out.size() &&
+      std::equal(operand.begin(), operand.end() - 2, out.begin())) {
+    return true;
+  }
+  return absl::UnimplementedError("partially broadcast batch dims");
+}
+
+}  // namespace
+
+void MatchKernelPostOps(Layer& l) {
+  if (l.kind != microkernels::BrgemmDataType::kF32 || l.c_scratch ||
+      l.post.empty() || l.post.size() > 2) {
+    return;
+  }
+  const Value* c = l.matmul->result();
+  const Value* bias = nullptr;
+  size_t next = 0;
+  const Op* add = l.post[0];
+  if (add->kind() == "add" && add->num_operands() == 2) {
+    const Value* other = add->operand(0) == c   ? add->operand(1)
+                         : add->operand(1) == c ? add->operand(0)
+                                                : nullptr;
+    if (other != nullptr && other->is_param() &&
+        other->type().dtype == DType::kF32 && other->type().rank() > 0 &&
+        other->type().shape.back() == l.n &&
+        other->type().NumElements() == l.n) {
+      bias = other;
+      c = add->result();
+      next = 1;
+    }
+  }
+  bool relu = false;
+  if (next < l.post.size()) {
+    const Op* r = l.post[next];
+    if (r->kind() != "relu" || r->operand(0) != c) return;
+    relu = true;
+    ++next;
+  }
+  if (next != l.post.size()) return;
+  l.bias = bias;
+  l.relu = relu;
+}
+
+absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
+  std::vector<Layer> layers;
+  for (const auto& o : body.ops()) {
+    const Op* op = o.get();
+    if (op->kind() == "constant") continue;
+    if (op->kind() == "matmul") {
+      layers.emplace_back();
+      layers.back().matmul = op;
+      continue;
+    }
+    if (layers.empty() || !IsElementalOp(op->kind())) {
+      return absl::UnimplementedError(
+          absl::StrCat("'", op->kind(), "' in a matmul group"));
+    }
+    layers.back().post.push_back(op);
+  }
+  if (layers.empty()) return absl::UnimplementedError("no matmul");
+  for (size_t i = 0; i < layers.size(); ++i) {
+    Layer& l = layers[i];
+    const Op& mm = *l.matmul;
+    l.out = l.post.empty() ? mm.result() : l.post.back()->result();
+    const Attribute* ta = mm.FindAttr("transpose_a");
+    if (ta != nullptr && ta->is_bool() && ta->as_bool()) {
+      return absl::UnimplementedError("transpose_a");
+    }
+    for (const Value* v : {mm.operand(0), mm.operand(1), mm.result()}) {
+      if (v->type().rank() < 2) {
+        return absl::UnimplementedError("rank-1 matmul");
+      }
+    }
+    HGC_ASSIGN_OR_RETURN(l.kind, KernelType(mm.operand(0)->type().dtype,
+                                            mm.operand(1)->type().dtype));
+    l.in_bytes = DTypeSize(mm.operand(0)->type().dtype);
+    const DType result_dtype = mm.result()->type().dtype;
+    l.c_scratch =
+        (result_dtype != DType::kF32 && result_dtype != DType::kS32) ||
+        DTypeSize(l.out->type().dtype) != 4;
+    if (!mm.operand(1)->is_param()) {
+      return absl::UnimplementedError("B is computed inside the group");
+    }
+    const Value* a = mm.operand(0);
+    if (i == 0 ? !a->is_param() : a != layers[i - 1].out) {
+      return absl::UnimplementedError("A is not the previous layer");
+    }
+    const Shape& out = mm.result()->type().shape;
+    const Shape& as = a->type().shape;
+    l.m = out[out.size() - 2];
+    l.n = out.back();
+    l.k = as.back();
+    l.batch = Prod(out, 0, out.size() - 2);
+    if (l.batch == 0 || l.m == 0 || l.n == 0 || l.k == 0) {
+      return absl::UnimplementedError("empty matmul");
+    }
+    HGC_ASSIGN_OR_RETURN(l.a_batched, BatchedLike(as, out));
+    HGC_ASSIGN_OR_RETURN(l.b_batched,
+                         BatchedLike(mm.operand(1)->type().shape, out));
+    // Post-ops keep the tile's shape and read only this layer, params and
+    // constants.
+    absl::flat_hash_set<const Value*> local = {mm.result()};
+    for (const Op* p : l.post) {
+      if (p->result()->type().shape != out) {
+        return absl::UnimplementedError("post-op changes the shape");
+      }
+      for (const Value* x : p->operands()) {
+        bool constant =
+            !x->is_param() && x->defining_op()->kind() == "constant";
+        if (!local.contains(x) && !x->is_param() && !constant) {
+          return absl::UnimplementedError("post-op reads another layer");
+        }
+      }
+      local.insert(p->result());
+    }
+  }
+  if (body.results().size() != 1 || body.results()[0] != layers.back().out) {
+    return absl::UnimplementedError("group result is not the last layer");
+  }
+  return layers;
+}
+
+}  // namespace codegen
+}  // namespace hgc

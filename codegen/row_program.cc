@@ -1,0 +1,124 @@
+// Building row programs (lower_common.h): which values an elementwise chain
+// reads, how operands broadcast, and what EmitRow can lower.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/llvm/elemental_emitter.h"
+#include "codegen/lower_common.h"
+#include "reference/reference_interpreter.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace codegen {
+
+absl::StatusOr<std::vector<int64_t>> BroadcastStrides(const Shape& type,
+                                                      const Shape& out) {
+  if (type.size() > out.size()) {
+    return absl::InvalidArgumentError("operand has a higher rank");
+  }
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t stride = 1;
+  size_t shift = out.size() - type.size();
+  for (size_t d = type.size(); d-- > 0;) {
+    if (type[d] == out[d + shift]) {
+      strides[d + shift] = type[d] == 1 ? 0 : stride;
+    } else if (type[d] != 1) {
+      return absl::InvalidArgumentError("shapes do not broadcast");
+    }
+    stride *= type[d];
+  }
+  return strides;
+}
+
+absl::Status CheckRowProgram(const RowProgram& program) {
+  if (program.shape.empty()) {
+    return absl::UnimplementedError("rank-0 iteration space");
+  }
+  for (const Op* op : program.ops) {
+    if (!IsElementalOp(op->kind())) {
+      return absl::UnimplementedError(
+          absl::StrCat("op '", op->kind(), "' in a row program"));
+    }
+    // Per-channel scales: the channel is a dim of the iteration space,
+    // so the operand must span all of it.
+    if ((op->kind() == "quantize" || op->kind() == "dequantize") &&
+        IsPerChannel(*op) && op->operand(0)->type().shape != program.shape) {
+      return absl::UnimplementedError(
+          absl::StrCat("per-channel ", op->kind(), " of a broadcast value"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void CollectInputs(const std::vector<const Op*>& ops,
+                   std::vector<const Value*>& params,
+                   std::vector<const Op*>& constants) {
+  for (const Op* o : ops) {
+    for (const Value* x : o->operands()) {
+      if (x->is_param()) {
+        if (std::find(params.begin(), params.end(), x) == params.end()) {
+          params.push_back(x);
+        }
+      } else if (x->defining_op()->kind() == "constant" &&
+                 std::find(constants.begin(), constants.end(),
+                           x->defining_op()) == constants.end()) {
+        constants.push_back(x->defining_op());
+      }
+    }
+  }
+}
+
+bool IsPerChannel(const Op& op) {
+  for (const char* name : {"scale", "zero_point"}) {
+    const Attribute* a = op.FindAttr(name);
+    if (a != nullptr && a->is_list()) return true;
+  }
+  return false;
+}
+
+absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
+                             const std::vector<const Value*>& params,
+                             const std::vector<int>& param_buffers,
+                             const Shape& shape, const Value* result,
+                             int out_buffer, RowProgram& program) {
+  program.shape = shape;
+  program.result = result;
+  program.out_buffer = out_buffer;
+  for (size_t i = 0; i < params.size(); ++i) {
+    RowInput in;
+    in.value = params[i];
+    in.buffer = param_buffers[i];
+    absl::StatusOr<std::vector<int64_t>> strides =
+        BroadcastStrides(params[i]->type().shape, shape);
+    if (!strides.ok()) return absl::UnimplementedError("no broadcast");
+    in.strides = *strides;
+    program.inputs.push_back(std::move(in));
+  }
+  for (const Op* op : ops) {
+    if (op->kind() == "constant") {
+      HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(*op, {}));
+      // Float scalars only: bf16 and f16 values are exact in f32, their
+      // compute representation.
+      const DType dt = t.dtype();
+      if (t.num_elements() != 1 ||
+          (dt != DType::kF32 && dt != DType::kBF16 && dt != DType::kF16)) {
+        return absl::UnimplementedError("non-scalar or integer constant");
+      }
+      RowInput in;
+      in.value = op->result();
+      in.is_constant = true;
+      in.constant = static_cast<float>(t.GetDouble(0));
+      program.inputs.push_back(std::move(in));
+      continue;
+    }
+    if (!IsElementalOp(op->kind())) {
+      return absl::UnimplementedError(
+          absl::StrCat("'", op->kind(), "' is not elementwise"));
+    }
+    program.ops.push_back(op);
+  }
+  return CheckRowProgram(program);
+}
+
+}  // namespace codegen
+}  // namespace hgc

@@ -17,10 +17,10 @@ struct Executable::Scratch {
 };
 
 Executable::Executable(Program program, std::shared_ptr<void> code_owner,
-                       int num_threads)
+                       int num_threads, Threading threading)
     : program_(std::move(program)),
       code_owner_(std::move(code_owner)),
-      pool_(num_threads) {
+      pool_(num_threads, threading) {
   bool has_const = false;
   for (bool c : program_.param_is_const) has_const = has_const || c;
   constants_bound_ = !has_const;
@@ -76,10 +76,10 @@ void Executable::RunSteps(const std::vector<Step>& steps, Scratch& scratch,
       step.host(table.data());
       continue;
     }
-    pool_.Run([&](int thread_id) {
-      KernelFrame frame{
-          table.data(),        step.kernels.data(),          thread_id,
-          pool_.num_threads(), &ThreadPool::BarrierCallback, &pool_};
+    pool_.Run([&](int thread_id, int team_size) {
+      KernelFrame frame{table.data(), step.kernels.data(),
+                        thread_id,    team_size,
+                        &ThreadPool::BarrierCallback, &pool_};
       step.fn(&frame);
     });
   }

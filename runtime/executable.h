@@ -7,7 +7,8 @@
 //     depends only on constants) once.
 //   - Execute runs the main steps. After the first call it allocates
 //     nothing; concurrent calls are safe (each takes its own scratch arena
-//     from a pool) and share the persistent thread pool.
+//     from a pool) and share the persistent thread pool (or run on the
+//     caller's OpenMP runtime, Threading::kOpenMP).
 #ifndef HGC_RUNTIME_EXECUTABLE_H_
 #define HGC_RUNTIME_EXECUTABLE_H_
 
@@ -23,6 +24,7 @@
 #include "ir/tensor.h"
 #include "runtime/kernel_abi.h"
 #include "runtime/thread_pool.h"
+#include "runtime/threading.h"
 
 namespace hgc {
 
@@ -75,12 +77,17 @@ struct Program {
 class Executable {
  public:
   // `code_owner` keeps the generated code alive as long as the executable.
+  // Parallel steps run on `num_threads` threads of hgc's own pool or of the
+  // caller's OpenMP runtime. When the system refuses threads the pool runs
+  // on fewer (num_threads(); thread_status() says why).
   Executable(Program program, std::shared_ptr<void> code_owner,
-             int num_threads);
+             int num_threads, Threading threading = Threading::kOwnPool);
   ~Executable();
 
   const Program& program() const { return program_; }
   int num_threads() const { return pool_.num_threads(); }
+  Threading threading() const { return pool_.threading(); }
+  const absl::Status& thread_status() const { return pool_.start_status(); }
 
   // Binds every const parameter from `params` (one tensor per graph
   // parameter; non-const entries are ignored and may be empty) and runs

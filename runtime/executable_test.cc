@@ -137,6 +137,19 @@ TEST(ExecutableTest, ConcurrentCallsEachGetTheirOwnScratch) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+TEST(ExecutableTest, RunsOnOpenMP) {
+  for (int threads : {1, 2, 3}) {
+    Executable exe(MakeProgram(), nullptr, threads, Threading::kOpenMP);
+    EXPECT_EQ(exe.threading(), Threading::kOpenMP);
+    std::vector<Tensor> params = MakeParams(1.0f);
+    ASSERT_TRUE(exe.SetConstants(params).ok());
+    for (int rep = 0; rep < 20; ++rep) {
+      std::vector<Tensor> out = *exe.Execute(params);
+      ExpectResult(out[0].data<float>(), 1.0f);
+    }
+  }
+}
+
 TEST(ExecutableTest, RejectsWrongArguments) {
   Executable exe(MakeProgram(), nullptr, 1);
   std::vector<Tensor> params = MakeParams(1.0f);

@@ -423,7 +423,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     pack.buffers = {param_ref(bp), dst};
     const int64_t k = l.k, n = l.n, nb = tiles[i].nb;
     pack.host = [panels, slices, transposed, k, n, nb, kp, es,
-                 slice](void* const* bufs) {
+                 slice](void* const* bufs) -> absl::Status {
       const uint8_t* src = static_cast<const uint8_t*>(bufs[0]);
       uint8_t* out = static_cast<uint8_t*>(bufs[1]);
       for (int64_t s = 0; s < slices; ++s) {
@@ -432,11 +432,11 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
           microkernels::BSource source{
               src + (s * k * n + (transposed ? n0 * k : n0)) * es,
               transposed ? k : n, transposed};
-          // Validated at compile time; nothing here can fail.
-          (void)microkernels::PackB(panels[j], source,
-                                    out + s * slice + n0 * kp * es);
+          HGC_RETURN_IF_ERROR(microkernels::PackB(
+              panels[j], source, out + s * slice + n0 * kp * es));
         }
       }
+      return absl::OkStatus();
     };
     (b_const[i] ? init_steps : pre_steps).push_back(std::move(pack));
     b_buffer[i] = buffers.Add(dst);

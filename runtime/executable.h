@@ -9,6 +9,9 @@
 //     nothing; concurrent calls are safe (each takes its own scratch arena
 //     from a pool) and share the persistent thread pool (or run on the
 //     caller's OpenMP runtime, Threading::kOpenMP).
+//   - A host step that fails stops the run: SetConstants and Execute
+//     return the first step's error (prefixed with the step's name); the
+//     outputs are then unspecified.
 #ifndef HGC_RUNTIME_EXECUTABLE_H_
 #define HGC_RUNTIME_EXECUTABLE_H_
 
@@ -47,11 +50,12 @@ struct BufferRef {
 };
 
 // One unit of work: compiled code run on every pool thread, or host code
-// run once (on the calling thread).
+// run once (on the calling thread). A host step returns its error; compiled
+// code cannot fail.
 struct Step {
   std::string name;
   StepFn fn = nullptr;
-  std::function<void(void* const* buffers)> host;
+  std::function<absl::Status(void* const* buffers)> host;
   std::vector<BufferRef> buffers;
   std::vector<const void*> kernels;
 };
@@ -108,8 +112,8 @@ class Executable {
   struct Scratch;
   std::unique_ptr<Scratch> AcquireScratch();
   void ReleaseScratch(std::unique_ptr<Scratch> scratch);
-  void RunSteps(const std::vector<Step>& steps, Scratch& scratch,
-                const void* const* inputs, void* const* outputs);
+  absl::Status RunSteps(const std::vector<Step>& steps, Scratch& scratch,
+                        const void* const* inputs, void* const* outputs);
 
   Program program_;
   std::shared_ptr<void> code_owner_;

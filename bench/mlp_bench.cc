@@ -2,7 +2,7 @@
 // f32: hgc against the oneDNN primitive-per-op baseline.
 //
 //   bazel run -c opt //bench:mlp -- [--threads=N] [--short] [--csv=FILE]
-//       [--png=FILE] [--iters=N]
+//       [--png=FILE] [--iters=N] [--threading=pool|openmp]
 //
 // Workloads: MLP-1 = DLRM bottom MLP 13 -> 512 -> 256 -> 128, MLP-2 = DLRM
 // top MLP 479 -> 1024 -> 1024 -> 512 -> 256 -> 1, matmul + bias + ReLU per
@@ -16,6 +16,8 @@
 // machine's f32 FMA peak for this thread count, measured here: one
 // vfmadd231ps throughput loop (bench/isa_peak.h) per thread, all threads at
 // once, summed; sampled before and after the sweep, the larger kept.
+// --threading=openmp runs hgc's parallel steps on OpenMP (libgomp, the
+// runtime the baseline's oneDNN uses) instead of hgc's own pool.
 //
 // Output: a table on stdout, the geomean speedup, a CSV (default mlp.csv;
 // under `bazel run` relative paths are the directory Bazel ran in), and a
@@ -23,6 +25,7 @@
 // per batch for both MLPs and hgc's % of peak. Without gnuplot the chart is
 // skipped with a note. Exit 1 when any workload's outputs disagree or
 // something fails to compile or run.
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -44,6 +47,8 @@
 #include "driver/bench.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
+#include "runtime/thread_pool.h"
+#include "runtime/threading.h"
 
 namespace hgc {
 namespace {
@@ -83,8 +88,14 @@ absl::StatusOr<const Graph*> BuildMlp(Module& module, const Mlp& mlp,
   return g;
 }
 
-// f32 FMA peak (GFLOP/s) of `threads` threads running at once.
+// f32 FMA peak (GFLOP/s) of `threads` threads running at once, each allowed
+// on every CPU of the process (runtime/thread_pool.h's ProcessCpus): the
+// main thread's affinity, which these threads would inherit, is a single
+// core when OpenMP binds threads (OMP_PROC_BIND).
 absl::StatusOr<double> MeasureF32Peak(int threads) {
+  cpu_set_t process;
+  CPU_ZERO(&process);
+  for (int cpu : ProcessCpus()) CPU_SET(cpu, &process);
   std::vector<std::unique_ptr<bench::PeakMeter>> meters;
   for (int t = 0; t < threads; ++t) {
     absl::StatusOr<std::unique_ptr<bench::PeakMeter>> m =
@@ -97,6 +108,9 @@ absl::StatusOr<double> MeasureF32Peak(int threads) {
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
+      if (CPU_COUNT(&process) > 0) {
+        sched_setaffinity(0, sizeof(process), &process);
+      }
       ready.fetch_add(1);
       while (ready.load() < threads) {
       }
@@ -181,6 +195,7 @@ int Main(int argc, char** argv) {
     if (chdir(dir) != 0) std::fprintf(stderr, "mlp: cannot enter %s\n", dir);
   }
   int threads = 2, iters = 0;
+  Threading threading = Threading::kOwnPool;
   bool short_run = false;
   std::string csv = "mlp.csv", png;
   for (int i = 1; i < argc; ++i) {
@@ -189,6 +204,9 @@ int Main(int argc, char** argv) {
       short_run = true;
     } else if (absl::ConsumePrefix(&arg, "--threads=")) {
       if (!absl::SimpleAtoi(arg, &threads) || threads < 1) threads = -1;
+    } else if (arg == "--threading=pool" || arg == "--threading=openmp") {
+      threading = arg == "--threading=openmp" ? Threading::kOpenMP
+                                              : Threading::kOwnPool;
     } else if (absl::ConsumePrefix(&arg, "--iters=")) {
       if (!absl::SimpleAtoi(arg, &iters) || iters < 1) threads = -1;
     } else if (absl::ConsumePrefix(&arg, "--csv=")) {
@@ -199,9 +217,10 @@ int Main(int argc, char** argv) {
       threads = -1;
     }
     if (threads < 1) {
-      std::fprintf(stderr,
-                   "usage: mlp [--threads=N] [--short] [--iters=N] "
-                   "[--csv=FILE] [--png=FILE]\n");
+      std::fprintf(
+          stderr,
+          "usage: mlp [--threads=N] [--threading=pool|openmp] [--short] "
+          "[--iters=N] [--csv=FILE] [--png=FILE]\n");
       return 1;
     }
   }
@@ -229,6 +248,7 @@ int Main(int argc, char** argv) {
       absl::StatusOr<const Graph*> g = BuildMlp(module, mlp, batch);
       BenchConfig config;
       config.threads = threads;
+      config.threading = threading;
       config.iters = iters;
       config.warmup = short_run ? 5 : 20;
       config.target_seconds = short_run ? 0.1 : 0.5;

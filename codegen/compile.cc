@@ -314,7 +314,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
           .count();
   if (options.stats) *options.stats = stats;
   return std::make_unique<Executable>(std::move(program), std::move(owner),
-                                      state.num_threads);
+                                      state.num_threads, options.threading);
 }
 
 }  // namespace hgc

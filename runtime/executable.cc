@@ -83,9 +83,8 @@ absl::Status Executable::RunSteps(const std::vector<Step>& steps,
       continue;
     }
     pool_.Run([&](int thread_id, int team_size) {
-      KernelFrame frame{table.data(), step.kernels.data(),
-                        thread_id,    team_size,
-                        &ThreadPool::BarrierCallback, &pool_};
+      KernelFrame frame{table.data(), step.kernels.data(),          thread_id,
+                        team_size,    &ThreadPool::BarrierCallback, &pool_};
       step.fn(&frame);
     });
   }

@@ -84,8 +84,8 @@ class Executable {
   // Parallel steps run on `num_threads` threads of hgc's own pool or of the
   // caller's OpenMP runtime. When the system refuses threads the pool runs
   // on fewer (num_threads(); thread_status() says why).
-  Executable(Program program, std::shared_ptr<void> code_owner,
-             int num_threads, Threading threading = Threading::kOwnPool);
+  Executable(Program program, std::shared_ptr<void> code_owner, int num_threads,
+             Threading threading = Threading::kOwnPool);
   ~Executable();
 
   const Program& program() const { return program_; }

@@ -115,7 +115,8 @@ void AddOpenMPPlaceCpus(const cpu_set_t& caller, cpu_set_t* set) {
   }
   cpu_set_t now;
   CPU_ZERO(&now);
-  if (sched_getaffinity(0, sizeof(now), &now) == 0 && !CPU_EQUAL(&now, &caller)) {
+  if (sched_getaffinity(0, sizeof(now), &now) == 0 &&
+      !CPU_EQUAL(&now, &caller)) {
     sched_setaffinity(0, sizeof(caller), &caller);
   }
 }

@@ -78,7 +78,8 @@ TEST(ThreadPoolTest, OpenMPRunsEveryThreadIdOfTheTeamOnce) {
       ASSERT_GE(team_size.load(), 1);
       ASSERT_LE(team_size.load(), n);
       for (int t = 0; t < n; ++t) {
-        ASSERT_EQ(hits[t].load(), t < team_size.load() ? 1 : 0) << n << " " << t;
+        ASSERT_EQ(hits[t].load(), t < team_size.load() ? 1 : 0)
+            << n << " " << t;
       }
     }
   }

@@ -418,7 +418,9 @@ absl::Status PrimitiveExecutor::RunIntoAndReleaseThreads(
     absl::Span<const Tensor> all_inputs, absl::Span<Tensor> outputs) {
   // libomp reads the blocktime when a region forks, so it is set for this
   // run's regions and restored for the next run's. Looked up at run time:
-  // libgomp has no such call.
+  // libgomp has no such call; there, the threads are released after the
+  // run instead (OpenMP 5.0's omp_pause_resource_all ends libgomp's
+  // worker threads, and the next parallel region starts new ones).
   using GetBlocktime = int (*)();
   using SetBlocktime = void (*)(int);
   static const auto get_blocktime =
@@ -426,7 +428,9 @@ absl::Status PrimitiveExecutor::RunIntoAndReleaseThreads(
   static const auto set_blocktime =
       reinterpret_cast<SetBlocktime>(dlsym(RTLD_DEFAULT, "kmp_set_blocktime"));
   if (get_blocktime == nullptr || set_blocktime == nullptr) {
-    return RunInto(all_inputs, outputs);
+    absl::Status status = RunInto(all_inputs, outputs);
+    omp_pause_resource_all(omp_pause_soft);
+    return status;
   }
   const int previous = get_blocktime();
   set_blocktime(0);

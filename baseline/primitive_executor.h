@@ -147,12 +147,14 @@ class PrimitiveExecutor {
                        absl::Span<Tensor> outputs);
 
   // RunInto, after which OpenMP's worker threads sleep at once. After a
-  // parallel region they normally spin for KMP_BLOCKTIME (200 ms by
-  // default) waiting for the next one, which is what a framework running
-  // primitive after primitive wants; but a benchmark that times something
-  // else next must end with this run (untimed: its waits between
-  // primitives sleep), or those spinning threads take half its cores.
-  // With an OpenMP runtime other than LLVM's libomp it is plain RunInto.
+  // parallel region they normally spin for a while (KMP_BLOCKTIME, 200 ms
+  // by default, in LLVM's libomp; GOMP_SPINCOUNT iterations in libgomp)
+  // waiting for the next one, which is what a framework running primitive
+  // after primitive wants; but a benchmark that times something else next
+  // must end with this run (untimed), or those spinning threads take half
+  // its cores. libomp: the run's regions have a zero blocktime; libgomp,
+  // which has no such call: its threads are released after the run
+  // (omp_pause_resource_all) and the next region starts new ones.
   absl::Status RunIntoAndReleaseThreads(absl::Span<const Tensor> all_inputs,
                                         absl::Span<Tensor> outputs);
 

@@ -16,7 +16,9 @@
 // machine's f32 FMA peak for this thread count, measured here: one
 // vfmadd231ps throughput loop (bench/isa_peak.h) per thread, all threads at
 // once, summed; sampled before and after the sweep, the larger kept
-// (bench/sweep.h, shared with bench:mha).
+// (bench/sweep.h, shared with bench:mha). --threading=openmp runs hgc's
+// parallel steps on OpenMP (libgomp, the runtime the baseline's oneDNN
+// uses) instead of hgc's own pool.
 //
 // Output: a table on stdout, the geomean speedup, a CSV (default mlp.csv;
 // under `bazel run` relative paths are the directory Bazel ran in), and a

@@ -1,5 +1,6 @@
 #include "bench/sweep.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "bench/isa_peak.h"
+#include "runtime/thread_pool.h"
 
 namespace hgc {
 namespace bench {
@@ -127,6 +129,9 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
       args.short_run = true;
     } else if (absl::ConsumePrefix(&arg, "--threads=")) {
       bad = !absl::SimpleAtoi(arg, &args.threads) || args.threads < 1;
+    } else if (arg == "--threading=pool" || arg == "--threading=openmp") {
+      args.threading = arg == "--threading=openmp" ? Threading::kOpenMP
+                                                   : Threading::kOwnPool;
     } else if (absl::ConsumePrefix(&arg, "--iters=")) {
       bad = !absl::SimpleAtoi(arg, &args.iters) || args.iters < 1;
     } else if (absl::ConsumePrefix(&arg, "--csv=")) {
@@ -139,8 +144,8 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
   }
   if (bad) {
     std::fprintf(stderr,
-                 "usage: %s [--threads=N] [--short] [--iters=N] "
-                 "[--csv=FILE] [--png=FILE]\n",
+                 "usage: %s [--threads=N] [--threading=pool|openmp] "
+                 "[--short] [--iters=N] [--csv=FILE] [--png=FILE]\n",
                  name.c_str());
     return absl::InvalidArgumentError("bad flag");
   }
@@ -154,6 +159,9 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
 }
 
 absl::StatusOr<double> MeasureF32Peak(int threads) {
+  cpu_set_t process;
+  CPU_ZERO(&process);
+  for (int cpu : ProcessCpus()) CPU_SET(cpu, &process);
   std::vector<std::unique_ptr<PeakMeter>> meters;
   for (int t = 0; t < threads; ++t) {
     absl::StatusOr<std::unique_ptr<PeakMeter>> m =
@@ -166,6 +174,9 @@ absl::StatusOr<double> MeasureF32Peak(int threads) {
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
+      if (CPU_COUNT(&process) > 0) {
+        sched_setaffinity(0, sizeof(process), &process);
+      }
       ready.fetch_add(1);
       while (ready.load() < threads) {
       }
@@ -204,6 +215,7 @@ int RunSweep(const SweepSpec& spec, const SweepArgs& args,
     absl::StatusOr<const Graph*> g = c.build(module);
     BenchConfig config;
     config.threads = args.threads;
+    config.threading = args.threading;
     config.iters = args.iters;
     config.warmup = spec.warmup;
     config.target_seconds = spec.target_seconds;

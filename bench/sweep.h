@@ -4,7 +4,9 @@
 // geomean speedup, a CSV and a gnuplot chart of speedup and % of peak per
 // batch, one line per workload).
 //
-// Flags: --threads=N (default 2), --short, --iters=N, --csv=FILE (default
+// Flags: --threads=N (default 2), --threading=pool|openmp (hgc's parallel
+// steps on its own pool, the default, or on OpenMP: libgomp, the runtime
+// the baseline's oneDNN uses), --short, --iters=N, --csv=FILE (default
 // NAME.csv), --png=FILE (default: the CSV's name with .png). Under `bazel
 // run` relative paths are the directory Bazel ran in.
 //
@@ -22,12 +24,14 @@
 #include "absl/status/statusor.h"
 #include "driver/bench.h"
 #include "ir/graph.h"
+#include "runtime/threading.h"
 
 namespace hgc {
 namespace bench {
 
 struct SweepArgs {
   int threads = 2;
+  Threading threading = Threading::kOwnPool;
   int iters = 0;  // 0: BenchGraph chooses
   bool short_run = false;
   std::string csv;
@@ -40,7 +44,10 @@ struct SweepArgs {
 absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
                                          const std::string& name);
 
-// f32 FMA peak (GFLOP/s) of `threads` threads running at once.
+// f32 FMA peak (GFLOP/s) of `threads` threads running at once, each allowed
+// on every CPU of the process (runtime/thread_pool.h's ProcessCpus): the
+// main thread's affinity, which these threads would inherit, is a single
+// core when OpenMP binds threads (OMP_PROC_BIND).
 absl::StatusOr<double> MeasureF32Peak(int threads);
 
 // A column of the table and the CSV that identifies a case (before the

@@ -41,7 +41,7 @@ struct CodeOwner {
 
 // A host step evaluating `op` with the reference interpreter: buffers are
 // the op's operands, then its result. Allocates per run (documented in
-// compile.h); an evaluation error leaves the result buffer unchanged.
+// compile.h); an allocation or evaluation error is the step's error.
 Step FallbackStep(const Op& op, const LowerState& state) {
   Step step;
   step.name = absl::StrCat("fallback.", op.kind(), ".", op.result()->name());
@@ -53,18 +53,22 @@ Step FallbackStep(const Op& op, const LowerState& state) {
   step.buffers.push_back(state.refs.at(op.result()));
   const Op* op_ptr = &op;
   int64_t result_bytes = op.result()->type().SizeInBytes();
-  step.host = [op_ptr, types, result_bytes](void* const* bufs) {
+  step.host = [op_ptr, types, result_bytes](void* const* bufs) -> absl::Status {
     std::vector<Tensor> operands;
     operands.reserve(types.size());
     for (size_t i = 0; i < types.size(); ++i) {
-      absl::StatusOr<Tensor> t = Tensor::Create(types[i]);
-      if (!t.ok()) return;
-      std::memcpy(t->mutable_raw(), bufs[i], t->size_in_bytes());
-      operands.push_back(std::move(*t));
+      HGC_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(types[i]));
+      std::memcpy(t.mutable_raw(), bufs[i], t.size_in_bytes());
+      operands.push_back(std::move(t));
     }
-    absl::StatusOr<Tensor> r = EvaluateOp(*op_ptr, operands);
-    if (!r.ok()) return;
-    std::memcpy(bufs[types.size()], r->raw(), result_bytes);
+    HGC_ASSIGN_OR_RETURN(Tensor r, EvaluateOp(*op_ptr, operands));
+    if (r.size_in_bytes() != result_bytes) {
+      return absl::InternalError(
+          absl::StrCat("the interpreter gave ", r.type().ToString(), " for ",
+                       op_ptr->kind(), " (", result_bytes, " bytes expected)"));
+    }
+    std::memcpy(bufs[types.size()], r.raw(), result_bytes);
+    return absl::OkStatus();
   };
   return step;
 }
@@ -75,6 +79,7 @@ Step CopyStep(std::string name, BufferRef from, BufferRef to, int64_t bytes) {
   step.buffers = {from, to};
   step.host = [bytes](void* const* bufs) {
     if (bufs[0] != bufs[1]) std::memmove(bufs[1], bufs[0], bytes);
+    return absl::OkStatus();
   };
   return step;
 }
@@ -328,7 +333,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
           .count();
   if (options.stats) *options.stats = stats;
   return std::make_unique<Executable>(std::move(program), std::move(owner),
-                                      state.num_threads);
+                                      state.num_threads, options.threading);
 }
 
 }  // namespace hgc

@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
 #include "runtime/executable.h"
+#include "runtime/threading.h"
 
 namespace hgc {
 
@@ -55,6 +56,8 @@ struct CompileStats {
 
 struct CompileOptions {
   int num_threads = 1;
+  // Where parallel steps run: hgc's own thread pool or the caller's OpenMP.
+  Threading threading = Threading::kOwnPool;
   // The graph pipeline run (on a copy of the module) before lowering.
   std::string pipeline = "O2";
   // ISA cap for the generated LLVM code ("" = the process-wide cap).
@@ -77,7 +80,8 @@ struct CompileOptions {
 };
 
 // Compiles the entry graph `entry` of `module` (runs options.pipeline on a
-// copy first) into an Executable with options.num_threads threads. Errors:
+// copy first) into an Executable with options.num_threads threads (of the
+// kind options.threading says). Errors:
 // InvalidArgument for a bad pipeline or a graph the passes reject, Internal
 // for LLVM failures, FailedPrecondition when the CPU cannot run the kernels.
 absl::StatusOr<std::unique_ptr<Executable>> Compile(

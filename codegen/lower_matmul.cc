@@ -183,7 +183,7 @@ absl::Status AddPackB(LowerState& state, tile::Nest& nest, const Op& op,
   const bool transposed = p.b_transposed;
   const int64_t k = l.k, n = l.n, nb = p.t.nb;
   step.host = [panels, slices, transposed, k, n, nb, kp, es,
-               slice](void* const* bufs) {
+               slice](void* const* bufs) -> absl::Status {
     const uint8_t* in = static_cast<const uint8_t*>(bufs[0]);
     uint8_t* out = static_cast<uint8_t*>(bufs[1]);
     for (int64_t s = 0; s < slices; ++s) {
@@ -192,11 +192,11 @@ absl::Status AddPackB(LowerState& state, tile::Nest& nest, const Op& op,
         microkernels::BSource source{
             in + (s * k * n + (transposed ? n0 * k : n0)) * es,
             transposed ? k : n, transposed};
-        // Validated at compile time; nothing here can fail.
-        (void)microkernels::PackB(panels[j], source,
-                                  out + s * slice + n0 * kp * es);
+        HGC_RETURN_IF_ERROR(microkernels::PackB(
+            panels[j], source, out + s * slice + n0 * kp * es));
       }
     }
+    return absl::OkStatus();
   };
   nest.AddPack(std::move(pack));
   p.b = nest.AddFrameBuffer(dst, absl::StrCat(b_name, "_packed"),

@@ -90,6 +90,7 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
   // The compiler (timed), then its constants (untimed).
   CompileOptions compile_options;
   compile_options.num_threads = config.threads;
+  compile_options.threading = config.threading;
   compile_options.pipeline = config.pipeline.empty() ? "O2" : config.pipeline;
   double start = NowSeconds();
   HGC_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe,
@@ -237,6 +238,7 @@ absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
                              const DriverOptions& options, std::ostream& out) {
   BenchConfig config;
   config.threads = options.threads;
+  config.threading = options.threading;
   config.pipeline = options.pipeline.empty() ? "O2" : options.pipeline;
   config.iters = options.bench_iters;
   config.seed = options.seed;

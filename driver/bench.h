@@ -46,6 +46,8 @@ namespace hgc {
 
 struct BenchConfig {
   int threads = 1;
+  // hgc's threads: its own pool or OpenMP (the baseline always uses OpenMP).
+  Threading threading = Threading::kOwnPool;
   // Graph pipeline the compiler runs ("O2" when empty).
   std::string pipeline = "O2";
   // Timed runs per side (0: choose from target_seconds).

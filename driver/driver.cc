@@ -205,6 +205,7 @@ absl::StatusOr<int> Run(const Module& module, const Graph& graph,
   // instead (it executes fusion ops by interpreting their bodies).
   CompileOptions compile_options;
   compile_options.num_threads = options.threads;
+  compile_options.threading = options.threading;
   compile_options.pipeline = "";
   CompileStats stats;
   compile_options.stats = &stats;
@@ -213,6 +214,9 @@ absl::StatusOr<int> Run(const Module& module, const Graph& graph,
   std::vector<Tensor> outputs;
   if (exe.ok()) {
     if (options.stats) PrintCompileStats(stats, err);
+    if (!(*exe)->thread_status().ok()) {
+      err << "hgc: note: " << (*exe)->thread_status().message() << "\n";
+    }
     HGC_RETURN_IF_ERROR((*exe)->SetConstants(inputs));
     HGC_ASSIGN_OR_RETURN(outputs, (*exe)->Execute(inputs));
   } else if (absl::IsUnimplemented(exe.status())) {

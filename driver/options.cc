@@ -83,6 +83,10 @@ Inputs and outputs:
 
 Execution:
   --threads N           threads to run on (default 1; at most 8 per CPU)
+  --threading=pool|openmp
+                        run parallel steps on hgc's own thread pool (default)
+                        or on the process's OpenMP runtime (libgomp), which
+                        shares OpenMP's threads and OMP_PROC_BIND binding
   --rtol R, --atol A    --check tolerances (default: per dtype, see README)
 
   --help                print this text
@@ -253,6 +257,17 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
         return FlagError(s.message());
       }
       options.threads = static_cast<int>(*n);
+    } else if (name == "threading") {
+      absl::StatusOr<std::string> v = take_value();
+      if (!v.ok()) return v.status();
+      if (*v == "pool") {
+        options.threading = Threading::kOwnPool;
+      } else if (*v == "openmp") {
+        options.threading = Threading::kOpenMP;
+      } else {
+        return FlagError(absl::StrCat(
+            "--threading expects 'pool' or 'openmp', found '", *v, "'"));
+      }
     } else if (name == "input") {
       absl::StatusOr<std::string> v = take_value();
       if (!v.ok()) return v.status();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/threading.h"
 
 namespace hgc {
 
@@ -28,6 +29,8 @@ struct DriverOptions {
   bool check = false;
   uint64_t seed = 0;
   int threads = 1;
+  // --threading=pool|openmp: hgc's own thread pool or the OpenMP runtime.
+  Threading threading = Threading::kOwnPool;
   // --input NAME=FILE.npy, in order given.
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string output_dir;

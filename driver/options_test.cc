@@ -48,6 +48,20 @@ TEST(OptionsTest, ParsesBench) {
   EXPECT_FALSE(ParseOptions({"m.graph", "--bench", "--bench-iters=0"}).ok());
 }
 
+TEST(OptionsTest, ParsesThreading) {
+  EXPECT_EQ(ParseOptions({"m.graph", "--run"})->threading, Threading::kOwnPool);
+  EXPECT_EQ(ParseOptions({"m.graph", "--run", "--threading=openmp"})->threading,
+            Threading::kOpenMP);
+  EXPECT_EQ(
+      ParseOptions({"m.graph", "--run", "--threading", "pool"})->threading,
+      Threading::kOwnPool);
+  absl::StatusOr<DriverOptions> bad =
+      ParseOptions({"m.graph", "--run", "--threading=tbb"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--threading"), std::string::npos)
+      << bad.status();
+}
+
 TEST(OptionsTest, RejectsBadFlags) {
   EXPECT_FALSE(ParseOptions({}).ok());
   EXPECT_FALSE(ParseOptions({"m.graph", "--frobnicate"}).ok());

@@ -178,6 +178,7 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Module& module,
 
   CompileOptions compile_options;
   compile_options.num_threads = options.num_threads;
+  compile_options.threading = options.threading;
   compile_options.pipeline = options.pipeline;
   HGC_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
                        hgc::Compile(module, *entry, compile_options));

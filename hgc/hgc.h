@@ -31,7 +31,8 @@
 //   ignores the entries of const parameters in `inputs` (they may be null).
 // * Thread safety: after SetConstants, any number of threads may call
 //   Execute on one CompiledGraph at once (each call gets its own scratch
-//   arena; they share one persistent pool of Options::num_threads workers).
+//   arena; they share one persistent pool of Options::num_threads workers,
+//   or each runs its own OpenMP team with Threading::kOpenMP).
 //   SetConstants must not run concurrently with Execute.
 #ifndef HGC_HGC_HGC_H_
 #define HGC_HGC_HGC_H_
@@ -47,6 +48,7 @@
 #include "ir/builder.h"  // IWYU pragma: export (hgc::Builder)
 #include "ir/graph.h"    // IWYU pragma: export (hgc::Module, hgc::Graph)
 #include "ir/tensor.h"   // IWYU pragma: export (hgc::Tensor, TensorType)
+#include "runtime/threading.h"  // IWYU pragma: export (hgc::Threading)
 
 namespace hgc {
 
@@ -58,6 +60,12 @@ struct Options {
   // (support/system_limits.h: 8 per CPU, at most 1024, fewer under a
   // cgroup pids limit); InvalidArgument otherwise.
   int num_threads = 1;
+  // Whose threads: hgc's own persistent pool (kOwnPool, the default), or
+  // the caller's OpenMP runtime (kOpenMP: each parallel step is an
+  // `omp parallel num_threads(num_threads)` region, so hgc shares the
+  // threads and the OMP_PROC_BIND binding of a framework that uses OpenMP;
+  // a call from inside a parallel region runs on the team OpenMP gives).
+  Threading threading = Threading::kOwnPool;
   // The graph pass pipeline (passes/pipelines.h): "O2" (default, the full
   // pipeline), "O0", or a pass list such as "canonicalize,fusion,dce".
   std::string pipeline = "O2";

@@ -17,10 +17,10 @@ struct Executable::Scratch {
 };
 
 Executable::Executable(Program program, std::shared_ptr<void> code_owner,
-                       int num_threads)
+                       int num_threads, Threading threading)
     : program_(std::move(program)),
       code_owner_(std::move(code_owner)),
-      pool_(num_threads) {
+      pool_(num_threads, threading) {
   bool has_const = false;
   for (bool c : program_.param_is_const) has_const = has_const || c;
   constants_bound_ = !has_const;
@@ -50,8 +50,9 @@ void Executable::ReleaseScratch(std::unique_ptr<Scratch> scratch) {
   free_scratch_.push_back(std::move(scratch));
 }
 
-void Executable::RunSteps(const std::vector<Step>& steps, Scratch& scratch,
-                          const void* const* inputs, void* const* outputs) {
+absl::Status Executable::RunSteps(const std::vector<Step>& steps,
+                                  Scratch& scratch, const void* const* inputs,
+                                  void* const* outputs) {
   for (size_t s = 0; s < steps.size(); ++s) {
     const Step& step = steps[s];
     std::vector<void*>& table = scratch.pointers[s];
@@ -73,16 +74,21 @@ void Executable::RunSteps(const std::vector<Step>& steps, Scratch& scratch,
       }
     }
     if (step.host) {
-      step.host(table.data());
+      absl::Status status = step.host(table.data());
+      if (!status.ok()) {
+        return absl::Status(
+            status.code(),
+            absl::StrCat("step ", step.name, ": ", status.message()));
+      }
       continue;
     }
-    pool_.Run([&](int thread_id) {
-      KernelFrame frame{
-          table.data(),        step.kernels.data(),          thread_id,
-          pool_.num_threads(), &ThreadPool::BarrierCallback, &pool_};
+    pool_.Run([&](int thread_id, int team_size) {
+      KernelFrame frame{table.data(), step.kernels.data(),          thread_id,
+                        team_size,    &ThreadPool::BarrierCallback, &pool_};
       step.fn(&frame);
     });
   }
+  return absl::OkStatus();
 }
 
 absl::Status Executable::SetConstants(absl::Span<const Tensor> params) {
@@ -109,7 +115,10 @@ absl::Status Executable::SetConstants(absl::Span<const Tensor> params) {
     for (const Step& step : program_.init_steps) {
       init.pointers.emplace_back(step.buffers.size(), nullptr);
     }
-    RunSteps(program_.init_steps, init, nullptr, nullptr);
+    // Half-initialized constants must not be used: until a SetConstants
+    // succeeds, Execute refuses to run.
+    constants_bound_ = false;
+    HGC_RETURN_IF_ERROR(RunSteps(program_.init_steps, init, nullptr, nullptr));
   }
   constants_bound_ = true;
   return absl::OkStatus();
@@ -129,9 +138,10 @@ absl::Status Executable::Execute(absl::Span<const void* const> inputs,
                      " outputs, got ", inputs.size(), " and ", outputs.size()));
   }
   std::unique_ptr<Scratch> scratch = AcquireScratch();
-  RunSteps(program_.steps, *scratch, inputs.data(), outputs.data());
+  absl::Status status =
+      RunSteps(program_.steps, *scratch, inputs.data(), outputs.data());
   ReleaseScratch(std::move(scratch));
-  return absl::OkStatus();
+  return status;
 }
 
 absl::StatusOr<std::vector<Tensor>> Executable::Execute(

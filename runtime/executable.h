@@ -7,7 +7,11 @@
 //     depends only on constants) once.
 //   - Execute runs the main steps. After the first call it allocates
 //     nothing; concurrent calls are safe (each takes its own scratch arena
-//     from a pool) and share the persistent thread pool.
+//     from a pool) and share the persistent thread pool (or run on the
+//     caller's OpenMP runtime, Threading::kOpenMP).
+//   - A host step that fails stops the run: SetConstants and Execute
+//     return the first step's error (prefixed with the step's name); the
+//     outputs are then unspecified.
 #ifndef HGC_RUNTIME_EXECUTABLE_H_
 #define HGC_RUNTIME_EXECUTABLE_H_
 
@@ -23,6 +27,7 @@
 #include "ir/tensor.h"
 #include "runtime/kernel_abi.h"
 #include "runtime/thread_pool.h"
+#include "runtime/threading.h"
 
 namespace hgc {
 
@@ -45,11 +50,12 @@ struct BufferRef {
 };
 
 // One unit of work: compiled code run on every pool thread, or host code
-// run once (on the calling thread).
+// run once (on the calling thread). A host step returns its error; compiled
+// code cannot fail.
 struct Step {
   std::string name;
   StepFn fn = nullptr;
-  std::function<void(void* const* buffers)> host;
+  std::function<absl::Status(void* const* buffers)> host;
   std::vector<BufferRef> buffers;
   std::vector<const void*> kernels;
 };
@@ -75,12 +81,17 @@ struct Program {
 class Executable {
  public:
   // `code_owner` keeps the generated code alive as long as the executable.
-  Executable(Program program, std::shared_ptr<void> code_owner,
-             int num_threads);
+  // Parallel steps run on `num_threads` threads of hgc's own pool or of the
+  // caller's OpenMP runtime. When the system refuses threads the pool runs
+  // on fewer (num_threads(); thread_status() says why).
+  Executable(Program program, std::shared_ptr<void> code_owner, int num_threads,
+             Threading threading = Threading::kOwnPool);
   ~Executable();
 
   const Program& program() const { return program_; }
   int num_threads() const { return pool_.num_threads(); }
+  Threading threading() const { return pool_.threading(); }
+  const absl::Status& thread_status() const { return pool_.start_status(); }
 
   // Binds every const parameter from `params` (one tensor per graph
   // parameter; non-const entries are ignored and may be empty) and runs
@@ -101,8 +112,8 @@ class Executable {
   struct Scratch;
   std::unique_ptr<Scratch> AcquireScratch();
   void ReleaseScratch(std::unique_ptr<Scratch> scratch);
-  void RunSteps(const std::vector<Step>& steps, Scratch& scratch,
-                const void* const* inputs, void* const* outputs);
+  absl::Status RunSteps(const std::vector<Step>& steps, Scratch& scratch,
+                        const void* const* inputs, void* const* outputs);
 
   Program program_;
   std::shared_ptr<void> code_owner_;

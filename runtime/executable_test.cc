@@ -58,6 +58,7 @@ Program MakeProgram() {
     const float* w = static_cast<const float*>(buffers[0]);
     float* w2 = static_cast<float*>(buffers[1]);
     for (int64_t i = 0; i < kSize; ++i) w2[i] = 2 * w[i];
+    return absl::OkStatus();
   };
   p.init_steps.push_back(init);
   Step add;
@@ -135,6 +136,63 @@ TEST(ExecutableTest, ConcurrentCallsEachGetTheirOwnScratch) {
   }
   for (std::thread& t : callers) t.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(ExecutableTest, RunsOnOpenMP) {
+  for (int threads : {1, 2, 3}) {
+    Executable exe(MakeProgram(), nullptr, threads, Threading::kOpenMP);
+    EXPECT_EQ(exe.threading(), Threading::kOpenMP);
+    std::vector<Tensor> params = MakeParams(1.0f);
+    ASSERT_TRUE(exe.SetConstants(params).ok());
+    for (int rep = 0; rep < 20; ++rep) {
+      std::vector<Tensor> out = *exe.Execute(params);
+      ExpectResult(out[0].data<float>(), 1.0f);
+    }
+  }
+}
+
+// A host step after the parallel step that fails: Execute returns its
+// error, and the step after it does not run.
+TEST(ExecutableTest, AFailingHostStepFailsExecute) {
+  Program p = MakeProgram();
+  std::atomic<int> later_runs{0};
+  Step fail;
+  fail.name = "failing_step";
+  fail.host = [](void* const*) {
+    return absl::InternalError("the step could not run");
+  };
+  p.steps.push_back(fail);
+  Step later;
+  later.name = "later";
+  later.host = [&later_runs](void* const*) {
+    later_runs.fetch_add(1);
+    return absl::OkStatus();
+  };
+  p.steps.push_back(later);
+  Executable exe(std::move(p), nullptr, 2);
+  std::vector<Tensor> params = MakeParams(1.0f);
+  ASSERT_TRUE(exe.SetConstants(params).ok());
+  absl::StatusOr<std::vector<Tensor>> out = exe.Execute(params);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(out.status().message(),
+            "step failing_step: the step could not run");
+  EXPECT_EQ(later_runs.load(), 0);
+}
+
+TEST(ExecutableTest, AFailingInitStepFailsSetConstants) {
+  Program p = MakeProgram();
+  p.init_steps[0].host = [](void* const*) {
+    return absl::ResourceExhaustedError("no memory");
+  };
+  Executable exe(std::move(p), nullptr, 1);
+  std::vector<Tensor> params = MakeParams(1.0f);
+  absl::Status status = exe.SetConstants(params);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(status.message(), "step double_w: no memory");
+  // The constants are not usable: Execute refuses to run on them.
+  EXPECT_EQ(exe.Execute(params).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(ExecutableTest, RejectsWrongArguments) {

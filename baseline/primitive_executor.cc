@@ -145,7 +145,8 @@ OpBuilderFn BuilderFor(const std::string& kind) {
 
 // Ops the executor cannot run at all.
 absl::Status CheckSupported(const Op& op) {
-  if (op.kind() == "fusion" || OpRegistry::Get().Find(op.kind()) == nullptr ||
+  if (op.kind_id() == OpKind::kFusion ||
+      OpRegistry::Get().Find(op.kind()) == nullptr ||
       !HasReferenceKernel(op.kind())) {
     return absl::UnimplementedError(absl::StrCat(
         "primitive executor: op '", op.kind(), "' (", OpLabel(op),
@@ -159,7 +160,8 @@ absl::Status CheckSupported(const Op& op) {
   std::vector<TensorType> operand_types;
   for (const Value* v : op.operands()) operand_types.push_back(v->type());
   std::vector<TensorType> declared;
-  if (op.kind() == "constant") declared.push_back(op.result()->type());
+  if (op.kind_id() == OpKind::kConstant)
+    declared.push_back(op.result()->type());
   absl::StatusOr<std::vector<TensorType>> inferred =
       InferResultTypes(op.kind(), operand_types, op.attrs(), declared);
   if (!inferred.ok()) {
@@ -258,7 +260,7 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
                          " uses a value not defined before it in the graph"));
       }
     }
-    if (op->kind() == "constant") {
+    if (op->kind_id() == OpKind::kConstant) {
       absl::StatusOr<Tensor> value = EvaluateOp(*op, {});
       if (!value.ok()) {
         return absl::Status(
@@ -266,7 +268,7 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
             absl::StrCat(OpLabel(*op), ": ", value.status().message()));
       }
       ctx.AddConstantSlot(op->result(), *std::move(value));
-    } else if (op->kind() == "reshape") {
+    } else if (op->kind_id() == OpKind::kReshape) {
       ctx.AddAlias(op->result(), ctx.SlotOf(op->operand(0)));
     } else {
       ctx.DefineResult(op->result());
@@ -278,8 +280,8 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
   std::vector<bool> slot_used(ctx.slots().size(), false);
   for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
     const Op& op = *ops[i];
-    if (absorbed.contains(&op) || op.kind() == "constant" ||
-        op.kind() == "reshape") {
+    if (absorbed.contains(&op) || op.kind_id() == OpKind::kConstant ||
+        op.kind_id() == OpKind::kReshape) {
       continue;
     }
     OpBuilderFn builder = BuilderFor(op.kind());

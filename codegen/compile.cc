@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/llvm/ir_compiler.h"
@@ -84,31 +83,18 @@ Step CopyStep(std::string name, BufferRef from, BufferRef to, int64_t bytes) {
   return step;
 }
 
-bool IsMatmulGroup(const Op& op) {
-  const Attribute* kind = op.FindAttr("kind");
-  return op.kind() == "fusion" && kind && kind->is_string() &&
-         (kind->as_string() == "matmul" || kind->as_string() == "mlp");
-}
-
-bool IsRowwiseGroup(const Op& op) {
-  const Attribute* kind = op.FindAttr("kind");
-  return op.kind() == "fusion" && kind && kind->is_string() &&
-         (kind->as_string() == "softmax" || kind->as_string() == "layernorm" ||
-          kind->as_string() == "reduce");
-}
-
 // The reduction a lone reduce op or a "reduce" group of just that op
 // computes (nullptr otherwise): such groups have nothing to fuse around it.
 const Op* LoneReduction(const Op& op) {
-  if (absl::StartsWith(op.kind(), "reduce_")) return &op;
-  if (!IsRowwiseGroup(op)) return nullptr;
+  if (IsReduction(op.kind_id())) return &op;
+  if (!IsRowGroup(op)) return nullptr;
   const Graph* body = FusionBody(op);
   if (body == nullptr || body->ops().size() != 1 ||
       body->results().size() != 1) {
     return nullptr;
   }
   const Op* r = body->ops().front().get();
-  return absl::StartsWith(r->kind(), "reduce_") && r->num_operands() == 1 &&
+  return IsReduction(r->kind_id()) && r->num_operands() == 1 &&
                  r->operand(0) == body->params()[0].get() &&
                  body->results()[0] == r->result() && op.num_operands() == 1
              ? r
@@ -116,15 +102,14 @@ const Op* LoneReduction(const Op& op) {
 }
 
 bool IsAttentionGroup(const Op& op) {
-  const Attribute* kind = op.FindAttr("kind");
-  return op.kind() == "fusion" && kind && kind->is_string() &&
-         kind->as_string() == "attention";
+  return FusionKindOf(op) == FusionKind::kAttention;
 }
 
 bool IsElementwiseGroup(const Op& op) {
-  const Attribute* kind = op.FindAttr("kind");
-  if (op.kind() != "fusion") return codegen::IsElementalOp(op.kind());
-  return kind && kind->is_string() && kind->as_string() == "elementwise";
+  if (op.kind_id() != OpKind::kFusion) {
+    return codegen::IsElementalOp(op.kind_id());
+  }
+  return FusionKindOf(op) == FusionKind::kElementwise;
 }
 
 }  // namespace
@@ -187,7 +172,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
     const Value* v = results[i];
     program.result_types.push_back(v->type());
     if (v->is_param() || direct_result.contains(v) ||
-        v->defining_op()->kind() == "constant" ||
+        v->defining_op()->kind_id() == OpKind::kConstant ||
         const_only.IsConstOnly(v->defining_op())) {
       continue;
     }
@@ -197,7 +182,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   for (const auto& o : graph->ops()) {
     const Op& op = *o;
     const Value* v = op.result();
-    if (op.kind() == "constant") {
+    if (op.kind_id() == OpKind::kConstant) {
       HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(op, {}));
       state.refs[v] = BufferRef::Constant(add_slot(std::move(t)));
     } else if (const_only.IsConstOnly(&op)) {
@@ -216,14 +201,15 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   // The main steps.
   for (const auto& o : graph->ops()) {
     const Op& op = *o;
-    if (op.kind() == "constant" || const_only.IsConstOnly(&op)) continue;
+    if (op.kind_id() == OpKind::kConstant || const_only.IsConstOnly(&op))
+      continue;
     size_t before = program.steps.size();
     absl::Status lowered = absl::UnimplementedError("no native lowering");
     if (IsMatmulGroup(op)) {
       lowered = codegen::LowerMatmulGroup(state, op);
     } else if (IsAttentionGroup(op)) {
       lowered = codegen::LowerAttention(state, op);
-    } else if (IsRowwiseGroup(op)) {
+    } else if (IsRowGroup(op)) {
       lowered = codegen::LowerRowwise(state, op);
     } else if (IsElementwiseGroup(op)) {
       lowered = codegen::LowerElementwise(state, op);
@@ -245,7 +231,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
         !absl::IsFailedPrecondition(lowered)) {
       return lowered;
     }
-    if (op.kind() == "reshape") {
+    if (op.kind_id() == OpKind::kReshape) {
       program.steps.push_back(
           CopyStep(absl::StrCat("reshape.", op.result()->name()),
                    state.refs.at(op.operand(0)), state.refs.at(op.result()),
@@ -266,7 +252,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
       }
       state.arena_bytes = arena_mark;  // the fallback needs no scratch
     }
-    if (op.kind() == "transpose") {
+    if (op.kind_id() == OpKind::kTranspose) {
       HGC_ASSIGN_OR_RETURN(
           Step step, codegen::TransposeStep(op, state.refs.at(op.operand(0)),
                                             state.refs.at(op.result())));

@@ -337,7 +337,8 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
 
   absl::flat_hash_map<const Op*, ChannelTables> channel_tables;
   for (const Op* op : program.ops) {
-    if ((op->kind() == "quantize" || op->kind() == "dequantize") &&
+    if ((op->kind_id() == OpKind::kQuantize ||
+         op->kind_id() == OpKind::kDequantize) &&
         IsPerChannel(*op)) {
       HGC_ASSIGN_OR_RETURN(channel_tables[op], MakeChannelTables(b, *op, rank));
     }
@@ -399,7 +400,7 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
             llvm::Value* zp =
                 ChannelVector(b, t->second.zero_points, b.getInt32Ty(),
                               t->second.axis, rank, idx, col, mask);
-            y = op->kind() == "quantize"
+            y = op->kind_id() == OpKind::kQuantize
                     ? EmitQuantize(b, operands[0], scale, zp,
                                    op->result()->type().dtype)
                     : EmitDequantize(b, operands[0], dtypes[0], scale, zp);

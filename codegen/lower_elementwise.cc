@@ -17,7 +17,7 @@ absl::Status LowerElementwise(LowerState& state, const Op& op) {
   std::vector<const Value*> params;
   const Value* result = op.result();
   const Value* body_result = result;
-  if (op.kind() == "fusion") {
+  if (op.kind_id() == OpKind::kFusion) {
     const Graph* body = FusionBody(op);
     if (body == nullptr || body->results().size() != 1) {
       return absl::UnimplementedError("fusion without a body");

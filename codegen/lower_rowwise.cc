@@ -15,11 +15,6 @@ namespace hgc {
 namespace codegen {
 namespace {
 
-bool IsRowOp(const std::string& kind) {
-  return kind == "softmax" || kind == "layernorm" || kind == "reduce_sum" ||
-         kind == "reduce_max" || kind == "reduce_mean";
-}
-
 // The normalized `axis` attribute (default -1).
 int64_t Axis(const Op& op, int64_t rank) {
   const Attribute* a = op.FindAttr("axis");
@@ -46,18 +41,18 @@ absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
   std::vector<const Op*>& pre = g.pre;
   std::vector<const Op*>& post = g.post;
   for (const auto& o : body->ops()) {
-    if (o->kind() == "constant") continue;
-    if (IsRowOp(o->kind())) {
+    if (o->kind_id() == OpKind::kConstant) continue;
+    if (IsRowOp(o->kind_id())) {
       if (row_op != nullptr) return absl::UnimplementedError("two row ops");
       row_op = o.get();
-    } else if (IsElementalOp(o->kind())) {
+    } else if (IsElementalOp(o->kind_id())) {
       (row_op == nullptr ? pre : post).push_back(o.get());
     } else {
       return absl::UnimplementedError("non-elementwise op in a row group");
     }
   }
   if (row_op == nullptr) return absl::UnimplementedError("no row op");
-  const std::string kind = row_op->kind();
+  const OpKind kind = row_op->kind_id();
   const Value* x = row_op->operand(0);
   const Shape& shape = x->type().shape;
   const int64_t rank = static_cast<int64_t>(shape.size());
@@ -68,7 +63,7 @@ absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
       op.result()->type().dtype != DType::kF32) {
     return absl::UnimplementedError("row op on a non-f32 or scalar value");
   }
-  const bool is_reduce = kind.rfind("reduce_", 0) == 0;
+  const bool is_reduce = IsReduction(kind);
   if (is_reduce) {
     const Attribute* axes = row_op->FindAttr("axes");
     std::vector<int64_t> list;
@@ -107,13 +102,13 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   const Op* row_op = g.row_op;
   const std::vector<const Op*>& pre = g.pre;
   const std::vector<const Op*>& post = g.post;
-  const std::string kind = row_op->kind();
+  const OpKind kind = row_op->kind_id();
   const Value* x = row_op->operand(0);
   const Shape& shape = x->type().shape;
   const Value* last = post.empty() ? row_op->result() : post.back()->result();
   const int64_t len = g.len, rows = g.rows;
   const bool is_reduce = g.is_reduce;
-  tile::Nest nest(state.StepName(kind));
+  tile::Nest nest(state.StepName(row_op->kind()));
   auto param_buffer = [&](const Value* p) {
     const Value* v = op.operand(p->index());
     return nest.AddFrameBuffer(state.refs.at(v), v->name(),
@@ -144,7 +139,7 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
                                  len * 4, "x_row", "f32 row of the producers");
   }
   int gamma = -1, beta = -1;
-  if (kind == "layernorm") {
+  if (kind == OpKind::kLayernorm) {
     for (int i = 1; i <= 2; ++i) {
       const Value* g = row_op->operand(i);
       if (!g->is_param() || g->type().shape != Shape{len}) {
@@ -184,13 +179,13 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
       nb.Append(tile::Stmt{tile::RowMap{pre_program, row, 0, len, xrow, {}}});
     }
     tile::View orow{out, is_reduce ? row : row * len, 4};
-    if (kind == "softmax") {
+    if (kind == OpKind::kSoftmax) {
       nb.Append(tile::Stmt{tile::RowReduce{
           tile::RowReduce::Op::kMax, xrow, len, first, false, {}, false}});
       nb.Append(tile::Stmt{tile::Fill{second, 1, 0.0f}});
       nb.Append(tile::Stmt{tile::RowExp{xrow, orow, len, first, second}});
       nb.Append(tile::Stmt{tile::RowScale{orow, orow, len, second, true}});
-    } else if (kind == "layernorm") {
+    } else if (kind == OpKind::kLayernorm) {
       const Attribute* eps_attr = row_op->FindAttr("epsilon");
       const double eps = eps_attr != nullptr && eps_attr->is_number()
                              ? eps_attr->as_number()
@@ -206,8 +201,8 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
           xrow, orow, len, first, second, static_cast<float>(eps),
           tile::View{gamma, 0, 4}, tile::View{beta, 0, 4}, true}});
     } else {
-      const auto reduce = kind == "reduce_max"   ? tile::RowReduce::Op::kMax
-                          : kind == "reduce_sum" ? tile::RowReduce::Op::kSum
+      const auto reduce = kind == OpKind::kReduceMax   ? tile::RowReduce::Op::kMax
+                          : kind == OpKind::kReduceSum ? tile::RowReduce::Op::kSum
                                                  : tile::RowReduce::Op::kMean;
       nb.Append(tile::Stmt{
           tile::RowReduce{reduce, xrow, len, orow, false, {}, false}});

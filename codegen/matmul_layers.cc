@@ -52,7 +52,7 @@ void MatchKernelPostOps(Layer& l) {
   const Value* bias = nullptr;
   size_t next = 0;
   const Op* add = l.post[0];
-  if (add->kind() == "add" && add->num_operands() == 2) {
+  if (add->kind_id() == OpKind::kAdd && add->num_operands() == 2) {
     const Value* other = add->operand(0) == c   ? add->operand(1)
                          : add->operand(1) == c ? add->operand(0)
                                                 : nullptr;
@@ -68,7 +68,7 @@ void MatchKernelPostOps(Layer& l) {
   bool relu = false;
   if (next < l.post.size()) {
     const Op* r = l.post[next];
-    if (r->kind() != "relu" || r->operand(0) != c) return;
+    if (r->kind_id() != OpKind::kRelu || r->operand(0) != c) return;
     relu = true;
     ++next;
   }
@@ -81,13 +81,13 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
   std::vector<Layer> layers;
   for (const auto& o : body.ops()) {
     const Op* op = o.get();
-    if (op->kind() == "constant") continue;
-    if (op->kind() == "matmul") {
+    if (op->kind_id() == OpKind::kConstant) continue;
+    if (op->kind_id() == OpKind::kMatmul) {
       layers.emplace_back();
       layers.back().matmul = op;
       continue;
     }
-    if (layers.empty() || !IsElementalOp(op->kind())) {
+    if (layers.empty() || !IsElementalOp(op->kind_id())) {
       return absl::UnimplementedError(
           absl::StrCat("'", op->kind(), "' in a matmul group"));
     }
@@ -142,7 +142,7 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
       }
       for (const Value* x : p->operands()) {
         bool constant =
-            !x->is_param() && x->defining_op()->kind() == "constant";
+            !x->is_param() && x->defining_op()->kind_id() == OpKind::kConstant;
         if (!local.contains(x) && !x->is_param() && !constant) {
           return absl::UnimplementedError("post-op reads another layer");
         }

@@ -32,9 +32,9 @@ void Walk(const ReducePlan& plan, size_t d, const float*& in, double* acc) {
 }
 
 absl::StatusOr<ReduceKind> KindOf(const Op& op) {
-  if (op.kind() == "reduce_sum") return ReduceKind::kSum;
-  if (op.kind() == "reduce_max") return ReduceKind::kMax;
-  if (op.kind() == "reduce_mean") return ReduceKind::kMean;
+  if (op.kind_id() == OpKind::kReduceSum) return ReduceKind::kSum;
+  if (op.kind_id() == OpKind::kReduceMax) return ReduceKind::kMax;
+  if (op.kind_id() == OpKind::kReduceMean) return ReduceKind::kMean;
   return absl::UnimplementedError(absl::StrCat("'", op.kind(), "'"));
 }
 

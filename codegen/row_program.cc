@@ -35,13 +35,14 @@ absl::Status CheckRowProgram(const RowProgram& program) {
     return absl::UnimplementedError("rank-0 iteration space");
   }
   for (const Op* op : program.ops) {
-    if (!IsElementalOp(op->kind())) {
+    if (!IsElementalOp(op->kind_id())) {
       return absl::UnimplementedError(
           absl::StrCat("op '", op->kind(), "' in a row program"));
     }
     // Per-channel scales: the channel is a dim of the iteration space,
     // so the operand must span all of it.
-    if ((op->kind() == "quantize" || op->kind() == "dequantize") &&
+    if ((op->kind_id() == OpKind::kQuantize ||
+         op->kind_id() == OpKind::kDequantize) &&
         IsPerChannel(*op) && op->operand(0)->type().shape != program.shape) {
       return absl::UnimplementedError(
           absl::StrCat("per-channel ", op->kind(), " of a broadcast value"));
@@ -59,7 +60,7 @@ void CollectInputs(const std::vector<const Op*>& ops,
         if (std::find(params.begin(), params.end(), x) == params.end()) {
           params.push_back(x);
         }
-      } else if (x->defining_op()->kind() == "constant" &&
+      } else if (x->defining_op()->kind_id() == OpKind::kConstant &&
                  std::find(constants.begin(), constants.end(),
                            x->defining_op()) == constants.end()) {
         constants.push_back(x->defining_op());
@@ -95,7 +96,7 @@ absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
     program.inputs.push_back(std::move(in));
   }
   for (const Op* op : ops) {
-    if (op->kind() == "constant") {
+    if (op->kind_id() == OpKind::kConstant) {
       HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(*op, {}));
       // Float scalars only: bf16 and f16 values are exact in f32, their
       // compute representation.
@@ -111,7 +112,7 @@ absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
       program.inputs.push_back(std::move(in));
       continue;
     }
-    if (!IsElementalOp(op->kind())) {
+    if (!IsElementalOp(op->kind_id())) {
       return absl::UnimplementedError(
           absl::StrCat("'", op->kind(), "' is not elementwise"));
     }

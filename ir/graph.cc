@@ -135,4 +135,21 @@ Graph* FusionBody(const Op& op) {
   return module->FindGraph(body->as_symbol());
 }
 
+std::optional<FusionKind> FusionKindOf(const Op& op) {
+  if (op.kind_id() != OpKind::kFusion) return std::nullopt;
+  const Attribute* kind = op.FindAttr("kind");
+  if (kind == nullptr || !kind->is_string()) return std::nullopt;
+  return FusionKindFromName(kind->as_string());
+}
+
+bool IsMatmulGroup(const Op& op) {
+  std::optional<FusionKind> kind = FusionKindOf(op);
+  return kind.has_value() && IsMatmulFusion(*kind);
+}
+
+bool IsRowGroup(const Op& op) {
+  std::optional<FusionKind> kind = FusionKindOf(op);
+  return kind.has_value() && IsRowFusion(*kind);
+}
+
 }  // namespace hgc

@@ -9,12 +9,14 @@
 
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "ir/attribute.h"
+#include "ir/op_kind.h"
 #include "ir/tensor_type.h"
 #include "support/source_location.h"
 
@@ -65,7 +67,11 @@ class Value {
 // One statement: `%r = kind(operands) {attrs} : types`.
 class Op {
  public:
+  // The kind's name, as written ("matmul"): for printing and diagnostics.
   const std::string& kind() const { return kind_; }
+  // The kind as an enumerator (OpKind::kUnknown for a name not in
+  // ir/op_kinds.def): for deciding by kind (see ir/op_kind.h).
+  OpKind kind_id() const { return kind_id_; }
   const std::vector<Value*>& operands() const { return operands_; }
   Value* operand(int i) const { return operands_[i]; }
   int num_operands() const { return static_cast<int>(operands_.size()); }
@@ -86,10 +92,12 @@ class Op {
   friend class Graph;
   Op(std::string kind, std::vector<Value*> operands, AttrMap attrs,
      SourceLoc loc)
-      : kind_(std::move(kind)), operands_(std::move(operands)),
-        attrs_(std::move(attrs)), loc_(loc) {}
+      : kind_(std::move(kind)),
+        kind_id_(OpKindFromName(kind_).value_or(OpKind::kUnknown)),
+        operands_(std::move(operands)), attrs_(std::move(attrs)), loc_(loc) {}
 
   std::string kind_;
+  OpKind kind_id_;
   std::vector<Value*> operands_;
   std::vector<std::unique_ptr<Value>> results_;
   AttrMap attrs_;
@@ -203,6 +211,14 @@ class Module {
 // has no body symbol, its graph belongs to no module, or no graph has that
 // name.
 Graph* FusionBody(const Op& op);
+
+// The group kind of a `fusion` op (its `kind` attribute); nullopt for any
+// other op, or a fusion op whose kind is missing or not a known name.
+std::optional<FusionKind> FusionKindOf(const Op& op);
+// A fusion op of kind "matmul" or "mlp".
+bool IsMatmulGroup(const Op& op);
+// A fusion op of kind "softmax", "layernorm" or "reduce".
+bool IsRowGroup(const Op& op);
 
 }  // namespace hgc
 

@@ -18,7 +18,7 @@ namespace {
 using OpSet = absl::flat_hash_set<Op*>;
 
 bool IsRelabel(const Op& op) {
-  return op.kind() == "reshape" || op.kind() == "transpose";
+  return op.kind_id() == OpKind::kReshape || op.kind_id() == OpKind::kTranspose;
 }
 
 // Whether `v` is a one-element literal constant.
@@ -47,8 +47,8 @@ class BlockFinder {
       if (users.size() != 1 || !uses_.OnlyUsedBy(cur, users[0])) return {};
       Op* user = users[0];
       core.push_back(user);
-      if (user->kind() == "matmul") break;
-      if (user->kind() != "cast") return {};
+      if (user->kind_id() == OpKind::kMatmul) break;
+      if (user->kind_id() != OpKind::kCast) return {};
       cur = user->result();
     }
     Op* qk = core.front();
@@ -58,7 +58,7 @@ class BlockFinder {
       const std::vector<Op*>& users = uses_.Users(cur);
       if (users.size() != 1 || !uses_.OnlyUsedBy(cur, users[0])) break;
       Op* user = users[0];
-      if (!IsRelabel(*user) && user->kind() != "cast") break;
+      if (!IsRelabel(*user) && user->kind_id() != OpKind::kCast) break;
       tail.push_back(user);
       cur = user->result();
     }
@@ -95,17 +95,17 @@ class BlockFinder {
     if (def == nullptr || depth > 32 || !uses_.OnlyUsedBy(v, consumer)) {
       return false;
     }
-    if (def->kind() == "matmul") {
+    if (def->kind_id() == OpKind::kMatmul) {
       out.insert(out.begin(), def);
       return true;
     }
-    const std::string& k = def->kind();
+    const OpKind k = def->kind_id();
     std::vector<int> chain;
-    if (k == "cast" || k == "div") {
+    if (k == OpKind::kCast || k == OpKind::kDiv) {
       chain = {0};
-    } else if (k == "mul" || k == "add" || k == "max") {
+    } else if (k == OpKind::kMul || k == OpKind::kAdd || k == OpKind::kMax) {
       chain = {0, 1};
-    } else if (k == "select") {
+    } else if (k == OpKind::kSelect) {
       chain = {1, 2};
     }
     for (int c : chain) {
@@ -129,10 +129,12 @@ class BlockFinder {
       int next = 0;
       if (IsRelabel(*def)) {
         next = 0;
-      } else if (allow_scale && (def->kind() == "mul" || def->kind() == "div") &&
+      } else if (allow_scale &&
+                 (def->kind_id() == OpKind::kMul ||
+                  def->kind_id() == OpKind::kDiv) &&
                  IsScalarConstant(def->operand(1))) {
         next = 0;
-      } else if (allow_scale && def->kind() == "mul" &&
+      } else if (allow_scale && def->kind_id() == OpKind::kMul &&
                  IsScalarConstant(def->operand(0))) {
         next = 1;
       } else {
@@ -162,7 +164,7 @@ absl::StatusOr<int> FuseAttention(Graph& graph) {
   std::vector<std::vector<Op*>> blocks;
   OpSet taken;
   for (const auto& op : graph.ops()) {
-    if (op->kind() != "softmax") continue;
+    if (op->kind_id() != OpKind::kSoftmax) continue;
     for (const std::vector<Op*>& ops : finder.Attempts(op.get())) {
       if (std::any_of(ops.begin(), ops.end(),
                       [&](Op* o) { return taken.contains(o); })) {
@@ -187,7 +189,7 @@ absl::StatusOr<int> FuseAttention(Graph& graph) {
               return position[a.back()] < position[b.back()];
             });
   for (const std::vector<Op*>& ops : blocks) {
-    HGC_RETURN_IF_ERROR(outliner.Outline(ops, "attention"));
+    HGC_RETURN_IF_ERROR(outliner.Outline(ops, FusionKind::kAttention));
   }
   outliner.Finish();
   return static_cast<int>(blocks.size());

@@ -157,7 +157,7 @@ class Matcher {
   // A one-element literal constant, taken into the block.
   bool TakeScalarConstant(const Value* v) {
     const Op* def = v->defining_op();
-    if (def == nullptr || def->kind() != "constant" ||
+    if (def == nullptr || def->kind_id() != OpKind::kConstant ||
         v->type().NumElements() != 1) {
       return false;
     }
@@ -194,27 +194,28 @@ absl::Status Matcher::SideOperand(const Op& op, const Value* v,
 
 // Checks one op between the scores and softmax; returns its chain operand.
 absl::StatusOr<const Value*> Matcher::ScoreOp(const Op& op) {
-  const std::string& k = op.kind();
+  const OpKind k = op.kind_id();
   const auto chain = [](const Value* v) {
-    return !v->is_param() && v->defining_op()->kind() != "constant";
+    return !v->is_param() && v->defining_op()->kind_id() != OpKind::kConstant;
   };
-  if (k == "cast") {
+  if (k == OpKind::kCast) {
     const Attribute* to = op.FindAttr("to");
     if (to == nullptr || !to->is_dtype() || !IsFloatType(to->as_dtype())) {
       return Unfit("casts around softmax must be to f32, bf16 or f16");
     }
     return op.operand(0);
   }
-  if (k == "mul" || k == "div" || k == "add" || k == "max") {
+  if (k == OpKind::kMul || k == OpKind::kDiv || k == OpKind::kAdd ||
+      k == OpKind::kMax) {
     int c = chain(op.operand(0)) ? 0 : 1;
-    if (!chain(op.operand(c)) || (k == "div" && c != 0)) {
-      return Unfit(absl::StrCat(k, " does not apply to the scores"));
+    if (!chain(op.operand(c)) || (k == OpKind::kDiv && c != 0)) {
+      return Unfit(absl::StrCat(op.kind(), " does not apply to the scores"));
     }
-    bool scalar_only = k == "mul" || k == "div";
+    bool scalar_only = k == OpKind::kMul || k == OpKind::kDiv;
     ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(1 - c), scalar_only));
     return op.operand(c);
   }
-  if (k == "select") {
+  if (k == OpKind::kSelect) {
     int c = chain(op.operand(1)) ? 1 : 2;
     if (!chain(op.operand(c))) return Unfit("select does not pick the scores");
     const Value* cond = op.operand(0);
@@ -225,7 +226,7 @@ absl::StatusOr<const Value*> Matcher::ScoreOp(const Op& op) {
     ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(3 - c), false));
     return op.operand(c);
   }
-  return Unfit(absl::StrCat(k, " between the scores and softmax"));
+  return Unfit(absl::StrCat(op.kind(), " between the scores and softmax"));
 }
 
 // Walks from `v` back to a parameter through reshapes and transposes (and,
@@ -236,10 +237,10 @@ absl::StatusOr<View> Matcher::ViewOf(const Value* v,
   const Value* cur = v;
   while (!cur->is_param()) {
     const Op* op = cur->defining_op();
-    const std::string& k = op->kind();
-    bool scale = (k == "mul" || k == "div") && scales != nullptr;
-    if (k != "reshape" && k != "transpose" && !scale) {
-      return Unfit(absl::StrCat("%", cur->name(), " (", k,
+    const OpKind k = op->kind_id();
+    bool scale = (k == OpKind::kMul || k == OpKind::kDiv) && scales != nullptr;
+    if (k != OpKind::kReshape && k != OpKind::kTranspose && !scale) {
+      return Unfit(absl::StrCat("%", cur->name(), " (", op->kind(),
                                 ") is not a parameter seen through reshape "
                                 "and transpose"));
     }
@@ -247,12 +248,13 @@ absl::StatusOr<View> Matcher::ViewOf(const Value* v,
       int c = -1;
       if (TakeScalarConstant(op->operand(1))) {
         c = 0;
-      } else if (k == "mul" && TakeScalarConstant(op->operand(0))) {
+      } else if (k == OpKind::kMul && TakeScalarConstant(op->operand(0))) {
         c = 1;
       }
       if (c < 0 || op->operand(c)->type() != op->result()->type()) {
-        return Unfit(absl::StrCat(k, " before the scores matmul is not a "
-                                     "scale by a scalar literal constant"));
+        return Unfit(absl::StrCat(op->kind(),
+                                  " before the scores matmul is not a "
+                                  "scale by a scalar literal constant"));
       }
       scales->push_back(op);
       taken_.insert(op);
@@ -269,7 +271,7 @@ absl::StatusOr<View> Matcher::ViewOf(const Value* v,
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     const Op& op = **it;
     const Shape& out = op.result()->type().shape;
-    if (op.kind() == "reshape") {
+    if (op.kind_id() == OpKind::kReshape) {
       std::optional<View> r =
           Reshape(view, std::vector<int64_t>(out.begin(), out.end()));
       if (!r.has_value()) {
@@ -277,7 +279,7 @@ absl::StatusOr<View> Matcher::ViewOf(const Value* v,
                                   " is not expressible by strides"));
       }
       view = *std::move(r);
-    } else if (op.kind() == "transpose") {
+    } else if (op.kind_id() == OpKind::kTranspose) {
       std::vector<int64_t> perm = op.FindAttr("perm")->as_int_list();
       View t = view;
       for (size_t i = 0; i < perm.size(); ++i) {
@@ -304,20 +306,20 @@ absl::StatusOr<View> Matcher::OutputView() {
     const Op* op = cur->defining_op();
     const Value* in = op->operand(0);
     const Shape& in_shape = in->type().shape;
-    if (op->kind() == "cast") {
+    if (op->kind_id() == OpKind::kCast) {
       const Attribute* to = op->FindAttr("to");
       if (to == nullptr || !to->is_dtype() || !IsFloatType(to->as_dtype())) {
         return Unfit("casts after P·V must be to f32, bf16 or f16");
       }
       casts.push_back(op);
-    } else if (op->kind() == "reshape") {
+    } else if (op->kind_id() == OpKind::kReshape) {
       std::optional<View> r =
           Reshape(view, std::vector<int64_t>(in_shape.begin(), in_shape.end()));
       if (!r.has_value()) {
         return Unfit("the reshape after P·V is not expressible by strides");
       }
       view = *std::move(r);
-    } else if (op->kind() == "transpose") {
+    } else if (op->kind_id() == OpKind::kTranspose) {
       std::vector<int64_t> perm = op->FindAttr("perm")->as_int_list();
       View t = view;
       t.shape.assign(in_shape.begin(), in_shape.end());
@@ -410,7 +412,7 @@ absl::StatusOr<AttentionMatch> Matcher::Run() {
   if (graph_.results().size() != 1) return Unfit("not one result");
   m_.result = graph_.results()[0];
   for (const auto& op : graph_.ops()) {
-    if (op->kind() != "softmax") continue;
+    if (op->kind_id() != OpKind::kSoftmax) continue;
     if (m_.softmax != nullptr) return Unfit("more than one softmax");
     m_.softmax = op.get();
   }
@@ -430,7 +432,7 @@ absl::StatusOr<AttentionMatch> Matcher::Run() {
     if (cur->is_param()) return Unfit("softmax does not read a matmul");
     const Op* op = cur->defining_op();
     ATTN_RETURN_IF_ERROR(Take(op, cur));
-    if (op->kind() == "matmul") break;
+    if (op->kind_id() == OpKind::kMatmul) break;
     absl::StatusOr<const Value*> next = ScoreOp(*op);
     if (!next.ok()) return next.status();
     score_ops.push_back(op);
@@ -449,12 +451,12 @@ absl::StatusOr<AttentionMatch> Matcher::Run() {
     }
     const Op* user = it->second.front();
     taken_.insert(user);
-    if (user->kind() == "matmul") {
+    if (user->kind_id() == OpKind::kMatmul) {
       m_.pv = user;
       break;
     }
     const Attribute* to = user->FindAttr("to");
-    if (user->kind() != "cast" || to == nullptr || !to->is_dtype() ||
+    if (user->kind_id() != OpKind::kCast || to == nullptr || !to->is_dtype() ||
         !IsFloatType(to->as_dtype())) {
       return Unfit(absl::StrCat(user->kind(), " between softmax and P·V"));
     }

@@ -40,7 +40,9 @@ BufferPlan PlanBuffers(const Graph& graph) {
   position = 0;
   for (const auto& op : graph.ops()) {
     int64_t here = position++;
-    if (op->kind() == "constant" || consts.IsConstOnly(op.get())) continue;
+    if (op->kind_id() == OpKind::kConstant || consts.IsConstOnly(op.get())) {
+      continue;
+    }
     for (int i = 0; i < op->num_results(); ++i) {
       const Value* v = op->result(i);
       if (returned.contains(v)) continue;

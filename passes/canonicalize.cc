@@ -36,23 +36,23 @@ Value* SimplifyIdentity(const Op& op) {
   if (op.num_operands() != 2) return nullptr;
   Value* a = op.operand(0);
   Value* b = op.operand(1);
-  const std::string& kind = op.kind();
-  if (kind == "mul") {
+  const OpKind kind = op.kind_id();
+  if (kind == OpKind::kMul) {
     if (IsSplat(b, 1.0)) {
       if (Value* v = IfSameType(op, a)) return v;
     }
     if (IsSplat(a, 1.0)) return IfSameType(op, b);
   }
-  if (kind == "add") {
+  if (kind == OpKind::kAdd) {
     if (IsSignedZero(b, /*negative=*/true)) {
       if (Value* v = IfSameType(op, a)) return v;
     }
     if (IsSignedZero(a, /*negative=*/true)) return IfSameType(op, b);
   }
-  if (kind == "sub" && IsSignedZero(b, /*negative=*/false)) {
+  if (kind == OpKind::kSub && IsSignedZero(b, /*negative=*/false)) {
     return IfSameType(op, a);
   }
-  if (kind == "div" && IsSplat(b, 1.0)) return IfSameType(op, a);
+  if (kind == OpKind::kDiv && IsSplat(b, 1.0)) return IfSameType(op, a);
   return nullptr;
 }
 
@@ -123,16 +123,18 @@ Value* TakeName(Value* created, Value* replaced) {
 Value* SimplifyWithoutNewOps(const Op& op) {
   if (op.num_results() != 1) return nullptr;
   if (Value* v = SimplifyIdentity(op)) return v;
-  const std::string& kind = op.kind();
-  if (kind == "neg") {
+  const OpKind kind = op.kind_id();
+  if (kind == OpKind::kNeg) {
     const Op* inner = op.operand(0)->defining_op();
-    if (inner != nullptr && inner->kind() == "neg") return inner->operand(0);
+    if (inner != nullptr && inner->kind_id() == OpKind::kNeg) {
+      return inner->operand(0);
+    }
   }
-  if (kind == "transpose") {
+  if (kind == OpKind::kTranspose) {
     absl::StatusOr<std::vector<int64_t>> perm = PermOf(op);
     if (perm.ok() && IsIdentityPerm(*perm)) return op.operand(0);
   }
-  if (kind == "reshape") return IfSameType(op, op.operand(0));
+  if (kind == OpKind::kReshape) return IfSameType(op, op.operand(0));
   return nullptr;
 }
 
@@ -140,10 +142,11 @@ absl::StatusOr<Value*> SimplifyWithNewOp(Op& op,
                                          const CanonicalizeOptions& options) {
   Graph& graph = *op.graph();
   Builder builder(&graph, &op);
-  const std::string& kind = op.kind();
+  const OpKind kind = op.kind_id();
   const Op* inner =
       op.num_operands() == 1 ? op.operand(0)->defining_op() : nullptr;
-  if (kind == "transpose" && inner != nullptr && inner->kind() == "transpose") {
+  if (kind == OpKind::kTranspose && inner != nullptr &&
+      inner->kind_id() == OpKind::kTranspose) {
     HGC_ASSIGN_OR_RETURN(std::vector<int64_t> outer_perm, PermOf(op));
     HGC_ASSIGN_OR_RETURN(std::vector<int64_t> inner_perm, PermOf(*inner));
     // Output dim j of the outer transpose is inner dim outer[j], which is
@@ -158,7 +161,8 @@ absl::StatusOr<Value*> SimplifyWithNewOp(Op& op,
                        {{"perm", Attribute::IntList(composed)}}, {}, op.loc()));
     return TakeName(t, op.result(0));
   }
-  if (kind == "reshape" && inner != nullptr && inner->kind() == "reshape") {
+  if (kind == OpKind::kReshape && inner != nullptr &&
+      inner->kind_id() == OpKind::kReshape) {
     Value* x = inner->operand(0);
     if (x->type() == op.result(0)->type()) return x;
     const Shape& shape = op.result(0)->type().shape;
@@ -170,7 +174,7 @@ absl::StatusOr<Value*> SimplifyWithNewOp(Op& op,
                        {}, op.loc()));
     return TakeName(r, op.result(0));
   }
-  if (kind == "div" && !IsSplat(op.operand(1), 1.0)) {
+  if (kind == OpKind::kDiv && !IsSplat(op.operand(1), 1.0)) {
     Value* c = op.operand(1);
     std::optional<std::vector<double>> recip = Reciprocals(c, options);
     if (!recip.has_value()) return nullptr;

@@ -19,7 +19,7 @@ absl::flat_hash_set<const Op*> ConstOnlyOps(const Graph& graph) {
       }
     }
     if (!all_const) continue;
-    if (op->kind() != "constant") ops.insert(op.get());
+    if (op->kind_id() != OpKind::kConstant) ops.insert(op.get());
     for (int i = 0; i < op->num_results(); ++i) {
       const_values.insert(op->result(i));
     }
@@ -30,7 +30,7 @@ absl::flat_hash_set<const Op*> ConstOnlyOps(const Graph& graph) {
 bool ConstOnlyAnalysis::IsConstOnly(const Value* v) const {
   if (v->is_param()) return v->is_const();
   const Op* def = v->defining_op();
-  return def->kind() == "constant" || ops_.contains(def);
+  return def->kind_id() == OpKind::kConstant || ops_.contains(def);
 }
 
 }  // namespace hgc

@@ -32,7 +32,7 @@ int EliminateDeadCode(Module& module) {
     if (body == nullptr || FusionBodies(module).contains(body)) continue;
     // The fusion ops inside die with the body; their bodies may follow.
     for (const auto& op : body->ops()) {
-      if (op->kind() == "fusion") PushBody(op->attrs(), worklist);
+      if (op->kind_id() == OpKind::kFusion) PushBody(op->attrs(), worklist);
     }
     module.EraseGraph(body);
     ++erased;

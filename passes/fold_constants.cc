@@ -65,7 +65,7 @@ absl::StatusOr<int> FoldConstantsInGraph(Graph& graph,
   int folded = 0;
   for (Op* op : graph.OpsSnapshot()) {
     replacer.RemapOperands(*op);
-    if (op->kind() == "constant" || op->num_results() != 1 ||
+    if (op->kind_id() == OpKind::kConstant || op->num_results() != 1 ||
         !AllOperandsLiteral(*op) ||
         op->result(0)->type().NumElements() > options.max_elements) {
       continue;

@@ -3,26 +3,21 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
-#include "ir/op_registry.h"
 #include "passes/const_only.h"
 #include "passes/graph_utils.h"
 
 namespace hgc {
 
 bool IsPointwise(const Op& op) {
-  if (op.num_results() != 1) return false;
-  if (op.kind() == "quantize" || op.kind() == "dequantize") return true;
-  const OpInfo* info = OpRegistry::Get().Find(op.kind());
-  return info != nullptr && info->elementwise;
+  return op.num_results() == 1 && IsPointwise(op.kind_id());
 }
 
-std::string AnchorKind(const Op& op) {
-  const std::string& k = op.kind();
-  if (k == "matmul" || k == "softmax" || k == "layernorm") return k;
-  if (k == "reduce_sum" || k == "reduce_max" || k == "reduce_mean") {
-    return "reduce";
-  }
-  return "";
+std::optional<FusionKind> AnchorKind(OpKind kind) {
+  if (kind == OpKind::kMatmul) return FusionKind::kMatmul;
+  if (kind == OpKind::kSoftmax) return FusionKind::kSoftmax;
+  if (kind == OpKind::kLayernorm) return FusionKind::kLayernorm;
+  if (IsReduction(kind)) return FusionKind::kReduce;
+  return std::nullopt;
 }
 
 namespace {
@@ -47,17 +42,17 @@ class GroupBuilder {
 
  private:
   void Visit(Op* op) {
-    std::string anchor = AnchorKind(*op);
-    if (anchor == "matmul") {
-      Start(op, anchor, op);
-    } else if (!anchor.empty()) {
+    std::optional<FusionKind> anchor = AnchorKind(op->kind_id());
+    if (anchor == FusionKind::kMatmul) {
+      Start(op, *anchor, op);
+    } else if (anchor.has_value()) {
       int g = JoinableProducer(op, op->operand(0));
       if (g >= 0 && groups_[g].anchor == nullptr) {
         Join(g, op);
-        groups_[g].kind = anchor;
+        groups_[g].kind = *anchor;
         groups_[g].anchor = op;
       } else {
-        Start(op, anchor, op);
+        Start(op, *anchor, op);
       }
     } else if (IsPointwise(*op)) {
       for (Value* v : op->operands()) {
@@ -67,7 +62,7 @@ class GroupBuilder {
           return;
         }
       }
-      Start(op, "elementwise", nullptr);
+      Start(op, FusionKind::kElementwise, nullptr);
     }
   }
 
@@ -85,7 +80,7 @@ class GroupBuilder {
     return it->second;
   }
 
-  void Start(Op* op, const std::string& kind, Op* anchor) {
+  void Start(Op* op, FusionKind kind, Op* anchor) {
     FusionGroup group;
     group.ops = {op};
     group.kind = kind;

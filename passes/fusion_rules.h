@@ -24,10 +24,11 @@
 #define HGC_PASSES_FUSION_RULES_H_
 
 #include <cstdint>
-#include <string>
+#include <optional>
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/op_kind.h"
 
 namespace hgc {
 
@@ -39,17 +40,17 @@ struct FusionOptions {
   int64_t inline_constant_elements = 64;
 };
 
-// Elementwise in the fusion sense: the op registry's `elementwise` trait,
-// plus quantize and dequantize (per-element with per-channel parameters).
+// A one-result op that is elementwise in the fusion sense (IsPointwise of
+// ir/op_kind.h: the elementwise ops plus quantize and dequantize).
 bool IsPointwise(const Op& op);
-// The group kind an op anchors ("matmul", "softmax", "layernorm",
-// "reduce"), or "" for ops that anchor none.
-std::string AnchorKind(const Op& op);
+// The group kind an op of kind `kind` anchors (matmul, softmax, layernorm,
+// reduce for reduce_*), or nullopt for kinds that anchor none.
+std::optional<FusionKind> AnchorKind(OpKind kind);
 
 // One group: its ops in graph order and its kind.
 struct FusionGroup {
   std::vector<Op*> ops;
-  std::string kind;      // "matmul", "elementwise", "softmax", ...
+  FusionKind kind = FusionKind::kElementwise;
   Op* anchor = nullptr;  // the matmul / row op, or nullptr
   bool const_only = false;
   Op* last() const { return ops.back(); }

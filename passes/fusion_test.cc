@@ -19,7 +19,7 @@ std::vector<std::string> Groups(const std::string& text,
   Module m = Parse(text);
   std::vector<std::string> out;
   for (const FusionGroup& g : FormFusionGroups(*m.graphs()[0], options)) {
-    out.push_back(absl::StrCat(g.kind, ":", g.ops.size()));
+    out.push_back(absl::StrCat(FusionKindName(g.kind), ":", g.ops.size()));
   }
   return out;
 }

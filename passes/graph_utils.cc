@@ -102,7 +102,7 @@ int EraseDeadOps(Graph& graph, std::vector<AttrMap>* erased_fusion_attrs) {
     }
     if (!dead) continue;
     for (const Value* v : op->operands()) --uses[v];
-    if (erased_fusion_attrs != nullptr && op->kind() == "fusion") {
+    if (erased_fusion_attrs != nullptr && op->kind_id() == OpKind::kFusion) {
       erased_fusion_attrs->push_back(op->attrs());
     }
     graph.Erase(op);
@@ -113,7 +113,7 @@ int EraseDeadOps(Graph& graph, std::vector<AttrMap>* erased_fusion_attrs) {
 
 const Op* LiteralConstantOp(const Value* v) {
   const Op* def = v->defining_op();
-  return def != nullptr && def->kind() == "constant" ? def : nullptr;
+  return def != nullptr && def->kind_id() == OpKind::kConstant ? def : nullptr;
 }
 
 double RoundToDType(double v, DType dtype) {
@@ -146,7 +146,7 @@ absl::flat_hash_set<const Graph*> FusionBodies(const Module& module) {
   absl::flat_hash_set<const Graph*> bodies;
   for (const auto& g : module.graphs()) {
     for (const auto& op : g->ops()) {
-      if (op->kind() != "fusion") continue;
+      if (op->kind_id() != OpKind::kFusion) continue;
       if (const Graph* b = FusionBody(*op)) {
         bodies.insert(b);
       }

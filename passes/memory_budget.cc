@@ -34,8 +34,9 @@ MemoryEstimate EstimateMemory(const Graph& graph) {
   e.arena_bytes = PlanBuffers(graph).arena_size;
   absl::flat_hash_set<const Op*> const_only = ConstOnlyOps(graph);
   for (const auto& op : graph.ops()) {
-    bool cached = const_only.contains(op.get()) ||
-                  (op->kind() == "constant" && op->num_operands() == 0);
+    bool cached =
+        const_only.contains(op.get()) ||
+        (op->kind_id() == OpKind::kConstant && op->num_operands() == 0);
     if (!cached) continue;
     for (int i = 0; i < op->num_results(); ++i) {
       e.constant_bytes = SaturatingAdd(e.constant_bytes, Bytes(op->result(i)));

@@ -14,20 +14,13 @@
 namespace hgc {
 namespace {
 
-bool IsLayerGroup(const Op& op) {
-  if (op.kind() != "fusion") return false;
-  const Attribute* kind = op.FindAttr("kind");
-  return kind != nullptr && kind->is_string() &&
-         (kind->as_string() == "matmul" || kind->as_string() == "mlp");
-}
-
 // The fusion operand index feeding the A side of `op`'s first matmul, or -1
 // when the body does not start with a plain matmul reading a parameter.
 int LayerInputIndex(const Op& op) {
   Graph* body = FusionBody(op);
   if (body == nullptr || body->ops().empty()) return -1;
   const Op& first = *body->ops().front();
-  if (first.kind() != "matmul") return -1;
+  if (first.kind_id() != OpKind::kMatmul) return -1;
   const Attribute* ta = first.FindAttr("transpose_a");
   if (ta != nullptr && ta->as_bool()) return -1;
   const Value* a = first.operand(0);
@@ -39,7 +32,7 @@ absl::flat_hash_map<const Graph*, int> CallerCounts(const Module& module) {
   absl::flat_hash_map<const Graph*, int> counts;
   for (const auto& g : module.graphs()) {
     for (const auto& op : g->ops()) {
-      if (op->kind() == "fusion") ++counts[FusionBody(*op)];
+      if (op->kind_id() == OpKind::kFusion) ++counts[FusionBody(*op)];
     }
   }
   return counts;
@@ -57,12 +50,12 @@ std::optional<Candidate> FindPair(const Graph& graph,
   absl::flat_hash_map<const Graph*, int> callers =
       CallerCounts(*graph.module());
   for (const auto& op : graph.ops()) {
-    if (!IsLayerGroup(*op)) continue;
+    if (!IsMatmulGroup(*op)) continue;
     int index = LayerInputIndex(*op);
     if (index < 0) continue;
     Value* input = op->operand(index);
     Op* producer = input->defining_op();
-    if (producer == nullptr || !IsLayerGroup(*producer) ||
+    if (producer == nullptr || !IsMatmulGroup(*producer) ||
         FusionBody(*producer) == nullptr || !uses.OnlyUsedBy(input, op.get())) {
       continue;
     }
@@ -129,8 +122,10 @@ absl::Status Merge(Graph& graph, const Candidate& c) {
   b1->SetResults({map.at(b2->results()[0])}, b2->return_loc());
   b1->SetDeclaredResultTypes(b2->declared_result_types());
 
-  AttrMap attrs = {{"body", Attribute::Symbol(b1->name())},
-                   {"kind", Attribute::String("mlp")}};
+  AttrMap attrs = {
+      {"body", Attribute::Symbol(b1->name())},
+      {"kind",
+       Attribute::String(std::string(FusionKindName(FusionKind::kMlp)))}};
   Value* old = c.second->result(0);
   HGC_ASSIGN_OR_RETURN(
       Value * merged,

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "ir/graph.h"
+#include "ir/op_kind.h"
 #include "passes/const_only.h"
 #include "passes/graph_utils.h"
 
@@ -39,7 +40,7 @@ class Outliner {
                   std::vector<Value*>& externals);
   // Builds the group's body in the module and inserts the fusion op before
   // the group's last op; records the replacement of the group's output.
-  absl::Status Outline(const std::vector<Op*>& ops, const std::string& kind);
+  absl::Status Outline(const std::vector<Op*>& ops, FusionKind kind);
   // Points every remaining use at the fusion results and erases the
   // outlined ops (and literal constants nothing reads any more).
   void Finish();

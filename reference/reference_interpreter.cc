@@ -196,7 +196,7 @@ absl::StatusOr<Tensor> EvaluateOpAt(const Op& op,
         absl::StrCat("the reference interpreter supports single-result ops; '",
                      op.kind(), "' has ", op.num_results()));
   }
-  if (op.kind() == "fusion") {
+  if (op.kind_id() == OpKind::kFusion) {
     return EvaluateFusion(op, operands, options, depth);
   }
   return EvaluateOp(op.kind(), operands, op.attrs(), op.result(0)->type(),

@@ -158,12 +158,13 @@ absl::StatusOr<Built> BuildMatmul(const Op& op, BuildContext& ctx) {
                  next->num_operands() == 2) {
         const int self = next->operand(0) == cur ? 0 : 1;
         const Value* other = next->operand(1 - self);
-        const bool commutative = next->kind() != "sub" && next->kind() != "div";
+        const bool commutative =
+            next->kind_id() != OpKind::kSub && next->kind_id() != OpKind::kDiv;
         if (other == cur || (self == 1 && !commutative)) break;
         if (other->type().rank() > rank) break;
         post.operand = other;
-        if (next->kind() == "add" && !plan.has_bias && plan.post_ops.empty() &&
-            IsRowVector(other, rank, n)) {
+        if (next->kind_id() == OpKind::kAdd && !plan.has_bias &&
+            plan.post_ops.empty() && IsRowVector(other, rank, n)) {
           post.is_bias = true;
           post.operand_desc =
               PlainDesc(other->type().shape, other->type().dtype, rank);
@@ -222,7 +223,7 @@ absl::StatusOr<Built> BuildMatmul(const Op& op, BuildContext& ctx) {
           continue;
         }
         absl::StrAppend(&description, "+", post.op->kind());
-        if (post.op->kind() == "gelu") {
+        if (post.op->kind_id() == OpKind::kGelu) {
           const Attribute* approx = post.op->FindAttr("approximate");
           if (approx != nullptr && approx->as_string() == "tanh") {
             absl::StrAppend(&description, "_tanh");

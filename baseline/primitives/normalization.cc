@@ -162,9 +162,9 @@ absl::StatusOr<Built> BuildReduce(const Op& op, BuildContext& ctx) {
         [&](auto& args) { bind(args, DNNL_ARG_FROM, DNNL_ARG_TO); });
   }
   dnnl::algorithm alg =
-      op.kind() == "reduce_sum"   ? dnnl::algorithm::reduction_sum
-      : op.kind() == "reduce_max" ? dnnl::algorithm::reduction_max
-                                  : dnnl::algorithm::reduction_mean;
+      op.kind_id() == OpKind::kReduceSum   ? dnnl::algorithm::reduction_sum
+      : op.kind_id() == OpKind::kReduceMax ? dnnl::algorithm::reduction_max
+                                           : dnnl::algorithm::reduction_mean;
   return OnePrimitive<dnnl::reduction::primitive_desc, dnnl::reduction>(
       op, ctx, op.kind(),
       [&] {

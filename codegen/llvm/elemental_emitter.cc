@@ -13,20 +13,32 @@ namespace hgc {
 namespace codegen {
 namespace {
 
-constexpr absl::string_view kUnaryKinds[] = {"relu", "sigmoid", "tanh",  "exp",
-                                             "log",  "sqrt",    "rsqrt", "neg",
-                                             "abs",  "gelu",    "clamp"};
-constexpr absl::string_view kArithmeticKinds[] = {"add", "sub", "mul",
-                                                  "div", "max", "min"};
-constexpr absl::string_view kCompareKinds[] = {
-    "equal", "greater", "greater_equal", "less", "less_equal"};
+// The kinds the dispatch of EmitUnary*, EmitBinary and EmitElementwise
+// handles (each dispatch's last case takes whatever is left, so a kind is
+// listed here only once its case exists).
+constexpr OpKind kUnaryKinds[] = {
+    OpKind::kRelu, OpKind::kSigmoid, OpKind::kTanh,  OpKind::kExp,
+    OpKind::kLog,  OpKind::kSqrt,    OpKind::kRsqrt, OpKind::kNeg,
+    OpKind::kAbs,  OpKind::kGelu,    OpKind::kClamp};
+constexpr OpKind kArithmeticKinds[] = {OpKind::kAdd, OpKind::kSub,
+                                       OpKind::kMul, OpKind::kDiv,
+                                       OpKind::kMax, OpKind::kMin};
+constexpr OpKind kCompareKinds[] = {OpKind::kEqual, OpKind::kGreater,
+                                    OpKind::kGreaterEqual, OpKind::kLess,
+                                    OpKind::kLessEqual};
+constexpr OpKind kOtherKinds[] = {OpKind::kSelect, OpKind::kCast,
+                                  OpKind::kQuantize, OpKind::kDequantize};
 
 template <size_t N>
-bool Contains(const absl::string_view (&list)[N], absl::string_view kind) {
-  for (absl::string_view k : list) {
+bool Contains(const OpKind (&list)[N], OpKind kind) {
+  for (OpKind k : list) {
     if (k == kind) return true;
   }
   return false;
+}
+
+OpKind KindOf(absl::string_view name) {
+  return OpKindFromName(name).value_or(OpKind::kUnknown);
 }
 
 bool IsUnsigned(DType dtype) {
@@ -200,18 +212,27 @@ llvm::Value* RoundToDType(llvm::IRBuilder<>& b, llvm::Value* x, DType dtype,
   }
 }
 
+bool IsElementalUnary(OpKind kind) { return Contains(kUnaryKinds, kind); }
+
 bool IsElementalUnary(absl::string_view kind) {
-  return Contains(kUnaryKinds, kind);
+  return IsElementalUnary(KindOf(kind));
 }
 
-bool IsElementalBinary(absl::string_view kind) {
+bool IsElementalBinary(OpKind kind) {
   return Contains(kArithmeticKinds, kind) || Contains(kCompareKinds, kind);
 }
 
-bool IsElementalOp(absl::string_view kind) {
+bool IsElementalBinary(absl::string_view kind) {
+  return IsElementalBinary(KindOf(kind));
+}
+
+bool IsElementalOp(OpKind kind) {
   return IsElementalUnary(kind) || IsElementalBinary(kind) ||
-         kind == "select" || kind == "cast" || kind == "quantize" ||
-         kind == "dequantize";
+         Contains(kOtherKinds, kind);
+}
+
+bool IsElementalOp(absl::string_view kind) {
+  return IsElementalOp(KindOf(kind));
 }
 
 absl::StatusOr<llvm::Value*> EmitUnary(llvm::IRBuilder<>& b,

@@ -25,6 +25,7 @@
 #include "codegen/llvm/cast_emitter.h"
 #include "ir/attribute.h"
 #include "ir/dtype.h"
+#include "ir/op_kind.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Value.h"
 
@@ -33,14 +34,19 @@ namespace codegen {
 
 // True for the kinds EmitUnary accepts: relu, sigmoid, tanh, exp, log,
 // sqrt, rsqrt, neg, abs, gelu, clamp.
+bool IsElementalUnary(OpKind kind);
 bool IsElementalUnary(absl::string_view kind);
 
 // True for the kinds EmitBinary accepts: add, sub, mul, div, max, min and
 // the comparisons equal, greater, greater_equal, less, less_equal.
+bool IsElementalBinary(OpKind kind);
 bool IsElementalBinary(absl::string_view kind);
 
 // True for every kind EmitElementwise lowers: the unary and binary kinds,
-// select, cast, quantize, dequantize.
+// select, cast, quantize, dequantize. These are the emitter's own lists (a
+// kind joins them when the dispatch below handles it); the fusion pass may
+// group only kinds listed here (codegen/group_coverage_test.cc).
+bool IsElementalOp(OpKind kind);
 bool IsElementalOp(absl::string_view kind);
 
 // A unary op on `x` of operand dtype `dtype`. Attributes: gelu's

@@ -6,24 +6,23 @@
 // (the printer always writes it) and is taken as given; the verifier checks
 // the body's signature against the operands and the result at module level
 // (ir/verifier.cc). Inference here checks what a single op can: `kind` is a
-// known group kind.
+// known group kind (ir/fusion_kinds.def).
+#include "ir/op_kind.h"
 #include "ir/ops/op_helpers.h"
 #include "support/status_macros.h"
 
 namespace hgc {
 namespace {
 
-// How codegen lowers the group (docs/compiler.md §1).
-constexpr const char* kFusionKinds[] = {"matmul", "elementwise", "softmax",
-                                        "layernorm", "reduce", "mlp",
-                                        "attention"};
-
-template <size_t N>
-bool OneOf(const std::string& s, const char* const (&names)[N]) {
-  for (const char* n : names) {
-    if (s == n) return true;
+// The kinds a group may have, as the error message lists them.
+std::string ExpectedKinds() {
+  std::string list;
+  absl::Span<const FusionKind> kinds = AllFusionKinds();
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    if (i > 0) absl::StrAppend(&list, i + 1 == kinds.size() ? " or " : ", ");
+    absl::StrAppend(&list, "\"", FusionKindName(kinds[i]), "\"");
   }
-  return false;
+  return list;
 }
 
 absl::StatusOr<std::vector<TensorType>> InferFusion(const InferContext& ctx) {
@@ -33,12 +32,10 @@ absl::StatusOr<std::vector<TensorType>> InferFusion(const InferContext& ctx) {
                    "': f32[4, 8]'");
   }
   const std::string& kind = ctx.Find("kind")->as_string();
-  if (!OneOf(kind, kFusionKinds)) {
-    return OpError("fusion",
-                   absl::StrCat("unknown kind \"", kind,
-                                "\" (expected \"matmul\", \"elementwise\", "
-                                "\"softmax\", \"layernorm\", \"reduce\", "
-                                "\"mlp\" or \"attention\")"));
+  if (!FusionKindFromName(kind).has_value()) {
+    return OpError("fusion", absl::StrCat("unknown kind \"", kind,
+                                          "\" (expected ", ExpectedKinds(),
+                                          ")"));
   }
   return One(ctx.declared_results()[0]);
 }

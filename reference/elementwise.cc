@@ -163,12 +163,17 @@ inline void CopyElement(uint8_t* dst, const uint8_t* src, int64_t size) {
   }
 }
 
+// Both forms avoid 1 + (something close to -1), which cancels to 0 in
+// double for x below about -5.9 (erf) or -7.5 (tanh) although the value is
+// a normal f32 (gelu(-10) = -7.6e-23): 1 + erf(t) = erfc(-t) and
+// 1 + tanh(u) = 2 / (1 + exp(-2u)).
 double Gelu(double x, bool tanh_form) {
   if (tanh_form) {
     const double k = std::sqrt(2.0 / kPi);
-    return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+    const double u = k * (x + 0.044715 * x * x * x);
+    return x / (1.0 + std::exp(-2.0 * u));
   }
-  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
 }
 
 }  // namespace

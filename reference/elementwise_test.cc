@@ -236,6 +236,16 @@ TEST(GeluTest, ErfAndTanhForms) {
                1e-7);
 }
 
+// Far in the negative tail gelu is tiny but a normal f32, not 0: no
+// cancellation in 1 + erf / 1 + tanh.
+TEST(GeluTest, NegativeTailIsNotZero) {
+  Tensor x = F32({1}, {-10});
+  Tensor erf = Eval("gelu", {x});
+  EXPECT_NEAR(erf.GetDouble(0) / -7.619853024160593e-23, 1.0, 1e-6);
+  Tensor tanh = Eval("gelu", {x}, {{"approximate", S("tanh")}});
+  EXPECT_NEAR(tanh.GetDouble(0) / -1.2040923482098023e-37, 1.0, 1e-6);
+}
+
 TEST(ClampTest, OneBoundAndBoth) {
   Tensor x = F32({4}, {-1, 0.5, 2, kNaN});
   ExpectValues(Eval("clamp", {x}, {{"min", F(0)}}), {0, 0.5, 2, kNaN});

@@ -289,6 +289,9 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
   HGC_ASSIGN_OR_RETURN(p.m, MatchAttention(*body));
   const AttentionMatch& m = p.m;
   HGC_RETURN_IF_ERROR(CheckSupported(m));
+  if (m.batch * m.heads * m.seq_q * m.seq_kv * m.head_dim * m.head_dim_v == 0) {
+    return absl::UnimplementedError("empty attention");
+  }
   if (body->results()[0]->type() != op.result()->type()) {
     return absl::UnimplementedError("body result type differs");
   }

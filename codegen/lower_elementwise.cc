@@ -32,6 +32,9 @@ absl::Status LowerElementwise(LowerState& state, const Op& op) {
   if (body_result->type() != result->type()) {
     return absl::UnimplementedError("body result type differs");
   }
+  if (result->type().NumElements() == 0) {
+    return absl::OkStatus();  // nothing to compute: no step
+  }
   tile::Nest nest(state.StepName("elementwise"));
   std::vector<int> param_buffers;
   for (size_t i = 0; i < op.operands().size(); ++i) {

@@ -58,7 +58,8 @@ absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
   const int64_t rank = static_cast<int64_t>(shape.size());
   // The row op writes f32 into the group's output buffer, which the
   // consumers then rewrite in place: that output must be f32 too.
-  if (rank == 0 || x->type().dtype != DType::kF32 ||
+  if (rank == 0 || x->type().NumElements() == 0 ||
+      x->type().dtype != DType::kF32 ||
       row_op->result()->type().dtype != DType::kF32 ||
       op.result()->type().dtype != DType::kF32) {
     return absl::UnimplementedError("row op on a non-f32 or scalar value");
@@ -201,9 +202,10 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
           xrow, orow, len, first, second, static_cast<float>(eps),
           tile::View{gamma, 0, 4}, tile::View{beta, 0, 4}, true}});
     } else {
-      const auto reduce = kind == OpKind::kReduceMax   ? tile::RowReduce::Op::kMax
-                          : kind == OpKind::kReduceSum ? tile::RowReduce::Op::kSum
-                                                 : tile::RowReduce::Op::kMean;
+      const auto reduce = kind == OpKind::kReduceMax ? tile::RowReduce::Op::kMax
+                          : kind == OpKind::kReduceSum
+                              ? tile::RowReduce::Op::kSum
+                              : tile::RowReduce::Op::kMean;
       nb.Append(tile::Stmt{
           tile::RowReduce{reduce, xrow, len, orow, false, {}, false}});
     }

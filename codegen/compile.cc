@@ -112,6 +112,173 @@ bool IsElementwiseGroup(const Op& op) {
   return FusionKindOf(op) == FusionKind::kElementwise;
 }
 
+// Where every value of `graph` lives: inputs, constant slots (const
+// parameters, literal constants evaluated now, const-only ops filled by
+// init steps), outputs written directly (`direct_result`) and the arena.
+absl::Status AssignBuffers(
+    const Graph& graph, const BufferPlan& plan, LowerState& state,
+    absl::flat_hash_map<const Value*, int>& direct_result) {
+  Program& program = *state.program;
+  auto add_slot = [&](Tensor t) {
+    program.constants.push_back(std::move(t));
+    return static_cast<int64_t>(program.constants.size()) - 1;
+  };
+  for (int i = 0; i < graph.num_params(); ++i) {
+    const Value* p = graph.param(i);
+    program.param_types.push_back(p->type());
+    program.param_is_const.push_back(p->is_const());
+    if (p->is_const()) {
+      HGC_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(p->type()));
+      int64_t slot = add_slot(std::move(t));
+      state.refs[p] = BufferRef::Constant(slot);
+      program.param_constant_slot.push_back(slot);
+    } else {
+      state.refs[p] = BufferRef::Input(i);
+      program.param_constant_slot.push_back(-1);
+    }
+  }
+  // Results an op writes directly; the rest are copied at the end.
+  const auto& results = graph.results();
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Value* v = results[i];
+    program.result_types.push_back(v->type());
+    if (v->is_param() || direct_result.contains(v) ||
+        v->defining_op()->kind_id() == OpKind::kConstant ||
+        state.const_only->IsConstOnly(v->defining_op())) {
+      continue;
+    }
+    direct_result[v] = static_cast<int>(i);
+  }
+  for (const auto& o : graph.ops()) {
+    const Op& op = *o;
+    const Value* v = op.result();
+    if (op.kind_id() == OpKind::kConstant) {
+      HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(op, {}));
+      state.refs[v] = BufferRef::Constant(add_slot(std::move(t)));
+    } else if (state.const_only->IsConstOnly(&op)) {
+      HGC_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(v->type()));
+      state.refs[v] = BufferRef::Constant(add_slot(std::move(t)));
+      program.init_steps.push_back(FallbackStep(op, state));
+    } else if (auto it = direct_result.find(v); it != direct_result.end()) {
+      state.refs[v] = BufferRef::Output(it->second);
+    } else if (auto it = plan.offsets.find(v); it != plan.offsets.end()) {
+      state.refs[v] = BufferRef::Arena(it->second);
+    } else {
+      state.refs[v] =
+          BufferRef::Arena(state.AllocArena(v->type().SizeInBytes()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The steps of one op of the entry graph: its native lowering, else a copy,
+// reduce or transpose host step, else an interpreter fallback.
+absl::Status LowerOp(LowerState& state, const Op& op, CompileStats& stats) {
+  Program& program = *state.program;
+  const size_t before = program.steps.size();
+  absl::Status lowered = absl::UnimplementedError("no native lowering");
+  if (IsMatmulGroup(op)) {
+    lowered = codegen::LowerMatmulGroup(state, op);
+  } else if (IsAttentionGroup(op)) {
+    lowered = codegen::LowerAttention(state, op);
+  } else if (IsRowGroup(op)) {
+    lowered = codegen::LowerRowwise(state, op);
+  } else if (IsElementwiseGroup(op)) {
+    lowered = codegen::LowerElementwise(state, op);
+  }
+  if (lowered.ok()) {
+    for (size_t s = before; s < program.steps.size(); ++s) {
+      ++(program.steps[s].host ? stats.pack_steps : stats.native_steps);
+    }
+    return absl::OkStatus();
+  }
+  // Unimplemented: outside what the lowering covers. FailedPrecondition:
+  // the CPU (under the ISA cap) has no kernel for it, e.g. no AVX-512.
+  // Both fall back; anything else is a bug worth reporting.
+  if (!absl::IsUnimplemented(lowered) && !absl::IsFailedPrecondition(lowered)) {
+    return lowered;
+  }
+  if (op.kind_id() == OpKind::kReshape) {
+    program.steps.push_back(
+        CopyStep(absl::StrCat("reshape.", op.result()->name()),
+                 state.refs.at(op.operand(0)), state.refs.at(op.result()),
+                 op.result()->type().SizeInBytes()));
+    ++stats.copy_steps;
+    return absl::OkStatus();
+  }
+  if (const Op* reduction = LoneReduction(op)) {
+    const int64_t arena_mark = state.arena_bytes;
+    absl::StatusOr<Step> step = codegen::ReduceStep(
+        *reduction, state.refs.at(op.operand(0)), state.refs.at(op.result()),
+        BufferRef::Arena(
+            state.AllocArena(codegen::ReduceScratchBytes(*reduction))));
+    if (step.ok()) {
+      program.steps.push_back(*std::move(step));
+      ++stats.native_steps;
+      return absl::OkStatus();
+    }
+    state.arena_bytes = arena_mark;  // the fallback needs no scratch
+  }
+  if (op.kind_id() == OpKind::kTranspose) {
+    HGC_ASSIGN_OR_RETURN(
+        Step step, codegen::TransposeStep(op, state.refs.at(op.operand(0)),
+                                          state.refs.at(op.result())));
+    program.steps.push_back(std::move(step));
+    ++stats.copy_steps;
+    return absl::OkStatus();
+  }
+  program.steps.push_back(FallbackStep(op, state));
+  ++stats.fallback_steps;
+  return absl::OkStatus();
+}
+
+// Prints the optimized module for --emit=llvm / --emit=asm (for the named
+// CPU when given), then JIT-compiles it for the host and binds the steps'
+// entry points. The JIT takes the context and module; an empty module stays
+// with the caller (destroyed before its context).
+absl::Status JitSteps(std::unique_ptr<llvm::LLVMContext>& context,
+                      std::unique_ptr<llvm::Module>& llvm_module,
+                      const CompileOptions& options, CodeOwner& owner,
+                      Program& program) {
+  if (llvm_module->empty()) {
+    if (options.llvm_ir != nullptr) {
+      *options.llvm_ir = "; no LLVM step functions\n";
+    }
+    return absl::OkStatus();
+  }
+  HGC_ASSIGN_OR_RETURN(codegen::TargetSpec spec,
+                       codegen::HostTargetSpec(options.max_isa));
+  if (options.llvm_ir != nullptr || options.assembly != nullptr) {
+    codegen::TargetSpec emit_spec = spec;
+    if (!options.emit_target_cpu.empty()) {
+      HGC_ASSIGN_OR_RETURN(
+          emit_spec,
+          codegen::NamedTargetSpec(options.emit_target_cpu, options.max_isa));
+    }
+    std::unique_ptr<llvm::Module> clone = llvm::CloneModule(*llvm_module);
+    HGC_ASSIGN_OR_RETURN(auto compiler,
+                         codegen::IrCompiler::Create(std::move(emit_spec)));
+    HGC_RETURN_IF_ERROR(compiler->Optimize(*clone));
+    if (options.llvm_ir) {
+      *options.llvm_ir = codegen::IrCompiler::EmitLlvmIr(*clone);
+    }
+    if (options.assembly) {
+      HGC_ASSIGN_OR_RETURN(*options.assembly, compiler->EmitAssembly(*clone));
+    }
+  }
+  codegen::JitOptions jit_options;
+  jit_options.dump_dir = options.dump_dir;
+  HGC_ASSIGN_OR_RETURN(owner.jit,
+                       codegen::Jit::Create(spec, std::move(jit_options)));
+  HGC_RETURN_IF_ERROR(
+      owner.jit->AddModule(std::move(context), std::move(llvm_module)));
+  for (Step& step : program.steps) {
+    if (step.host) continue;
+    HGC_ASSIGN_OR_RETURN(step.fn, owner.jit->LookupFunction<StepFn>(step.name));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Executable>> Compile(
@@ -147,122 +314,15 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   state.loops = options.loops;
   if (state.loops != nullptr) state.loops->clear();
 
-  auto add_slot = [&](Tensor t) {
-    program.constants.push_back(std::move(t));
-    return static_cast<int64_t>(program.constants.size()) - 1;
-  };
-  for (int i = 0; i < graph->num_params(); ++i) {
-    const Value* p = graph->param(i);
-    program.param_types.push_back(p->type());
-    program.param_is_const.push_back(p->is_const());
-    if (p->is_const()) {
-      HGC_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(p->type()));
-      int64_t slot = add_slot(std::move(t));
-      state.refs[p] = BufferRef::Constant(slot);
-      program.param_constant_slot.push_back(slot);
-    } else {
-      state.refs[p] = BufferRef::Input(i);
-      program.param_constant_slot.push_back(-1);
-    }
-  }
-  // Results an op writes directly; the rest are copied at the end.
   absl::flat_hash_map<const Value*, int> direct_result;
+  HGC_RETURN_IF_ERROR(AssignBuffers(*graph, plan, state, direct_result));
+  for (const auto& o : graph->ops()) {
+    if (o->kind_id() == OpKind::kConstant || const_only.IsConstOnly(o.get())) {
+      continue;
+    }
+    HGC_RETURN_IF_ERROR(LowerOp(state, *o, stats));
+  }
   const auto& results = graph->results();
-  for (size_t i = 0; i < results.size(); ++i) {
-    const Value* v = results[i];
-    program.result_types.push_back(v->type());
-    if (v->is_param() || direct_result.contains(v) ||
-        v->defining_op()->kind_id() == OpKind::kConstant ||
-        const_only.IsConstOnly(v->defining_op())) {
-      continue;
-    }
-    direct_result[v] = static_cast<int>(i);
-  }
-  // Where every op result lives; constants and const-only ops first.
-  for (const auto& o : graph->ops()) {
-    const Op& op = *o;
-    const Value* v = op.result();
-    if (op.kind_id() == OpKind::kConstant) {
-      HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(op, {}));
-      state.refs[v] = BufferRef::Constant(add_slot(std::move(t)));
-    } else if (const_only.IsConstOnly(&op)) {
-      HGC_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(v->type()));
-      state.refs[v] = BufferRef::Constant(add_slot(std::move(t)));
-      program.init_steps.push_back(FallbackStep(op, state));
-    } else if (auto it = direct_result.find(v); it != direct_result.end()) {
-      state.refs[v] = BufferRef::Output(it->second);
-    } else if (auto it = plan.offsets.find(v); it != plan.offsets.end()) {
-      state.refs[v] = BufferRef::Arena(it->second);
-    } else {
-      state.refs[v] =
-          BufferRef::Arena(state.AllocArena(v->type().SizeInBytes()));
-    }
-  }
-  // The main steps.
-  for (const auto& o : graph->ops()) {
-    const Op& op = *o;
-    if (op.kind_id() == OpKind::kConstant || const_only.IsConstOnly(&op))
-      continue;
-    size_t before = program.steps.size();
-    absl::Status lowered = absl::UnimplementedError("no native lowering");
-    if (IsMatmulGroup(op)) {
-      lowered = codegen::LowerMatmulGroup(state, op);
-    } else if (IsAttentionGroup(op)) {
-      lowered = codegen::LowerAttention(state, op);
-    } else if (IsRowGroup(op)) {
-      lowered = codegen::LowerRowwise(state, op);
-    } else if (IsElementwiseGroup(op)) {
-      lowered = codegen::LowerElementwise(state, op);
-    }
-    if (lowered.ok()) {
-      for (size_t s = before; s < program.steps.size(); ++s) {
-        if (program.steps[s].host) {
-          ++stats.pack_steps;
-        } else {
-          ++stats.native_steps;
-        }
-      }
-      continue;
-    }
-    // Unimplemented: outside what the lowering covers. FailedPrecondition:
-    // the CPU (under the ISA cap) has no kernel for it, e.g. no AVX-512.
-    // Both fall back; anything else is a bug worth reporting.
-    if (!absl::IsUnimplemented(lowered) &&
-        !absl::IsFailedPrecondition(lowered)) {
-      return lowered;
-    }
-    if (op.kind_id() == OpKind::kReshape) {
-      program.steps.push_back(
-          CopyStep(absl::StrCat("reshape.", op.result()->name()),
-                   state.refs.at(op.operand(0)), state.refs.at(op.result()),
-                   op.result()->type().SizeInBytes()));
-      ++stats.copy_steps;
-      continue;
-    }
-    if (const Op* reduction = LoneReduction(op)) {
-      const int64_t arena_mark = state.arena_bytes;
-      absl::StatusOr<Step> step = codegen::ReduceStep(
-          *reduction, state.refs.at(op.operand(0)), state.refs.at(op.result()),
-          BufferRef::Arena(
-              state.AllocArena(codegen::ReduceScratchBytes(*reduction))));
-      if (step.ok()) {
-        program.steps.push_back(*std::move(step));
-        ++stats.native_steps;
-        continue;
-      }
-      state.arena_bytes = arena_mark;  // the fallback needs no scratch
-    }
-    if (op.kind_id() == OpKind::kTranspose) {
-      HGC_ASSIGN_OR_RETURN(
-          Step step, codegen::TransposeStep(op, state.refs.at(op.operand(0)),
-                                            state.refs.at(op.result())));
-      program.steps.push_back(std::move(step));
-      ++stats.copy_steps;
-      continue;
-    }
-    program.steps.push_back(FallbackStep(op, state));
-    ++stats.fallback_steps;
-  }
   for (size_t i = 0; i < results.size(); ++i) {
     auto it = direct_result.find(results[i]);
     if (it != direct_result.end() && it->second == static_cast<int>(i)) {
@@ -277,42 +337,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   stats.init_steps = static_cast<int>(program.init_steps.size());
   stats.arena_bytes = program.arena_bytes;
   stats.per_thread_scratch_bytes = state.per_thread_scratch_bytes;
-
-  // JIT the step functions.
-  if (!llvm_module->empty()) {
-    HGC_ASSIGN_OR_RETURN(codegen::TargetSpec spec,
-                         codegen::HostTargetSpec(options.max_isa));
-    if (options.llvm_ir != nullptr || options.assembly != nullptr) {
-      codegen::TargetSpec emit_spec = spec;
-      if (!options.emit_target_cpu.empty()) {
-        HGC_ASSIGN_OR_RETURN(emit_spec,
-                             codegen::NamedTargetSpec(options.emit_target_cpu,
-                                                      options.max_isa));
-      }
-      std::unique_ptr<llvm::Module> clone = llvm::CloneModule(*llvm_module);
-      HGC_ASSIGN_OR_RETURN(auto compiler,
-                           codegen::IrCompiler::Create(std::move(emit_spec)));
-      HGC_RETURN_IF_ERROR(compiler->Optimize(*clone));
-      if (options.llvm_ir)
-        *options.llvm_ir = codegen::IrCompiler::EmitLlvmIr(*clone);
-      if (options.assembly) {
-        HGC_ASSIGN_OR_RETURN(*options.assembly, compiler->EmitAssembly(*clone));
-      }
-    }
-    codegen::JitOptions jit_options;
-    jit_options.dump_dir = options.dump_dir;
-    HGC_ASSIGN_OR_RETURN(owner->jit,
-                         codegen::Jit::Create(spec, std::move(jit_options)));
-    HGC_RETURN_IF_ERROR(
-        owner->jit->AddModule(std::move(context), std::move(llvm_module)));
-    for (Step& step : program.steps) {
-      if (step.host) continue;
-      HGC_ASSIGN_OR_RETURN(step.fn,
-                           owner->jit->LookupFunction<StepFn>(step.name));
-    }
-  } else if (options.llvm_ir != nullptr) {
-    *options.llvm_ir = "; no LLVM step functions\n";
-  }
+  HGC_RETURN_IF_ERROR(JitSteps(context, llvm_module, options, *owner, program));
   owner->kernels = std::move(state.kernels);
   stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

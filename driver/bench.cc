@@ -12,9 +12,11 @@
 #include "baseline/primitive_executor.h"
 #include "codegen/compile.h"
 #include "ir/tensor.h"
+#include "reference/check.h"
 #include "reference/reference_interpreter.h"
 #include "runtime/executable.h"
 #include "support/random_fill.h"
+#include "support/random_inputs.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -79,13 +81,8 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
   result.flops = MatmulFlops(entry);
 
   // Same seeded inputs for both sides (as `hgc --run`: seed, param name).
-  std::vector<Tensor> params;
-  for (int i = 0; i < entry.num_params(); ++i) {
-    const Value* p = entry.param(i);
-    HGC_ASSIGN_OR_RETURN(Tensor t,
-                         RandomTensor(p->type(), config.seed, p->name()));
-    params.push_back(std::move(t));
-  }
+  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> params,
+                       RandomInputs(entry, config.seed));
 
   // The compiler (timed), then its constants (untimed).
   CompileOptions compile_options;
@@ -152,16 +149,21 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
     result.check_lines.push_back(absl::StrCat("out", i, ": ", cmp.Summary()));
   }
   if (!differing.empty()) {
-    absl::StatusOr<std::vector<Tensor>> reference = Interpret(entry, params);
+    // The reference's values and error bounds (reference/check.h).
+    std::vector<Tolerance> tolerances;
+    for (const Tensor& t : hgc_out) {
+      tolerances.push_back(
+          config.tolerance.value_or(DefaultTolerance(t.dtype())));
+    }
+    absl::StatusOr<std::vector<CompareResult>> reference =
+        CompareWithReference(entry, params, hgc_out, tolerances);
     if (!reference.ok()) {
       result.agree = false;
       result.check_lines.push_back(absl::StrCat("reference interpreter: ",
                                                 reference.status().ToString()));
     } else {
       for (size_t i : differing) {
-        HGC_ASSIGN_OR_RETURN(
-            CompareResult cmp,
-            CompareTensors(hgc_out[i], (*reference)[i], config.tolerance));
+        const CompareResult& cmp = (*reference)[i];
         result.agree = result.agree && cmp.ok();
         result.check_lines.push_back(absl::StrCat(
             "out", i, " (hgc vs reference interpreter): ", cmp.Summary()));

@@ -21,12 +21,15 @@
 #include "passes/pass_manager.h"
 #include "passes/pipelines.h"
 #include "passes/register_all_passes.h"
+#include "absl/types/span.h"
+#include "reference/check.h"
 #include "reference/reference_interpreter.h"
 #include "runtime/executable.h"
 #include "support/diagnostics.h"
 #include "support/file_io.h"
 #include "support/npy.h"
 #include "support/random_fill.h"
+#include "support/random_inputs.h"
 #include "support/status_macros.h"
 #include "support/tensor_compare.h"
 
@@ -88,9 +91,11 @@ absl::StatusOr<const Graph*> SelectGraph(const Module& module,
                    " (it has: ", absl::StrJoin(names, ", "), ")"));
 }
 
-// One tensor per parameter: from --input files where given, random otherwise.
-absl::StatusOr<std::vector<Tensor>> PrepareInputs(const Graph& graph,
-                                                  const DriverOptions& options) {
+// One tensor per parameter: from --input files where given, random otherwise
+// with `fill[i]` (support/random_inputs.h, chosen on the graph as written).
+absl::StatusOr<std::vector<Tensor>> PrepareInputs(
+    const Graph& graph, absl::Span<const RandomFillOptions> fill,
+    const DriverOptions& options) {
   std::map<std::string, std::string> files;
   for (const auto& [name, path] : options.inputs) {
     if (graph.FindParam(name) == nullptr) {
@@ -110,7 +115,8 @@ absl::StatusOr<std::vector<Tensor>> PrepareInputs(const Graph& graph,
     auto it = files.find(param->name());
     if (it == files.end()) {
       absl::StatusOr<Tensor> t =
-          RandomTensor(param->type(), options.seed, param->name());
+          RandomTensor(param->type(), options.seed, param->name(),
+                       fill[i]);
       if (!t.ok()) return AttachLoc(t.status(), param->loc());
       inputs.push_back(std::move(*t));
       continue;
@@ -196,9 +202,11 @@ void PrintCompileStats(const CompileStats& stats, std::ostream& err) {
 // --check, compares with `original` (the graph as parsed). Returns the exit
 // code.
 absl::StatusOr<int> Run(const Module& module, const Graph& graph,
-                        const Graph& original, const DriverOptions& options,
+                        const Graph& original,
+                        absl::Span<const RandomFillOptions> fill,
+                        const DriverOptions& options,
                         std::ostream& out, std::ostream& err) {
-  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PrepareInputs(graph, options));
+  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PrepareInputs(graph, fill, options));
   // The graph is compiled (codegen/compile.h; the passes already ran, so no
   // pipeline here) and executed. Should the compiler refuse a graph as
   // Unimplemented, the reference interpreter runs the optimized graph
@@ -234,17 +242,21 @@ absl::StatusOr<int> Run(const Module& module, const Graph& graph,
         << DescribeTensor(outputs[i]) << "\n";
   }
   if (!options.check) return 0;
-  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> expected,
-                       Interpret(original, inputs));
-  bool pass = true;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    Tolerance tolerance = DefaultTolerance(outputs[i].dtype());
+  // The reference's values and error bounds (reference/check.h).
+  std::vector<Tolerance> tolerances;
+  for (const Tensor& output : outputs) {
+    Tolerance tolerance = DefaultTolerance(output.dtype());
     if (options.rtol >= 0) tolerance.rtol = options.rtol;
     if (options.atol >= 0) tolerance.atol = options.atol;
-    HGC_ASSIGN_OR_RETURN(CompareResult result,
-                         CompareTensors(outputs[i], expected[i], tolerance));
-    pass = pass && result.ok();
-    out << "check out" << i << ": " << result.Summary() << "\n";
+    tolerances.push_back(tolerance);
+  }
+  HGC_ASSIGN_OR_RETURN(
+      std::vector<CompareResult> results,
+      CompareWithReference(original, inputs, outputs, tolerances));
+  bool pass = true;
+  for (size_t i = 0; i < results.size(); ++i) {
+    pass = pass && results[i].ok();
+    out << "check out" << i << ": " << results[i].Summary() << "\n";
   }
   out << "check: " << (pass ? "PASS" : "FAIL") << "\n";
   return pass ? 0 : 1;
@@ -355,6 +367,12 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     if (!code.ok()) return fail(code.status());
     return *code;
   }
+  // Seeded inputs take their ranges from the graph as written, so that
+  // --run gives the same numbers whatever the pipeline.
+  std::vector<RandomFillOptions> fill;
+  for (int i = 0; i < (*graph)->num_params(); ++i) {
+    fill.push_back(InputFillOptions(**graph, i));
+  }
   // --check compares against the graph as written, so keep a copy.
   Module original;
   if (options.check) original = CloneModule(*module);
@@ -401,12 +419,14 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
       options.check ? original.FindGraph(entry_name) : entry;
   // Refuse at once what the process cannot hold, rather than be killed
   // part-way. --check also runs the reference interpreter, which keeps
-  // every value of the original graph (the inputs are shared).
+  // every value of the original graph (the inputs are shared) and, beside
+  // each, its f32 error bound (reference/error_bound.h): counted as twice
+  // the values' bytes.
   int64_t reference_bytes = 0;
   if (options.check) {
     MemoryEstimate r = EstimateMemory(*reference);
-    reference_bytes = r.total() - r.param_bytes - r.arena_bytes +
-                      PlanBuffers(*reference).sum_of_intermediates;
+    reference_bytes = 2 * (r.total() - r.param_bytes - r.arena_bytes +
+                           PlanBuffers(*reference).sum_of_intermediates);
   }
   if (absl::Status fits =
           CheckMemoryBudget(*entry, reference_bytes, "reference check");
@@ -414,7 +434,7 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     return fail(fits);
   }
   absl::StatusOr<int> code =
-      Run(*module, *entry, *reference, options, out, err);
+      Run(*module, *entry, *reference, fill, options, out, err);
   if (!code.ok()) return fail(code.status());
   return *code;
 }

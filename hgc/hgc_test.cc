@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "frontend/parser.h"
 #include "gtest/gtest.h"
+#include "reference/check.h"
 #include "reference/reference_interpreter.h"
 #include "support/random_fill.h"
 #include "support/tensor_compare.h"
@@ -69,13 +70,14 @@ std::vector<Tensor> RandomParams(const std::vector<TensorType>& types,
 void ExpectMatchesReference(const Graph& graph,
                             const std::vector<Tensor>& params,
                             const std::vector<Tensor>& actual) {
-  absl::StatusOr<std::vector<Tensor>> expected = Interpret(graph, params);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  ASSERT_EQ(actual.size(), expected->size());
-  for (size_t i = 0; i < actual.size(); ++i) {
-    absl::StatusOr<CompareResult> r = CompareTensors(actual[i], (*expected)[i]);
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_TRUE(r->ok()) << "output " << i << ": " << r->Summary();
+  // The model of `hgc --check` (reference/check.h).
+  absl::StatusOr<std::vector<CompareResult>> results =
+      CompareWithReference(graph, params, actual);
+  ASSERT_TRUE(results.ok()) << results.status();
+  ASSERT_EQ(actual.size(), results->size());
+  for (size_t i = 0; i < results->size(); ++i) {
+    EXPECT_TRUE((*results)[i].ok())
+        << "output " << i << ": " << (*results)[i].Summary();
   }
 }
 
@@ -171,11 +173,10 @@ TEST(HgcApiTest, ConcurrentExecuteFromFourThreads) {
   constexpr int kThreads = 4, kRunsPerThread = 8;
   // Each (thread, run) gets its own input; its expected output comes from
   // the interpreter beforehand.
-  std::vector<std::vector<Tensor>> inputs, expected;
+  std::vector<std::vector<Tensor>> inputs;
   for (int i = 0; i < kThreads * kRunsPerThread; ++i) {
     std::vector<Tensor> p = params;
     p[0] = *RandomTensor(cg->param_types()[0], 100 + i, "x");
-    expected.push_back(*Interpret(*g, p));
     inputs.push_back(std::move(p));
   }
   std::vector<std::vector<Tensor>> actual(inputs.size());
@@ -196,10 +197,7 @@ TEST(HgcApiTest, ConcurrentExecuteFromFourThreads) {
   for (std::thread& th : threads) th.join();
   for (size_t i = 0; i < inputs.size(); ++i) {
     ASSERT_TRUE(status[i].ok()) << status[i];
-    absl::StatusOr<CompareResult> r =
-        CompareTensors(actual[i][0], expected[i][0]);
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_TRUE(r->ok()) << "run " << i << ": " << r->Summary();
+    ExpectMatchesReference(*g, inputs[i], actual[i]);
   }
 }
 

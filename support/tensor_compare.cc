@@ -50,7 +50,8 @@ Tolerance DefaultTolerance(DType dtype) {
 
 absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual,
                                              const Tensor& expected,
-                                             std::optional<Tolerance> tolerance) {
+                                             std::optional<Tolerance> tolerance,
+                                             const Tensor* bound) {
   if (actual.type() != expected.type()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot compare ", actual.type().ToString(),
@@ -58,6 +59,15 @@ absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual,
   }
   if (!HasData(actual) || !HasData(expected)) {
     return absl::InvalidArgumentError("cannot compare a tensor without data");
+  }
+  if (bound != nullptr && bound->raw() == nullptr) bound = nullptr;
+  if (bound != nullptr && !IsFloat(expected.dtype())) bound = nullptr;
+  if (bound != nullptr && (bound->dtype() != DType::kF32 ||
+                           bound->shape() != expected.shape() ||
+                           !HasData(*bound))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "error bound ", bound->type().ToString(), " does not fit ",
+        expected.type().ToString()));
   }
   CompareResult r;
   r.type = expected.type();
@@ -67,6 +77,8 @@ absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual,
   for (int64_t i = 0; i < r.num_elements; ++i) {
     const double a = actual.GetDouble(i);
     const double e = expected.GetDouble(i);
+    const double b = bound != nullptr ? bound->GetDouble(i) : 0.0;
+    if (b > r.max_bound) r.max_bound = b;
     bool match;
     double abs_err;
     if (std::isnan(a) || std::isnan(e)) {
@@ -80,7 +92,7 @@ absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual,
       // Equal values always match: with rtol = inf, rtol * |0| is NaN.
       const double relative =
           e == 0 ? 0.0 : r.tolerance.rtol * std::fabs(e);
-      match = abs_err == 0 || abs_err <= r.tolerance.atol + relative;
+      match = abs_err == 0 || abs_err <= r.tolerance.atol + relative + b;
     }
     if (abs_err > r.max_abs_error) r.max_abs_error = abs_err;
     if (e != 0 && !std::isnan(e)) {
@@ -93,6 +105,7 @@ absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual,
         r.first_mismatch = i;
         r.first_actual = a;
         r.first_expected = e;
+        r.first_bound = b;
       }
       ++r.num_mismatches;
     }
@@ -107,12 +120,17 @@ std::string CompareResult::Summary() const {
       " max_rel_err=", absl::StrFormat("%.3g", max_rel_error),
       " mismatches=", num_mismatches, "/", num_elements, " (atol=",
       absl::StrFormat("%g", tolerance.atol), ", rtol=",
-      absl::StrFormat("%g", tolerance.rtol), ")");
+      absl::StrFormat("%g", tolerance.rtol),
+      max_bound > 0 ? absl::StrFormat(" + bound up to %.3g", max_bound) : "",
+      ")");
   if (!ok()) {
     absl::StrAppend(&s, " first mismatch at ",
                     MultiIndex(type.shape, first_mismatch),
                     ": actual=", FormatValue(first_actual),
                     " expected=", FormatValue(first_expected));
+    if (max_bound > 0) {
+      absl::StrAppend(&s, " bound=", absl::StrFormat("%.3g", first_bound));
+    }
   }
   return s;
 }

@@ -5,7 +5,9 @@
 // An element matches when
 //   * both are NaN, or both are the same infinity, or
 //   * both are finite and |actual - expected| <= atol + rtol * |expected|
-//     (numpy.isclose's rule).
+//     (numpy.isclose's rule), plus, for floating-point dtypes, bound[i]
+//     where an error bound is given (the reference interpreter's estimate
+//     of how far a correct result may be from it, reference/error_bound.h).
 // Anything else (NaN vs a number, inf vs finite, opposite infinities) is a
 // mismatch. Errors are measured on the values as doubles (bf16/f16 decoded):
 //   max_abs_error  max |actual - expected| over all elements (inf when a
@@ -46,20 +48,30 @@ struct CompareResult {
   int64_t first_mismatch = -1;
   double first_actual = 0;
   double first_expected = 0;
+  double first_bound = 0;
+  // The largest element of the error bound (0 without one).
+  double max_bound = 0;
 
   bool ok() const { return num_mismatches == 0; }
   // One line, e.g.
   //   "PASS f32[2, 3]: max_abs_err=1.19e-07 max_rel_err=2.4e-07
   //    mismatches=0/6 (atol=0.0001, rtol=0.0001)"
-  // and on failure also " first mismatch at [1, 2]: actual=0.5 expected=0.25".
+  // with " + bound up to B" inside the parentheses where an error bound
+  // took part, and on failure also
+  // " first mismatch at [1, 2]: actual=0.5 expected=0.25" (and
+  // " bound=B" with a bound).
   std::string Summary() const;
 };
 
 // InvalidArgument when the types (dtype or shape) differ or a tensor holds
 // no data. `tolerance` defaults to DefaultTolerance(expected.dtype()).
+// `bound`, when given and holding data, is an f32 tensor of expected's
+// shape added to the tolerance of each element of a floating-point
+// comparison; integer and bool comparisons ignore it.
 absl::StatusOr<CompareResult> CompareTensors(
     const Tensor& actual, const Tensor& expected,
-    std::optional<Tolerance> tolerance = std::nullopt);
+    std::optional<Tolerance> tolerance = std::nullopt,
+    const Tensor* bound = nullptr);
 
 }  // namespace hgc
 

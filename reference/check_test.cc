@@ -1,0 +1,171 @@
+// The error-bound model of --check (reference/error_bound.h, check.h):
+// values identical to Interpret's, bounds that admit a result off by what
+// summation order and one rounding per op allow, and none for exact values.
+#include "reference/check.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "frontend/parser.h"
+#include "gtest/gtest.h"
+#include "reference/error_bound.h"
+#include "reference/reference_interpreter.h"
+#include "support/random_inputs.h"
+#include "support/source_location.h"
+
+namespace hgc {
+namespace {
+
+Module Parse(const std::string& text) {
+  static SourceManager* sm = new SourceManager;
+  absl::StatusOr<Module> m = ParseModule(text, "test.graph", *sm);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return *std::move(m);
+}
+
+constexpr char kMlp[] = R"(
+graph @g(%x: bf16[8, 64], %w0: bf16[64, 64] const, %w1: bf16[64, 32] const)
+    -> (bf16[8, 32], bool[8, 32], f32[8, 64]) {
+  %h = matmul(%x, %w0)
+  %r = relu(%h)
+  %y = matmul(%r, %w1)
+  %z = constant() {value = 0.0} : bf16[]
+  %b = greater(%y, %z)
+  %e = cast(%x) {to = f32}
+  return %y, %b, %e
+}
+)";
+
+TEST(ErrorBoundTest, ValuesAreInterpretsAndExactValuesHaveNoBound) {
+  Module m = Parse(kMlp);
+  const Graph& g = *m.graphs().front();
+  std::vector<Tensor> inputs = *RandomInputs(g, 3);
+  std::vector<Tensor> plain = *Interpret(g, inputs);
+  BoundedResults bounded = *InterpretWithErrorBounds(g, inputs);
+  ASSERT_EQ(bounded.values.size(), 3u);
+  for (size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_TRUE(CompareTensors(bounded.values[i], plain[i], Tolerance{0, 0})
+                    ->ok());
+  }
+  // The matmul chain carries a bound; the bool and the exact cast none.
+  ASSERT_NE(bounded.bounds[0].raw(), nullptr);
+  EXPECT_EQ(bounded.bounds[1].raw(), nullptr);
+  EXPECT_EQ(bounded.bounds[2].raw(), nullptr);
+  for (int64_t i = 0; i < bounded.bounds[0].num_elements(); ++i) {
+    const double b = bounded.bounds[0].GetDouble(i);
+    const double y = std::fabs(bounded.values[0].GetDouble(i));
+    // At least a flip of the last bf16 rounding, and far below the value's
+    // scale (a few percent after two layers).
+    EXPECT_GE(b, 2 * 0x1p-8 * y);
+    EXPECT_LT(b, 0.2 * (y + 1));
+  }
+}
+
+TEST(ErrorBoundTest, CancellationGetsTheTermsMagnitude) {
+  // 1000 - 1000 + small: the result is small, its bound is not.
+  Module m = Parse(R"(
+graph @g(%a: f32[1, 3], %b: f32[3, 1]) -> f32[1, 1] {
+  %c = matmul(%a, %b)
+  return %c
+}
+)");
+  const Graph& g = *m.graphs().front();
+  Tensor a = *Tensor::Create(TensorType(DType::kF32, {1, 3}));
+  Tensor b = *Tensor::Create(TensorType(DType::kF32, {3, 1}));
+  const float av[] = {1000.0f, -1000.0f, 0.001f}, bv[] = {1.0f, 1.0f, 1.0f};
+  for (int i = 0; i < 3; ++i) {
+    a.SetDouble(i, av[i]);
+    b.SetDouble(i, bv[i]);
+  }
+  BoundedResults r = *InterpretWithErrorBounds(g, {a, b});
+  const double bound = r.bounds[0].GetDouble(0);
+  EXPECT_GT(bound, 1000 * 0x1p-24);
+  EXPECT_LT(bound, 1000 * 0x1p-24 * 20);
+}
+
+TEST(CheckTest, AcceptsAFlipCarriedThroughLayersRejectsWrongBoolsAndInts) {
+  Module m = Parse(kMlp);
+  const Graph& g = *m.graphs().front();
+  std::vector<Tensor> inputs = *RandomInputs(g, 3);
+  std::vector<Tensor> outputs = *Interpret(g, inputs);
+  // Exactly the reference: passes.
+  std::vector<CompareResult> same = *CompareWithReference(g, inputs, outputs);
+  for (const CompareResult& r : same) EXPECT_TRUE(r.ok()) << r.Summary();
+
+  // The first layer computed with one hidden element one bf16 ulp off.
+  std::vector<Tensor> shifted = inputs;
+  Tensor x = *Tensor::Create(inputs[0].type());
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    x.SetDouble(i, inputs[0].GetDouble(i));
+  }
+  // Perturbing an input by one ulp stands in for a flip in the first layer.
+  const double x0 = x.GetDouble(0);
+  x.SetDouble(0, x0 + std::ldexp(std::fabs(x0), -7));
+  shifted[0] = x;
+  std::vector<Tensor> flipped = *Interpret(g, shifted);
+  std::vector<CompareResult> r = *CompareWithReference(
+      g, inputs, {flipped[0], outputs[1], outputs[2]});
+  EXPECT_TRUE(r[0].ok()) << r[0].Summary();
+
+  // A wrong bool fails, whatever the bounds of the floats behind it.
+  Tensor wrong_bool = *Tensor::Create(outputs[1].type());
+  for (int64_t i = 0; i < wrong_bool.num_elements(); ++i) {
+    wrong_bool.SetDouble(i, outputs[1].GetDouble(i));
+  }
+  wrong_bool.SetDouble(5, 1 - outputs[1].GetDouble(5));
+  r = *CompareWithReference(g, inputs, {outputs[0], wrong_bool, outputs[2]});
+  EXPECT_FALSE(r[1].ok());
+
+  // A matmul output off by far more than its bound fails.
+  Tensor wrong = *Tensor::Create(outputs[0].type());
+  for (int64_t i = 0; i < wrong.num_elements(); ++i) {
+    wrong.SetDouble(i, outputs[0].GetDouble(i));
+  }
+  wrong.SetDouble(3, outputs[0].GetDouble(3) + 1.0);
+  r = *CompareWithReference(g, inputs, {wrong, outputs[1], outputs[2]});
+  EXPECT_FALSE(r[0].ok()) << r[0].Summary();
+}
+
+TEST(CheckTest, IntegerOutputsStayExact) {
+  Module m = Parse(R"(
+graph @g(%a: s8[4, 16], %b: s8[16, 4]) -> s32[4, 4] {
+  %c = matmul(%a, %b)
+  return %c
+}
+)");
+  const Graph& g = *m.graphs().front();
+  std::vector<Tensor> inputs = *RandomInputs(g, 1);
+  std::vector<Tensor> out = *Interpret(g, inputs);
+  Tensor off = *Tensor::Create(out[0].type());
+  for (int64_t i = 0; i < off.num_elements(); ++i) {
+    off.SetDouble(i, out[0].GetDouble(i) + (i == 2 ? 1 : 0));
+  }
+  EXPECT_TRUE((*CompareWithReference(g, inputs, out))[0].ok());
+  EXPECT_FALSE((*CompareWithReference(g, inputs, {off}))[0].ok());
+}
+
+TEST(RandomInputsTest, MatmulOperandsAreScaledByKToTheMinusQuarter) {
+  Module m = Parse(R"(
+graph @g(%q: f32[2, 256], %k: f32[2, 256], %bias: f32[2, 2],
+         %w: f32[16, 2] const) -> f32[2, 2] {
+  %kt = transpose(%k) {perm = [1, 0]}
+  %s = matmul(%q, %kt)
+  %t = add(%s, %bias)
+  return %t
+}
+)");
+  const Graph& g = *m.graphs().front();
+  EXPECT_DOUBLE_EQ(InputFillOptions(g, 0).float_max, 0.25);
+  EXPECT_DOUBLE_EQ(InputFillOptions(g, 0).float_min, -0.25);
+  EXPECT_DOUBLE_EQ(InputFillOptions(g, 1).float_max, 0.25);  // transposed
+  EXPECT_DOUBLE_EQ(InputFillOptions(g, 2).float_max, 1.0);   // no matmul
+  EXPECT_DOUBLE_EQ(InputFillOptions(g, 3).float_max, 1.0);   // unused
+  std::vector<Tensor> inputs = *RandomInputs(g, 9);
+  for (int64_t i = 0; i < inputs[0].num_elements(); ++i) {
+    EXPECT_LE(std::fabs(inputs[0].GetDouble(i)), 0.25);
+  }
+}
+
+}  // namespace
+}  // namespace hgc

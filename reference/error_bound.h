@@ -1,0 +1,81 @@
+// The reference interpreter with an error bound: alongside each value it
+// computes, per element, how far a correct implementation may be from the
+// reference's value. This is what `hgc --run --check`, `hgc --bench` and
+// the API tests judge compiled outputs by (reference/check.h).
+//
+// The values are exactly Interpret()'s (reference_interpreter.h). The bound
+// E(v) >= 0 of each element is a first-order estimate of
+// |compiled - reference| for an implementation that follows design.md's
+// numerics: IEEE elementwise arithmetic (bit-exact given the same inputs),
+// summation in any order inside reductions, and one rounding per op to its
+// result dtype. With u the unit roundoff of a dtype (f32 2^-24, f16 2^-11,
+// bf16 2^-8; 0 for integers and bool):
+//
+// * Parameters and constants are exact: E = 0.
+// * Every f32 sum of N terms t (matmul's K, reduce_sum/reduce_mean, the
+//   statistics of softmax and layernorm) adds
+//   2 u_f32 sqrt(N) (|sum t| + sqrt(sum t^2)): each of two sums in
+//   different orders is off by about u sqrt(sum of squared partial sums),
+//   whether the terms share a sign or cancel (a small result of large
+//   terms).
+// * Errors of the operands propagate to first order, evaluated on the
+//   interval where that matters: add/sub Ea + Eb; mul Ea|b| + |a|Eb + EaEb;
+//   div (Ea + |r|Eb) / (|b| - Eb) (inf where Eb >= |b|); matmul in
+//   quadrature, sqrt(sum_k Ea^2 (b^2 + Eb^2) + a^2 Eb^2) (independent
+//   errors of K terms; a plain sum of |terms| would grow by sqrt(K) a
+//   layer); reduce_sum sqrt(sum E^2) (reduce_mean over N);
+//   reduce_max, max, min, relu, clamp, neg, abs: the largest operand E;
+//   exp, log, sqrt, rsqrt, tanh, sigmoid, gelu: max |f(x +- E) - r|;
+//   softmax p_i expm1(E_i + sum_j p_j E_j); layernorm
+//   |gamma| (E_i + mean E + |xhat_i| mean(|xhat| E)) / sigma + |xhat| Egamma
+//   + Ebeta; reshape and transpose move E with the elements; select takes
+//   the chosen operand's E.
+// * An op rounding to dtype d adds 2 u_d |r| (a flip of its last rounding:
+//   both sides round, each by up to u |r|) whenever its operands carry
+//   error, and always for matmul (bf16/f16 results), softmax and layernorm,
+//   whose internal sums differ by order. Softmax and layernorm also add
+//   (4 + sqrt(N)) u_f32 relative to their row's scale (exp/rsqrt within a
+//   few ulps, the f32 row sums).
+// * Integer and bool values carry E in steps: comparisons give 0 (a bool is
+//   owed exactly); a cast or quantize to an integer of an inexact float
+//   gives the steps its interval [x - E, x + E] spans; dequantize scales
+//   steps back. Integer outputs are still compared exactly (s8/u8 one
+//   step); their E matters only where it flows back into floats.
+// * A non-finite value has E = 0 (non-finite values must match exactly); a
+//   NaN bound (inf * 0 and the like) becomes inf.
+//
+// Cost: each matmul runs one more f32 matmul (of squares), and up to two
+// more where its operands carry error; bounds are f32 tensors of the values' shapes, omitted (no data)
+// where every element is 0.
+#ifndef HGC_REFERENCE_ERROR_BOUND_H_
+#define HGC_REFERENCE_ERROR_BOUND_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/graph.h"
+#include "ir/tensor.h"
+#include "reference/reference_interpreter.h"
+
+namespace hgc {
+
+struct BoundedResults {
+  // Interpret()'s results, bit for bit.
+  std::vector<Tensor> values;
+  // One per value: an f32 tensor of the value's shape holding E, or a
+  // tensor without data (raw() == nullptr) where E is 0 everywhere.
+  std::vector<Tensor> bounds;
+};
+
+// Interpret(graph, inputs, options), with error bounds. Same errors.
+absl::StatusOr<BoundedResults> InterpretWithErrorBounds(
+    const Graph& graph, absl::Span<const Tensor> inputs,
+    const InterpretOptions& options = {});
+
+// The unit roundoff of `dtype` (0 for integers and bool).
+double UnitRoundoff(DType dtype);
+
+}  // namespace hgc
+
+#endif  // HGC_REFERENCE_ERROR_BOUND_H_

@@ -138,7 +138,7 @@ absl::Status AddKernels(tile::Nest& nest, Plan& p) {
       pv.lda = nb;
       pv.ldb = std::max(m.v.strides[2], m.head_dim_v);
       pv.ldc = m.head_dim_v;
-      pv.accumulate = true;
+      pv.accumulate = m.seq_kv > nb;  // several key blocks accumulate
       pv.batch_kind = microkernels::BatchKind::kStrided;
       HGC_ASSIGN_OR_RETURN(auto pv_code,
                            microkernels::BrgemmKernelCache::Global().Get(pv));
@@ -191,9 +191,15 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb, Expr q_base,
   Expr m_tail =
       m.seq_q % mb == 0 ? Expr(0) : nb.Let("m_tail", Lt(m.seq_q - i0, mb));
   Expr rows = nb.Let("rows", Select(m_tail, m.seq_q - i0, mb));
-  nb.Append(tile::Stmt{tile::Fill{View{p.stats, 0, 4}, mb, -inf}});
+  // With one key block the softmax is a plain one (the reference's own
+  // steps) and P·V overwrites O; with several, the online softmax rescales
+  // an O that starts at 0.
+  const bool one_block = m.seq_kv <= kb;
+  if (!one_block) {
+    nb.Append(tile::Stmt{tile::Fill{View{p.stats, 0, 4}, mb, -inf}});
+    nb.Append(tile::Stmt{tile::Fill{View{p.o, 0, 4}, mb * dv, 0.0f}});
+  }
   nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
-  nb.Append(tile::Stmt{tile::Fill{View{p.o, 0, 4}, mb * dv, 0.0f}});
   View q_rows{p.q, q_base + i0 * m.q.strides[2], 4};
   if (p.qs >= 0) {
     nb.For("r", 0, rows, false, [&](Expr r) {
@@ -226,9 +232,15 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb, Expr q_base,
         nb.Append(tile::Stmt{
             tile::RowMap{p.score_program, row, j0, j0 + keys, s_row, s_row}});
       }
-      nb.Append(tile::Stmt{tile::OnlineSoftmax{s_row, keys, View{p.stats, r, 4},
-                                               View{p.stats, mb + r, 4},
-                                               View{p.o, r * dv, 4}, dv}});
+      const View max{p.stats, r, 4}, sum{p.stats, mb + r, 4};
+      if (one_block) {
+        nb.Append(tile::Stmt{tile::RowReduce{
+            tile::RowReduce::Op::kMax, s_row, keys, max, false, {}, false}});
+        nb.Append(tile::Stmt{tile::RowExp{s_row, s_row, keys, max, sum}});
+      } else {
+        nb.Append(tile::Stmt{tile::OnlineSoftmax{s_row, keys, max, sum,
+                                                 View{p.o, r * dv, 4}, dv}});
+      }
       if (p.prob_program >= 0) {
         nb.Append(tile::Stmt{
             tile::RowMap{p.prob_program, row, j0, j0 + keys, s_row, s_row}});

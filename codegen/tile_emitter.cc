@@ -52,15 +52,17 @@ llvm::Value* TreeMax(llvm::IRBuilder<>& b, llvm::Value* v) {
   return b.CreateExtractElement(v, uint64_t{0});
 }
 
-// NaN-propagating horizontal max of a <16 x float>.
+// NaN-propagating horizontal max of a <16 x float>, by halving.
 absl::StatusOr<llvm::Value*> HorizontalMax(llvm::IRBuilder<>& b,
                                            llvm::Value* v) {
-  llvm::Value* m = b.CreateExtractElement(v, uint64_t{0});
-  for (int i = 1; i < kVectorWidth; ++i) {
-    HGC_ASSIGN_OR_RETURN(
-        m, EmitBinary(b, "max", DType::kF32, m, b.CreateExtractElement(v, i)));
+  for (int width = kVectorWidth / 2; width >= 1; width /= 2) {
+    std::vector<int> upper(kVectorWidth);
+    for (int i = 0; i < kVectorWidth; ++i)
+      upper[i] = (i + width) % kVectorWidth;
+    HGC_ASSIGN_OR_RETURN(v, EmitBinary(b, "max", DType::kF32, v,
+                                       b.CreateShuffleVector(v, upper)));
   }
-  return m;
+  return b.CreateExtractElement(v, uint64_t{0});
 }
 
 class Emitter {

@@ -15,6 +15,7 @@
 #include "codegen/lower_matmul.h"
 #include "codegen/lower_rowwise.h"
 #include "codegen/reduce_step.h"
+#include "codegen/runtime_helpers.h"
 #include "codegen/transpose_step.h"
 #include "ir/clone.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -270,6 +271,9 @@ absl::Status JitSteps(std::unique_ptr<llvm::LLVMContext>& context,
   jit_options.dump_dir = options.dump_dir;
   HGC_ASSIGN_OR_RETURN(owner.jit,
                        codegen::Jit::Create(spec, std::move(jit_options)));
+  HGC_RETURN_IF_ERROR(owner.jit->DefineAbsoluteSymbols(
+      {{codegen::kTransposeF32,
+        reinterpret_cast<const void*>(&hgc_transpose_f32)}}));
   HGC_RETURN_IF_ERROR(
       owner.jit->AddModule(std::move(context), std::move(llvm_module)));
   for (Step& step : program.steps) {

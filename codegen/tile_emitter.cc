@@ -8,6 +8,7 @@
 
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/llvm/vector_math.h"
+#include "codegen/runtime_helpers.h"
 #include "llvm/IR/Constants.h"
 #include "microkernels/brgemm_abi.h"
 #include "support/status_macros.h"
@@ -409,7 +410,26 @@ class Emitter {
     b_.SetInsertPoint(done);
   }
 
+  static bool IsOne(const tile::Expr& e) {
+    return e.is_const() && e.value() == 1;
+  }
+
+  // dst[c * dst_col + r] = src[r * src_row + c]: a transpose of contiguous
+  // rows, by the runtime helper (runtime_helpers.h).
+  void EmitTransposeCopy(const tile::Copy& c) {
+    llvm::Type* f32p = f32_->getPointerTo();
+    llvm::Type* i64 = b_.getInt64Ty();
+    llvm::FunctionCallee fn =
+        b_.GetInsertBlock()->getModule()->getOrInsertFunction(
+            kTransposeF32,
+            llvm::FunctionType::get(b_.getVoidTy(),
+                                    {f32p, i64, f32p, i64, i64, i64}, false));
+    b_.CreateCall(fn, {Ptr(c.src, f32_), E(c.src_row), Ptr(c.dst, f32_),
+                       E(c.dst_col), E(c.rows), E(c.cols)});
+  }
+
   void Emit(const tile::Copy& c) {
+    if (IsOne(c.src_col) && IsOne(c.dst_row)) return EmitTransposeCopy(c);
     llvm::Value* src = Ptr(c.src, f32_);
     llvm::Value* dst = Ptr(c.dst, f32_);
     llvm::Value* src_row = E(c.src_row);

@@ -68,9 +68,9 @@ absl::StatusOr<llvm::Value*> HorizontalMax(llvm::IRBuilder<>& b,
 
 class Emitter {
  public:
-  Emitter(LowerState& state, const tile::Nest& nest, llvm::IRBuilder<>& b,
+  Emitter(const tile::Nest& nest, llvm::IRBuilder<>& b,
           const FrameValues& frame)
-      : state_(state), nest_(nest), b_(b), frame_(frame) {
+      : nest_(nest), b_(b), frame_(frame) {
     f32_ = b.getFloatTy();
     vt_ = llvm::FixedVectorType::get(f32_, kVectorWidth);
     vars_.resize(nest.num_vars(), nullptr);
@@ -466,7 +466,6 @@ class Emitter {
 
   void Emit(const tile::Barrier&) { EmitBarrier(b_, frame_); }
 
-  LowerState& state_;
   const tile::Nest& nest_;
   llvm::IRBuilder<>& b_;
   const FrameValues& frame_;
@@ -486,7 +485,7 @@ absl::Status EmitNest(LowerState& state, tile::Nest& nest) {
   llvm::IRBuilder<> b(*state.context);
   FrameValues frame;
   llvm::Function* fn = BeginStepFunction(state, nest.name(), b, frame);
-  Emitter emitter(state, nest, b, frame);
+  Emitter emitter(nest, b, frame);
   emitter.Prologue();
   emitter.EmitBlock(nest.body());
   HGC_ASSIGN_OR_RETURN(

@@ -196,6 +196,18 @@ absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
                              const Shape& shape, const Value* result,
                              int out_buffer, RowProgram& program);
 
+// max(a, b) as x86's vmaxps computes it: b when either is NaN. Softmax
+// may use it: a NaN score still reaches exp and makes the whole row NaN, as
+// the reference's NaN max does.
+llvm::Value* FastMax(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y);
+
+// Horizontal FastMax of a <16 x float>, by halving.
+llvm::Value* TreeMax(llvm::IRBuilder<>& b, llvm::Value* v);
+
+// NaN-propagating horizontal max of a <16 x float>, by halving.
+absl::StatusOr<llvm::Value*> HorizontalMax(llvm::IRBuilder<>& b,
+                                           llvm::Value* v);
+
 }  // namespace codegen
 }  // namespace hgc
 

@@ -35,37 +35,6 @@ llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c) {
                                {i8p, i8p, i8p, llvm::Type::getInt64Ty(c), i8p});
 }
 
-// max(a, b) as x86's vmaxps computes it: b when either is NaN. Softmax
-// may use it: a NaN score still reaches exp and makes the whole row NaN, as
-// the reference's NaN max does.
-llvm::Value* FastMax(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
-  return b.CreateSelect(b.CreateFCmpOGT(x, y), x, y);
-}
-
-// Horizontal FastMax of a <16 x float> by halving.
-llvm::Value* TreeMax(llvm::IRBuilder<>& b, llvm::Value* v) {
-  for (int width = kVectorWidth / 2; width >= 1; width /= 2) {
-    std::vector<int> upper(kVectorWidth);
-    for (int i = 0; i < kVectorWidth; ++i)
-      upper[i] = (i + width) % kVectorWidth;
-    v = FastMax(b, v, b.CreateShuffleVector(v, upper));
-  }
-  return b.CreateExtractElement(v, uint64_t{0});
-}
-
-// NaN-propagating horizontal max of a <16 x float>, by halving.
-absl::StatusOr<llvm::Value*> HorizontalMax(llvm::IRBuilder<>& b,
-                                           llvm::Value* v) {
-  for (int width = kVectorWidth / 2; width >= 1; width /= 2) {
-    std::vector<int> upper(kVectorWidth);
-    for (int i = 0; i < kVectorWidth; ++i)
-      upper[i] = (i + width) % kVectorWidth;
-    HGC_ASSIGN_OR_RETURN(v, EmitBinary(b, "max", DType::kF32, v,
-                                       b.CreateShuffleVector(v, upper)));
-  }
-  return b.CreateExtractElement(v, uint64_t{0});
-}
-
 class Emitter {
  public:
   Emitter(const tile::Nest& nest, llvm::IRBuilder<>& b,

@@ -20,9 +20,6 @@
 #include "ir/clone.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "passes/buffer_planning.h"
-#include "passes/pass_manager.h"
-#include "passes/pipelines.h"
-#include "passes/register_all_passes.h"
 #include "reference/reference_interpreter.h"
 #include "support/status_macros.h"
 
@@ -290,16 +287,10 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   auto start = std::chrono::steady_clock::now();
   auto owner = std::make_shared<CodeOwner>();
   owner->module = CloneModule(module);
-  {
-    PassManager pm;
-    HGC_RETURN_IF_ERROR(
-        AddPipeline(options.pipeline, GlobalPassRegistry(), pm));
-    HGC_RETURN_IF_ERROR(pm.Run(owner->module));
-  }
   const Graph* graph = owner->module.FindGraph(entry.name());
   if (graph == nullptr) {
-    return absl::InternalError(
-        absl::StrCat("the passes removed the entry graph @", entry.name()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("no graph @", entry.name(), " in the module"));
   }
   CompileStats stats;
   Program program;

@@ -1,5 +1,6 @@
-// Compile: lowers the entry graph of a module, after the graph pipeline, to
-// a runtime Executable (docs/compiler.md §3-4).
+// Compile: lowers the entry graph of a module, as the graph passes left it
+// (the callers run them first: passes/pipelines.h), to a runtime
+// Executable (docs/compiler.md §3-4).
 //
 // What lowers natively: each lowering chooses a schedule and builds a
 // tile-IR nest (tile_ir.h), which the one emitter (tile_emitter.h) turns
@@ -58,8 +59,6 @@ struct CompileOptions {
   int num_threads = 1;
   // Where parallel steps run: hgc's own thread pool or the caller's OpenMP.
   Threading threading = Threading::kOwnPool;
-  // The graph pipeline run (on a copy of the module) before lowering.
-  std::string pipeline = "O2";
   // ISA cap for the generated LLVM code ("" = the process-wide cap).
   std::string max_isa;
   // When set, `--dump-kernels`: each LLVM module is written there.
@@ -79,11 +78,11 @@ struct CompileOptions {
   CompileStats* stats = nullptr;
 };
 
-// Compiles the entry graph `entry` of `module` (runs options.pipeline on a
-// copy first) into an Executable with options.num_threads threads (of the
-// kind options.threading says). Errors:
-// InvalidArgument for a bad pipeline or a graph the passes reject, Internal
-// for LLVM failures, FailedPrecondition when the CPU cannot run the kernels.
+// Compiles the graph named like `entry` in `module` (a copy is kept for the
+// fallback steps) into an Executable with options.num_threads threads (of
+// the kind options.threading says). Errors: InvalidArgument when the module
+// has no such graph, Internal for LLVM failures, FailedPrecondition when
+// the CPU cannot run the kernels.
 absl::StatusOr<std::unique_ptr<Executable>> Compile(
     const Module& module, const Graph& entry, const CompileOptions& options);
 

@@ -11,15 +11,27 @@
 #include "codegen/lower_matmul.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
+#include "ir/clone.h"
 #include "ir/graph.h"
+#include "passes/pipelines.h"
+#include "passes/register_all_passes.h"
 #include "reference/reference_interpreter.h"
 #include "support/random_fill.h"
+#include "support/status_macros.h"
 #include "support/tensor_compare.h"
 
 namespace hgc {
 namespace {
 
 TensorType F32(Shape s) { return TensorType(DType::kF32, std::move(s)); }
+
+// The O2 passes on a copy of `m`, then Compile.
+absl::StatusOr<std::unique_ptr<Executable>> CompileO2(
+    const Module& m, const Graph& g, const CompileOptions& options) {
+  Module optimized = CloneModule(m);
+  HGC_RETURN_IF_ERROR(RunPipeline("O2", GlobalPassRegistry(), optimized));
+  return Compile(optimized, g, options);
+}
 
 // Compiles `g`, runs it on seeded inputs and compares with Interpret.
 void ExpectMatchesInterpreter(const Module& m, const Graph& g, int threads,
@@ -29,7 +41,7 @@ void ExpectMatchesInterpreter(const Module& m, const Graph& g, int threads,
   options.num_threads = threads;
   CompileStats stats;
   options.stats = &stats;
-  absl::StatusOr<std::unique_ptr<Executable>> exe = Compile(m, g, options);
+  absl::StatusOr<std::unique_ptr<Executable>> exe = CompileO2(m, g, options);
   ASSERT_TRUE(exe.ok()) << exe.status();
   std::vector<Tensor> inputs;
   for (int i = 0; i < g.num_params(); ++i) {
@@ -246,12 +258,12 @@ TEST(CompileTest, TileHeuristicGivesEveryThreadWork) {
 }
 
 TEST(CompileTest, KChunksStayInL1) {
-  EXPECT_EQ(codegen::ChooseKChunk(13), 13);     // one chunk
+  EXPECT_EQ(codegen::ChooseKChunk(13), 13);  // one chunk
   EXPECT_EQ(codegen::ChooseKChunk(128), 128);
   EXPECT_EQ(codegen::ChooseKChunk(1024), 128);  // a divisor
   EXPECT_EQ(codegen::ChooseKChunk(300), 100);
-  EXPECT_EQ(codegen::ChooseKChunk(479), 120);      // prime: 3 x 120 + 119
-  EXPECT_EQ(codegen::ChooseKChunk(2 * 131), 88);   // 2 x 88 + 86
+  EXPECT_EQ(codegen::ChooseKChunk(479), 120);     // prime: 3 x 120 + 119
+  EXPECT_EQ(codegen::ChooseKChunk(2 * 131), 88);  // 2 x 88 + 86
 }
 
 }  // namespace

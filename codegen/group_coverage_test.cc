@@ -9,6 +9,7 @@
 #include "codegen/llvm/elemental_emitter.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
+#include "ir/clone.h"
 #include "ir/graph.h"
 #include "ir/op_kind.h"
 #include "llvm/IR/BasicBlock.h"
@@ -18,6 +19,8 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "passes/fusion_rules.h"
+#include "passes/pipelines.h"
+#include "passes/register_all_passes.h"
 #include "reference/reference_interpreter.h"
 #include "support/random_fill.h"
 #include "support/tensor_compare.h"
@@ -107,7 +110,10 @@ TEST(GroupCoverageTest, EveryRowAnchorLowersNatively) {
     CompileOptions options;
     CompileStats stats;
     options.stats = &stats;
-    absl::StatusOr<std::unique_ptr<Executable>> exe = Compile(m, *g, options);
+    Module optimized = CloneModule(m);
+    ASSERT_TRUE(RunPipeline("O2", GlobalPassRegistry(), optimized).ok());
+    absl::StatusOr<std::unique_ptr<Executable>> exe =
+        Compile(optimized, *g, options);
     ASSERT_TRUE(exe.ok()) << exe.status();
     EXPECT_EQ(stats.fallback_steps, 0);
     EXPECT_EQ(stats.native_steps, 1);

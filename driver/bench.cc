@@ -11,7 +11,10 @@
 #include "absl/strings/str_format.h"
 #include "baseline/primitive_executor.h"
 #include "codegen/compile.h"
+#include "ir/clone.h"
 #include "ir/tensor.h"
+#include "passes/pipelines.h"
+#include "passes/register_all_passes.h"
 #include "reference/check.h"
 #include "reference/reference_interpreter.h"
 #include "runtime/executable.h"
@@ -88,10 +91,13 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
   CompileOptions compile_options;
   compile_options.num_threads = config.threads;
   compile_options.threading = config.threading;
-  compile_options.pipeline = config.pipeline.empty() ? "O2" : config.pipeline;
   double start = NowSeconds();
+  Module optimized = CloneModule(module);
+  HGC_RETURN_IF_ERROR(
+      RunPipeline(config.pipeline.empty() ? "O2" : config.pipeline,
+                  GlobalPassRegistry(), optimized));
   HGC_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe,
-                       Compile(module, entry, compile_options));
+                       Compile(optimized, entry, compile_options));
   result.compile_ms = (NowSeconds() - start) * 1e3;
   HGC_RETURN_IF_ERROR(exe->SetConstants(params));
 

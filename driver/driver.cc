@@ -207,14 +207,13 @@ absl::StatusOr<int> Run(const Module& module, const Graph& graph,
                         const DriverOptions& options,
                         std::ostream& out, std::ostream& err) {
   HGC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PrepareInputs(graph, fill, options));
-  // The graph is compiled (codegen/compile.h; the passes already ran, so no
-  // pipeline here) and executed. Should the compiler refuse a graph as
+  // The graph, as the passes left it, is compiled (codegen/compile.h) and
+  // executed. Should the compiler refuse a graph as
   // Unimplemented, the reference interpreter runs the optimized graph
   // instead (it executes fusion ops by interpreting their bodies).
   CompileOptions compile_options;
   compile_options.num_threads = options.threads;
   compile_options.threading = options.threading;
-  compile_options.pipeline = "";
   CompileStats stats;
   compile_options.stats = &stats;
   absl::StatusOr<std::unique_ptr<Executable>> exe =
@@ -402,7 +401,6 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
   if (options.emit_llvm || options.emit_asm || options.emit_loops) {
     CompileOptions compile_options;
     compile_options.num_threads = options.threads;
-    compile_options.pipeline = "";
     std::string text;
     if (options.emit_llvm) compile_options.llvm_ir = &text;
     if (options.emit_asm) compile_options.assembly = &text;

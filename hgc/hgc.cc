@@ -11,8 +11,11 @@
 #include "absl/strings/str_join.h"
 #include "codegen/compile.h"
 #include "frontend/parser.h"
+#include "ir/clone.h"
 #include "ir/verifier.h"
 #include "passes/memory_budget.h"
+#include "passes/pipelines.h"
+#include "passes/register_all_passes.h"
 #include "runtime/executable.h"
 #include "support/diagnostics.h"
 #include "support/source_location.h"
@@ -33,9 +36,9 @@ absl::StatusOr<const Graph*> SelectEntry(const Module& module,
   if (const Graph* g = module.FindGraph(bare)) return g;
   std::vector<std::string> names;
   for (const auto& g : module.graphs()) names.push_back("@" + g->name());
-  return absl::InvalidArgumentError(absl::StrCat(
-      "no graph named @", bare, " (the module has: ",
-      absl::StrJoin(names, ", "), ")"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("no graph named @", bare,
+                   " (the module has: ", absl::StrJoin(names, ", "), ")"));
 }
 
 // A located error becomes "FILE:LINE:COL: error: ..." with the source line
@@ -116,10 +119,10 @@ absl::Status CompiledGraph::Execute(absl::Span<const void* const> inputs,
                                     absl::Span<void* const> outputs) const {
   if (static_cast<int>(inputs.size()) != num_params() ||
       static_cast<int>(outputs.size()) != num_results()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Execute: @", name_, " takes ", num_params(), " inputs and ",
-        num_results(), " outputs, got ", inputs.size(), " and ",
-        outputs.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Execute: @", name_, " takes ", num_params(),
+                     " inputs and ", num_results(), " outputs, got ",
+                     inputs.size(), " and ", outputs.size()));
   }
   for (int i = 0; i < num_params(); ++i) {
     if (!param_is_const_[i] && inputs[i] == nullptr) {
@@ -176,12 +179,18 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Module& module,
   // killed by the kernel in SetConstants or Execute.
   HGC_RETURN_IF_ERROR(CheckMemoryBudget(*entry));
 
+  Module optimized = CloneModule(module);
+  HGC_RETURN_IF_ERROR(
+      RunPipeline(options.pipeline, GlobalPassRegistry(), optimized));
+  if (optimized.FindGraph(entry->name()) == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("the passes removed the entry graph @", entry->name()));
+  }
   CompileOptions compile_options;
   compile_options.num_threads = options.num_threads;
   compile_options.threading = options.threading;
-  compile_options.pipeline = options.pipeline;
   HGC_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
-                       hgc::Compile(module, *entry, compile_options));
+                       hgc::Compile(optimized, *entry, compile_options));
 
   std::unique_ptr<CompiledGraph> compiled(new CompiledGraph());
   compiled->name_ = entry->name();
@@ -199,9 +208,9 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Module& module,
   const Program& program = executable->program();
   if (program.param_types != compiled->param_types_ ||
       program.result_types != compiled->result_types_) {
-    return absl::InternalError(absl::StrCat(
-        "the compiled @", entry->name(),
-        " does not have the entry graph's signature"));
+    return absl::InternalError(
+        absl::StrCat("the compiled @", entry->name(),
+                     " does not have the entry graph's signature"));
   }
   compiled->executable_ = std::move(executable);
   return compiled;
@@ -211,8 +220,7 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompileText(
     absl::string_view text, const Options& options,
     absl::string_view filename) {
   SourceManager sm;
-  return CompileParsed(ParseModule(text, filename, sm), options, sm,
-                             filename);
+  return CompileParsed(ParseModule(text, filename, sm), options, sm, filename);
 }
 
 absl::StatusOr<std::unique_ptr<CompiledGraph>> CompileFile(

@@ -1,5 +1,7 @@
 #include "passes/pipelines.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "passes/attention_fusion.h"
 #include "passes/canonicalize.h"
@@ -80,6 +82,14 @@ absl::Status AddPipeline(absl::string_view text, const PassRegistry& registry,
     pm.AddPass(std::move(pass));
   }
   return absl::OkStatus();
+}
+
+absl::Status RunPipeline(absl::string_view text, const PassRegistry& registry,
+                         Module& module, PassManagerOptions options) {
+  PassManager pm(std::move(options));
+  HGC_RETURN_IF_ERROR(AddPipeline(text, registry, pm));
+  HGC_RETURN_IF_ERROR(pm.ValidateOptions());
+  return pm.Run(module);
 }
 
 }  // namespace hgc

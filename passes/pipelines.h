@@ -36,6 +36,13 @@ std::string DescribeNamedPipeline(absl::string_view name);
 absl::Status AddPipeline(absl::string_view text, const PassRegistry& registry,
                          PassManager& pm);
 
+// Runs pipeline `text` (as AddPipeline parses it) on `module` in a pass
+// manager with `options`: how the C++ API and --bench run the graph passes
+// before codegen lowers the result (the driver builds the same manager
+// itself, to report a bad pipeline before it reads its input).
+absl::Status RunPipeline(absl::string_view text, const PassRegistry& registry,
+                         Module& module, PassManagerOptions options = {});
+
 }  // namespace hgc
 
 #endif  // HGC_PASSES_PIPELINES_H_

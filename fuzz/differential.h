@@ -6,8 +6,9 @@
 // (the driver's seeded random inputs, `hgc --run --seed SEED`, or special
 // values), interpret the graph as parsed, then compile the text through the
 // C++ API (hgc/hgc.h, pipeline O2) at each thread count, execute it twice,
-// and compare every output with the interpreter's under the driver's
-// `--check` tolerances (support/tensor_compare.h). The two executions must
+// and compare every output with the interpreter's as the driver's `--check`
+// does (reference/check.h: the tolerance plus the reference's error bound
+// for what was summed and rounded). The two executions must
 // agree bit for bit. A graph the compiler refuses as Unimplemented is
 // counted, not failed.
 //

@@ -151,8 +151,8 @@ struct RowReduce {
   bool shift = false;
 };
 
-// dst[i] = exp(src[i] - *max) for i < len, where *max is the row's max
-// (results below 2^-126 are 0); *sum += the sum of them.
+// dst[i] = exp(src[i] - *max) for i < len, where *max is the row's max;
+// *sum += the sum of them.
 struct RowExp {
   View src, dst;
   Expr len;

@@ -188,19 +188,21 @@ llvm::Value* EmitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
 
 llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x) {
   MathBuilder m(b, x->getType());
-  // Below kMin the result (< 2^-126) is flushed to 0; above it n >= -126,
-  // so 2^n is one normal exponent field and one multiply.
-  constexpr double kMin = -87.33654475;
-  llvm::Value* xc = m.AtLeast(x, kMin);
+  // ExpCore without the upper clamp: below -104 (-inf included) the result
+  // is 0, and 2^n is applied in two halves so that denormal results (a
+  // softmax weight of 1e-40 times an infinite value is still infinite) are
+  // rounded once, as the reference's exp gives them.
+  llvm::Value* xc = m.AtLeast(x, -104.0);
   llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
                                           m.Mul(xc, m.C(1.44269504088896341)));
   llvm::Value* r = m.Fma(n, m.C(-0.693145751953125), xc);
   r = m.Fma(n, m.C(-1.428606765330187045e-06), r);
   llvm::Value* u = m.Add(m.Fma(m.Mul(r, r), m.Poly(r, kExpP), r), m.C(1.0));
-  llvm::Value* scale =
-      m.Pow2(b.CreateAdd(b.CreateFPToSI(n, m.ity()), m.I(127)));
-  llvm::Value* y = m.Select(m.Lt(x, m.C(kMin)), m.C(0.0), m.Mul(u, scale));
-  return PassNan(m, x, y);
+  llvm::Value* ni = b.CreateFPToSI(n, m.ity());
+  llvm::Value* n1 = b.CreateAShr(ni, m.I(1));
+  llvm::Value* n2 = b.CreateSub(ni, n1);
+  u = m.Mul(u, m.Pow2(b.CreateAdd(n1, m.I(127))));
+  return PassNan(m, x, m.Mul(u, m.Pow2(b.CreateAdd(n2, m.I(127)))));
 }
 
 llvm::Value* EmitLog(llvm::IRBuilder<>& b, llvm::Value* x) {

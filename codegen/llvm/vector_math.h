@@ -40,10 +40,9 @@ namespace codegen {
 // in the denormal range are rounded once.
 llvm::Value* EmitExp(llvm::IRBuilder<>& b, llvm::Value* x);
 
-// e^x for x <= 0 (softmax's exp(x - max)): EmitExp's reduction and
-// polynomial with one exponent-field multiply; results below 2^-126 (x <
-// -87.34, -inf included) are 0, an absolute error below 1.2e-38, and NaN
-// gives NaN. Positive x are outside its domain.
+// e^x for x <= 0 (softmax's exp(x - max)): EmitExp without its overflow
+// clamp (<= 1 ulp, denormal results included, 0 below -103.97 and for
+// -inf, NaN for NaN). Positive x are outside its domain.
 llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x);
 
 // Natural logarithm: x = m 2^e with m in [sqrt(1/2), sqrt(2)), then

@@ -326,9 +326,24 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
                               op.result()->type().ToString());
   AddScratch(state, nest, p);
   if (!m.q_ops.empty()) {
-    HGC_ASSIGN_OR_RETURN(p.q_program,
-                         AddTileProgram(state, nest, op, m.q_ops,
-                                        m.q_ops.front()->operand(0), "q_ops"));
+    // The scale on Q runs on each Q row (row 0 of its program): its other
+    // operands must be scalars, the same for every row.
+    const Value* q_value = nullptr;
+    for (const Value* x : m.q_ops.front()->operands()) {
+      if (x->type().NumElements() != 1) q_value = x;
+    }
+    for (const Op* q_op : m.q_ops) {
+      for (const Value* x : q_op->operands()) {
+        if (x != q_value && x->type().NumElements() != 1 &&
+            (x->is_param() ||
+             x->defining_op()->kind_id() == OpKind::kConstant)) {
+          return absl::UnimplementedError("a tensor operand in the Q ops");
+        }
+      }
+    }
+    if (q_value == nullptr) return absl::UnimplementedError("a scalar Q");
+    HGC_ASSIGN_OR_RETURN(p.q_program, AddTileProgram(state, nest, op, m.q_ops,
+                                                     q_value, "q_ops"));
   }
   if (!m.score_ops.empty()) {
     HGC_ASSIGN_OR_RETURN(p.score_program,

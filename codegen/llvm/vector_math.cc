@@ -335,7 +335,12 @@ llvm::Value* EmitSqrt(llvm::IRBuilder<>& b, llvm::Value* x) {
 }
 
 llvm::Value* EmitRsqrt(llvm::IRBuilder<>& b, llvm::Value* x) {
-  return b.CreateFDiv(F32Const(x->getType(), 1.0), EmitSqrt(b, x));
+  MathBuilder m(b, x->getType());
+  // 1 / sqrt(±0) = ±inf, spelled out: LLVM 14 takes 1 / sqrt(x) for never
+  // negative and folds a later clamp below zero away, but 1 / sqrt(-0) is
+  // -inf.
+  llvm::Value* r = m.Div(m.C(1.0), EmitSqrt(b, x));
+  return m.Select(b.CreateFCmpOEQ(x, m.C(0.0)), m.CopySign(m.C(kInf), x), r);
 }
 
 }  // namespace codegen

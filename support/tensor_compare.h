@@ -5,9 +5,10 @@
 // An element matches when
 //   * both are NaN, or both are the same infinity, or
 //   * both are finite and |actual - expected| <= atol + rtol * |expected|
-//     (numpy.isclose's rule), plus, for floating-point dtypes, bound[i]
+//     (numpy.isclose's rule), plus, for every dtype but bool, bound[i]
 //     where an error bound is given (the reference interpreter's estimate
-//     of how far a correct result may be from it, reference/error_bound.h).
+//     of how far a correct result may be from it, reference/error_bound.h;
+//     for integers a count of steps, 0 where no float value reaches them).
 // Anything else (NaN vs a number, inf vs finite, opposite infinities) is a
 // mismatch. Errors are measured on the values as doubles (bf16/f16 decoded):
 //   max_abs_error  max |actual - expected| over all elements (inf when a

@@ -8,12 +8,13 @@
 //   online softmax per row          running max and sum; O rescaled
 //   O += P · V_blk                  BRGEMM accumulating into mb x Dv
 //
-// then writes O / sum straight into the output's final layout (a trailing
-// transpose and reshape are only strides). No buffer is O(seq²): the
-// per-thread scratch is the S and O tiles, the row statistics and, when K
-// is stored keys-major, Kᵀ of one head (packed inside the parallel loop, by
-// the thread that uses it). Block sizes come from the L2 size read at
-// start-up; --emit=loops shows them.
+// (with a single key block the softmax is the plain one and P·V overwrites
+// O), then writes O / sum straight into the output's final layout (a
+// trailing transpose and reshape are only strides). No buffer is O(seq²):
+// the per-thread scratch is the S and O tiles, the row statistics and, when
+// K is stored keys-major, Kᵀ of one head (packed inside the parallel loop,
+// by the thread that uses it, with runtime_helpers.h's transpose). Block
+// sizes come from the L2 size read at start-up; --emit=loops shows them.
 #ifndef HGC_CODEGEN_LOWER_ATTENTION_H_
 #define HGC_CODEGEN_LOWER_ATTENTION_H_
 

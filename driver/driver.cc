@@ -3,16 +3,17 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
-#include <memory>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "driver/bench.h"
+#include "absl/types/span.h"
 #include "codegen/compile.h"
+#include "driver/bench.h"
 #include "frontend/parser.h"
 #include "ir/clone.h"
 #include "ir/printer.h"
@@ -21,7 +22,6 @@
 #include "passes/pass_manager.h"
 #include "passes/pipelines.h"
 #include "passes/register_all_passes.h"
-#include "absl/types/span.h"
 #include "reference/check.h"
 #include "reference/reference_interpreter.h"
 #include "runtime/executable.h"
@@ -99,9 +99,9 @@ absl::StatusOr<std::vector<Tensor>> PrepareInputs(
   std::map<std::string, std::string> files;
   for (const auto& [name, path] : options.inputs) {
     if (graph.FindParam(name) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--input names '", name, "', but @", graph.name(),
-          " has no parameter %", name));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input names '", name, "', but @", graph.name(),
+                       " has no parameter %", name));
     }
     if (!files.emplace(name, path).second) {
       return ErrorAt(graph.FindParam(name)->loc(),
@@ -115,8 +115,7 @@ absl::StatusOr<std::vector<Tensor>> PrepareInputs(
     auto it = files.find(param->name());
     if (it == files.end()) {
       absl::StatusOr<Tensor> t =
-          RandomTensor(param->type(), options.seed, param->name(),
-                       fill[i]);
+          RandomTensor(param->type(), options.seed, param->name(), fill[i]);
       if (!t.ok()) return AttachLoc(t.status(), param->loc());
       inputs.push_back(std::move(*t));
       continue;
@@ -182,7 +181,8 @@ std::string FusionGroupsLine(const Graph& graph) {
     ++counts[kind != nullptr && kind->is_string() ? kind->as_string() : "?"];
   }
   std::vector<std::string> parts;
-  for (const auto& [kind, n] : counts) parts.push_back(absl::StrCat(kind, " ", n));
+  for (const auto& [kind, n] : counts)
+    parts.push_back(absl::StrCat(kind, " ", n));
   return absl::StrCat("fusion groups: ",
                       parts.empty() ? "none" : absl::StrJoin(parts, ", "));
 }
@@ -190,8 +190,8 @@ std::string FusionGroupsLine(const Graph& graph) {
 void PrintCompileStats(const CompileStats& stats, std::ostream& err) {
   err << "compile: " << absl::StrFormat("%.3f", stats.seconds * 1e3)
       << " ms; steps: " << stats.native_steps << " native, "
-      << stats.fallback_steps << " fallback (interpreter), "
-      << stats.copy_steps << " copy, " << stats.pack_steps
+      << stats.fallback_steps << " fallback (interpreter), " << stats.copy_steps
+      << " copy, " << stats.pack_steps
       << " pack; init steps: " << stats.init_steps
       << "; arena: " << stats.arena_bytes
       << " bytes (per-thread scratch: " << stats.per_thread_scratch_bytes
@@ -204,9 +204,10 @@ void PrintCompileStats(const CompileStats& stats, std::ostream& err) {
 absl::StatusOr<int> Run(const Module& module, const Graph& graph,
                         const Graph& original,
                         absl::Span<const RandomFillOptions> fill,
-                        const DriverOptions& options,
-                        std::ostream& out, std::ostream& err) {
-  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PrepareInputs(graph, fill, options));
+                        const DriverOptions& options, std::ostream& out,
+                        std::ostream& err) {
+  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
+                       PrepareInputs(graph, fill, options));
   // The graph, as the passes left it, is compiled (codegen/compile.h) and
   // executed. Should the compiler refuse a graph as
   // Unimplemented, the reference interpreter runs the optimized graph
@@ -269,17 +270,25 @@ absl::StatusOr<Module> ReadInput(const std::string& file, SourceManager& sm) {
   while (std::cin.read(buffer, sizeof(buffer)) || std::cin.gcount() > 0) {
     text.append(buffer, static_cast<size_t>(std::cin.gcount()));
     if (static_cast<int64_t>(text.size()) > kMaxSourceFileSize) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("<stdin> is larger than ", kMaxSourceFileSize,
-                       " bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "<stdin> is larger than ", kMaxSourceFileSize, " bytes"));
     }
   }
   return ParseModule(text, "<stdin>", sm);
 }
 
-// The passes the options ask for; an empty pipeline when none applies.
-absl::StatusOr<std::unique_ptr<PassManager>> BuildPassManager(
-    const DriverOptions& options, std::ostream& err) {
+// The pipeline the options ask for: --pipeline / -O, else O2 where the
+// graph is compiled, else none (--emit=ir alone prints the graph as parsed).
+std::string PipelineText(const DriverOptions& options) {
+  if (!options.pipeline.empty()) return options.pipeline;
+  const bool compiles = options.run || options.emit_llvm || options.emit_asm ||
+                        options.emit_loops;
+  return compiles ? "O2" : "";
+}
+
+// How the passes report: IR dumps and timings on `err`.
+PassManagerOptions PassOptions(const DriverOptions& options,
+                               std::ostream& err) {
   PassManagerOptions pm_options;
   pm_options.verify_each = options.verify_each;
   pm_options.print_ir_after_all = options.print_ir_after_all;
@@ -288,15 +297,16 @@ absl::StatusOr<std::unique_ptr<PassManager>> BuildPassManager(
   pm_options.time_passes = options.time_passes;
   pm_options.stop_after = options.stop_after;
   pm_options.dump_stream = &err;
-  auto pm = std::make_unique<PassManager>(std::move(pm_options));
-  // --emit=ir alone prints the graph as parsed; running it compiles at O2.
-  std::string pipeline = options.pipeline;
-  if (pipeline.empty() &&
-      (options.run || options.emit_llvm || options.emit_asm ||
-       options.emit_loops)) {
-    pipeline = "O2";
-  }
-  HGC_RETURN_IF_ERROR(AddPipeline(pipeline, GlobalPassRegistry(), *pm));
+  return pm_options;
+}
+
+// The pass manager for the options, built (and so checked) before the input
+// is read: a bad pipeline is a flag error.
+absl::StatusOr<std::unique_ptr<PassManager>> BuildPassManager(
+    const DriverOptions& options, std::ostream& err) {
+  auto pm = std::make_unique<PassManager>(PassOptions(options, err));
+  HGC_RETURN_IF_ERROR(
+      AddPipeline(PipelineText(options), GlobalPassRegistry(), *pm));
   HGC_RETURN_IF_ERROR(pm->ValidateOptions());
   return pm;
 }
@@ -308,13 +318,12 @@ std::string ListPassesText() {
   const PassRegistry& registry = GlobalPassRegistry();
   for (const std::string& arg : registry.Arguments()) {
     std::unique_ptr<Pass> pass = *registry.Create(arg);
-    absl::StrAppend(&out, absl::StrFormat("  %-18s %s\n", arg,
-                                          pass->description()));
+    absl::StrAppend(&out,
+                    absl::StrFormat("  %-18s %s\n", arg, pass->description()));
     for (const PassOptionInfo& o : pass->options()) {
-      absl::StrAppend(&out,
-                      absl::StrFormat("      %s=<%s> (default %s): %s\n",
-                                      o.name, o.type, o.value,
-                                      o.description));
+      absl::StrAppend(
+          &out, absl::StrFormat("      %s=<%s> (default %s): %s\n", o.name,
+                                o.type, o.value, o.description));
     }
   }
   absl::StrAppend(&out, "Pipelines (-O0, -O2, or --pipeline=NAME):\n");
@@ -375,23 +384,24 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
   // --check compares against the graph as written, so keep a copy.
   Module original;
   if (options.check) original = CloneModule(*module);
-  bool has_passes = !(*pm)->passes().empty() ||
-                    !options.stop_after.empty() ||
+  bool has_passes = !(*pm)->passes().empty() || !options.stop_after.empty() ||
                     !options.print_ir_after.empty();
   if (has_passes) {
-    absl::Status s = (*pm)->Run(*module);
+    absl::Status s = RunPipeline(PipelineText(options), GlobalPassRegistry(),
+                                 *module, PassOptions(options, err));
     if (!s.ok()) return fail(s);
   }
   const Graph* entry = module->FindGraph(entry_name);
   if (entry == nullptr) {
-    return fail(absl::InternalError(absl::StrCat(
-        "the passes removed the entry graph @", entry_name)));
+    return fail(absl::InternalError(
+        absl::StrCat("the passes removed the entry graph @", entry_name)));
   }
   if (options.emit_ir) out << PrintModule(*module);
   if (options.stats) {
     BufferPlan plan = PlanBuffers(*entry);
-    err << "arena: " << plan.arena_size << " bytes (intermediates: "
-        << plan.sum_of_intermediates << " bytes)\n";
+    err << "arena: " << plan.arena_size
+        << " bytes (intermediates: " << plan.sum_of_intermediates
+        << " bytes)\n";
     MemoryEstimate e = EstimateMemory(*entry);
     err << "memory: " << e.total() << " bytes (arena " << e.arena_bytes
         << ", constants " << e.constant_bytes << ", inputs " << e.param_bytes

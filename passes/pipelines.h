@@ -37,9 +37,8 @@ absl::Status AddPipeline(absl::string_view text, const PassRegistry& registry,
                          PassManager& pm);
 
 // Runs pipeline `text` (as AddPipeline parses it) on `module` in a pass
-// manager with `options`: how the C++ API and --bench run the graph passes
-// before codegen lowers the result (the driver builds the same manager
-// itself, to report a bad pipeline before it reads its input).
+// manager with `options`: how the driver, the C++ API and --bench run the
+// graph passes before codegen lowers the result.
 absl::Status RunPipeline(absl::string_view text, const PassRegistry& registry,
                          Module& module, PassManagerOptions options = {});
 

@@ -1,0 +1,545 @@
+// The error-bound rules per op (reference/op_bounds.h): how far a correct
+// implementation may be from the reference's value of one op, given its
+// operands' values and bounds.
+#include "reference/op_bounds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ir/ops/op_helpers.h"
+#include "reference/error_bound.h"
+#include "reference/kernels.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace reference {
+namespace {
+
+using reference::BroadcastStrides;
+using reference::StridedWalker;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kF32Unit = 0x1p-24;
+
+bool Has(const Tensor& e) { return e.raw() != nullptr; }
+double At(const Tensor& e, int64_t i) { return Has(e) ? e.GetDouble(i) : 0.0; }
+
+// e * m where an exact operand (e = 0) contributes nothing, even against an
+// infinite m.
+double Mul0(double e, double m) { return e == 0 ? 0.0 : e * m; }
+
+// 2 u |r|: the last rounding of r to `dtype` flipping.
+double Flip(DType dtype, double r) {
+  return 2 * UnitRoundoff(dtype) * std::fabs(r);
+}
+
+absl::StatusOr<Tensor> NewBound(const Shape& shape, int64_t max_bytes) {
+  return reference::NewTensor(TensorType(DType::kF32, shape), max_bytes);
+}
+
+// Stores the bound of element i of `value`: 0 for a non-finite value, inf
+// for a NaN bound, never negative.
+void StoreBound(Tensor& e, const Tensor& value, int64_t i, double bound) {
+  double v = value.GetDouble(i);
+  if (!std::isfinite(v)) {
+    bound = 0;
+  } else if (std::isnan(bound)) {
+    bound = kInf;
+  } else if (!(bound > 0)) {
+    bound = 0;
+  }
+  float f = static_cast<float>(bound);
+  // Round up: a bound must not shrink in storage.
+  if (static_cast<double>(f) < bound) {
+    f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  }
+  e.mutable_data<float>()[i] = f;
+}
+
+// |t| as an f32 tensor (exact for every dtype hgc has).
+absl::StatusOr<Tensor> AbsF32(const Tensor& t, int64_t max_bytes) {
+  HGC_ASSIGN_OR_RETURN(Tensor out, NewBound(t.shape(), max_bytes));
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    out.mutable_data<float>()[i] =
+        static_cast<float>(std::fabs(t.GetDouble(i)));
+  }
+  return out;
+}
+
+// a + b of two f32 tensors of the same shape (a bound, so rounded up).
+absl::StatusOr<Tensor> SumF32(const Tensor& a, const Tensor& b,
+                              int64_t max_bytes) {
+  HGC_ASSIGN_OR_RETURN(Tensor out, NewBound(a.shape(), max_bytes));
+  for (int64_t i = 0; i < a.num_elements(); ++i) {
+    double s = a.GetDouble(i) + b.GetDouble(i);
+    float f = static_cast<float>(s);
+    if (static_cast<double>(f) < s) f = std::nextafter(f, INFINITY);
+    out.mutable_data<float>()[i] = f;
+  }
+  return out;
+}
+
+// t^2 elementwise, for an f32 tensor t >= 0 (rounded up).
+absl::StatusOr<Tensor> Squared(const Tensor& t, int64_t max_bytes) {
+  HGC_ASSIGN_OR_RETURN(Tensor out, NewBound(t.shape(), max_bytes));
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    const double v = t.GetDouble(i);
+    float f = static_cast<float>(v * v);
+    if (static_cast<double>(f) < v * v) f = std::nextafter(f, INFINITY);
+    out.mutable_data<float>()[i] = f;
+  }
+  return out;
+}
+
+// How far two f32 sums of the same `count` terms, in different orders, may
+// differ: each is off by about u sqrt(sum_k s_k^2) over its partial sums
+// s_k, which is about u sqrt(count) (|sum| + sqrt(sum of squares)) whether
+// the terms share a sign (s_k grows to the sum) or not (s_k wanders like a
+// random walk); twice that for the two sums.
+double SumOrder(int64_t count, double sum, double sum_of_squares) {
+  return 2 * kF32Unit * std::sqrt(static_cast<double>(count)) *
+         (std::fabs(sum) + std::sqrt(sum_of_squares));
+}
+
+// Runs the reference kernel `kind` on f32 bound tensors, with the op's
+// attributes, giving an f32 tensor of `shape`.
+absl::StatusOr<Tensor> RunF32(absl::string_view kind,
+                              absl::Span<const Tensor> operands,
+                              const AttrMap& attrs, const Shape& shape,
+                              const InterpretOptions& options) {
+  return EvaluateOp(kind, operands, attrs, TensorType(DType::kF32, shape),
+                    options);
+}
+
+// The elementwise ops of one operand. f returns E of element i from
+// (x, Ex, r).
+template <typename F>
+absl::StatusOr<Tensor> UnaryBound(const Tensor& x, const Tensor& ex,
+                                  const Tensor& r, int64_t max_bytes, F f) {
+  if (!Has(ex)) return Tensor();
+  HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
+  for (int64_t i = 0; i < r.num_elements(); ++i) {
+    const double xe = ex.GetDouble(i);
+    StoreBound(e, r, i, xe == 0 ? 0.0 : f(x.GetDouble(i), xe, r.GetDouble(i)));
+  }
+  return e;
+}
+
+// max |f(x +- E) - r|, inf where f leaves its domain.
+template <typename Fn>
+double IntervalDelta(Fn fn, double x, double ex, double r) {
+  const double up = std::fabs(fn(x + ex) - r);
+  const double down = std::fabs(fn(x - ex) - r);
+  if (std::isnan(up) || std::isnan(down)) return kInf;
+  return std::max(up, down);
+}
+
+double Gelu(double x, bool tanh_form) {
+  if (tanh_form) {
+    const double k = std::sqrt(2.0 / M_PI);
+    return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+  }
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+
+// Round half to even and saturate into integer `dtype` (bool: x != 0).
+double ToInteger(double x, DType dtype) {
+  if (dtype == DType::kBool) return x != 0 ? 1 : 0;
+  if (std::isnan(x)) return 0;
+  const double lo = static_cast<double>(reference::IntMin(dtype));
+  const double hi = static_cast<double>(reference::IntMax(dtype));
+  return std::clamp(std::nearbyint(x), lo, hi);
+}
+
+// Binary (and select's) elementwise ops with numpy broadcasting. f returns
+// E of an output element from the operands' values and bounds and r.
+template <typename F>
+absl::StatusOr<Tensor> BroadcastBound(absl::Span<const Tensor> xs,
+                                      absl::Span<const Tensor> es,
+                                      const Tensor& r, int64_t max_bytes, F f) {
+  bool any = false;
+  for (const Tensor& e : es) any = any || Has(e);
+  if (!any) return Tensor();
+  HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
+  StridedWalker w(r.shape());
+  for (const Tensor& x : xs)
+    w.AddOperand(BroadcastStrides(x.shape(), r.shape()));
+  double v[3], b[3];
+  for (int64_t i = 0; i < r.num_elements(); ++i, w.Next()) {
+    for (size_t k = 0; k < xs.size(); ++k) {
+      v[k] = xs[k].GetDouble(w.offset(k));
+      b[k] = At(es[k], w.offset(k));
+    }
+    StoreBound(e, r, i, f(v, b, r.GetDouble(i)));
+  }
+  return e;
+}
+
+absl::StatusOr<Tensor> MatmulBound(const Op& op, absl::Span<const Tensor> xs,
+                                   absl::Span<const Tensor> es, const Tensor& r,
+                                   const InterpretOptions& options) {
+  const Tensor& a = xs[0];
+  const Tensor& b = xs[1];
+  const bool floating = IsFloat(r.dtype());
+  const int64_t ra = a.shape().size();
+  const Attribute* ta = op.FindAttr("transpose_a");
+  const int64_t k =
+      a.shape()[(ta != nullptr && ta->as_bool()) ? ra - 2 : ra - 1];
+  const int64_t max_bytes = options.max_tensor_bytes;
+  if (!floating && !Has(es[0]) && !Has(es[1])) return Tensor();
+  HGC_ASSIGN_OR_RETURN(Tensor abs_a, AbsF32(a, max_bytes));
+  HGC_ASSIGN_OR_RETURN(Tensor abs_b, AbsF32(b, max_bytes));
+  HGC_ASSIGN_OR_RETURN(Tensor sq_a, Squared(abs_a, max_bytes));
+  HGC_ASSIGN_OR_RETURN(Tensor sq_b, Squared(abs_b, max_bytes));
+  HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
+  float* out = e.mutable_data<float>();
+  const int64_t n = r.num_elements();
+  if (floating) {
+    // The order of the K sum, then the rounding to a narrow result.
+    HGC_ASSIGN_OR_RETURN(Tensor terms, RunF32("matmul", {sq_a, sq_b},
+                                              op.attrs(), r.shape(), options));
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] += SumOrder(k, r.GetDouble(i), terms.GetDouble(i));
+      if (r.dtype() != DType::kF32) out[i] += Flip(r.dtype(), r.GetDouble(i));
+    }
+  }
+  // Independent errors of the K terms add in quadrature:
+  // sqrt(sum_k Ea^2 (b^2 + Eb^2) + a^2 Eb^2).
+  if (Has(es[0]) || Has(es[1])) {
+    HGC_ASSIGN_OR_RETURN(Tensor var, NewBound(r.shape(), max_bytes));
+    float* v = var.mutable_data<float>();
+    if (Has(es[0])) {
+      HGC_ASSIGN_OR_RETURN(Tensor sq_ea, Squared(es[0], max_bytes));
+      Tensor rhs = sq_b;
+      if (Has(es[1])) {
+        HGC_ASSIGN_OR_RETURN(Tensor sq_eb, Squared(es[1], max_bytes));
+        HGC_ASSIGN_OR_RETURN(rhs, SumF32(sq_b, sq_eb, max_bytes));
+      }
+      HGC_ASSIGN_OR_RETURN(Tensor p, RunF32("matmul", {sq_ea, rhs}, op.attrs(),
+                                            r.shape(), options));
+      for (int64_t i = 0; i < n; ++i) v[i] += p.GetDouble(i);
+    }
+    if (Has(es[1])) {
+      HGC_ASSIGN_OR_RETURN(Tensor sq_eb, Squared(es[1], max_bytes));
+      HGC_ASSIGN_OR_RETURN(Tensor p, RunF32("matmul", {sq_a, sq_eb}, op.attrs(),
+                                            r.shape(), options));
+      for (int64_t i = 0; i < n; ++i) v[i] += p.GetDouble(i);
+    }
+    for (int64_t i = 0; i < n; ++i) out[i] += std::sqrt(v[i]);
+  }
+  return e;
+}
+
+absl::StatusOr<Tensor> ReduceBound(const Op& op, const Tensor& x,
+                                   const Tensor& ex, const Tensor& r,
+                                   const InterpretOptions& options) {
+  const absl::string_view kind = op.kind();
+  const int64_t max_bytes = options.max_tensor_bytes;
+  if (kind == "reduce_max") {
+    if (!Has(ex)) return Tensor();
+    return RunF32("reduce_max", {ex}, op.attrs(), r.shape(), options);
+  }
+  const bool floating = IsFloat(r.dtype());
+  if (!floating && !Has(ex)) return Tensor();
+  HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
+  float* out = e.mutable_data<float>();
+  const int64_t n = r.num_elements();
+  if (n == 0) return e;
+  if (floating) {
+    const int64_t count = x.num_elements() / n;
+    const double per = kind == "reduce_mean" ? static_cast<double>(count) : 1;
+    HGC_ASSIGN_OR_RETURN(Tensor abs_x, AbsF32(x, max_bytes));
+    HGC_ASSIGN_OR_RETURN(Tensor sq_x, Squared(abs_x, max_bytes));
+    HGC_ASSIGN_OR_RETURN(Tensor terms, RunF32("reduce_sum", {sq_x}, op.attrs(),
+                                              r.shape(), options));
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] += SumOrder(count, r.GetDouble(i) * per, terms.GetDouble(i)) / per;
+      if (r.dtype() != DType::kF32) out[i] += Flip(r.dtype(), r.GetDouble(i));
+    }
+  }
+  if (Has(ex)) {
+    // In quadrature, as matmul's: sqrt(sum E^2) (reduce_mean: over N).
+    HGC_ASSIGN_OR_RETURN(Tensor sq, Squared(ex, max_bytes));
+    HGC_ASSIGN_OR_RETURN(Tensor var,
+                         RunF32(kind, {sq}, op.attrs(), r.shape(), options));
+    const double count = static_cast<double>(x.num_elements() / n);
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] += kind == "reduce_mean" ? std::sqrt(var.GetDouble(i) / count)
+                                      : std::sqrt(var.GetDouble(i));
+    }
+  }
+  return e;
+}
+
+// x viewed as [outer, mid, inner] around `axis`.
+struct Rows {
+  int64_t outer = 1, mid = 1, inner = 1;
+};
+Rows RowsAt(const Shape& shape, int64_t axis) {
+  Rows s;
+  for (int64_t d = 0; d < axis; ++d) s.outer *= shape[d];
+  s.mid = shape[axis];
+  for (size_t d = axis + 1; d < shape.size(); ++d) s.inner *= shape[d];
+  return s;
+}
+
+absl::StatusOr<Tensor> SoftmaxBound(const Op& op, const Tensor& x,
+                                    const Tensor& ex, const Tensor& r,
+                                    int64_t max_bytes) {
+  const Attribute* axis_attr = op.FindAttr("axis");
+  HGC_ASSIGN_OR_RETURN(
+      int64_t axis,
+      NormalizeAxis("softmax", axis_attr ? axis_attr->as_int() : -1,
+                    x.shape().size()));
+  const Rows s = RowsAt(x.shape(), axis);
+  HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
+  const double n = static_cast<double>(s.mid);
+  const double own = (4 + std::sqrt(n)) * kF32Unit;
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t in = 0; in < s.inner; ++in) {
+      const int64_t base = o * s.mid * s.inner + in;
+      double mx = -kInf, w = 0;
+      for (int64_t j = 0; j < s.mid; ++j) {
+        const int64_t i = base + j * s.inner;
+        mx = std::max(mx, x.GetDouble(i));
+        w += Mul0(At(ex, i), r.GetDouble(i));
+      }
+      for (int64_t j = 0; j < s.mid; ++j) {
+        const int64_t i = base + j * s.inner;
+        const double p = r.GetDouble(i);
+        double bound = 0;
+        if (p != 0) {
+          bound = p * std::expm1(At(ex, i) + w) +
+                  p * (own + kF32Unit * std::fabs(x.GetDouble(i) - mx));
+          if (r.dtype() != DType::kF32) bound += Flip(r.dtype(), p);
+        }
+        StoreBound(e, r, i, bound);
+      }
+    }
+  }
+  return e;
+}
+
+absl::StatusOr<Tensor> LayernormBound(const Op& op, absl::Span<const Tensor> xs,
+                                      absl::Span<const Tensor> es,
+                                      const Tensor& r, int64_t max_bytes) {
+  const Tensor& x = xs[0];
+  const Tensor& gamma = xs[1];
+  const Attribute* axis_attr = op.FindAttr("axis");
+  const Attribute* eps_attr = op.FindAttr("epsilon");
+  const double epsilon = eps_attr ? eps_attr->as_number() : 1e-5;
+  HGC_ASSIGN_OR_RETURN(
+      int64_t axis,
+      NormalizeAxis("layernorm", axis_attr ? axis_attr->as_int() : -1,
+                    x.shape().size()));
+  const Rows s = RowsAt(x.shape(), axis);
+  const int64_t group = s.mid * s.inner;
+  HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
+  if (group == 0) return e;
+  const double n = static_cast<double>(group);
+  const double own = (4 + std::sqrt(n)) * kF32Unit;
+  for (int64_t o = 0; o < s.outer; ++o) {
+    const int64_t base = o * group;
+    double mean = 0;
+    for (int64_t j = 0; j < group; ++j) mean += x.GetDouble(base + j);
+    mean /= n;
+    double var = 0;
+    for (int64_t j = 0; j < group; ++j) {
+      const double d = x.GetDouble(base + j) - mean;
+      var += d * d;
+    }
+    var /= n;
+    const double sigma = std::sqrt(var + epsilon);
+    double mean_e = 0, mix_e = 0;
+    for (int64_t j = 0; j < group; ++j) {
+      const double xe = At(es[0], base + j);
+      const double xhat = (x.GetDouble(base + j) - mean) / sigma;
+      mean_e += xe;
+      mix_e += Mul0(xe, std::fabs(xhat));
+    }
+    mean_e /= n;
+    mix_e /= n;
+    for (int64_t j = 0; j < group; ++j) {
+      const int64_t i = base + j;
+      const double xhat = (x.GetDouble(i) - mean) / sigma;
+      const double g = gamma.GetDouble(j);
+      const double y = r.GetDouble(i);
+      const double xhat_e =
+          (At(es[0], i) + mean_e + Mul0(mix_e, std::fabs(xhat))) / sigma +
+          own * (1 + std::fabs(xhat));
+      double bound = Mul0(xhat_e, std::fabs(g)) +
+                     Mul0(At(es[1], j), std::fabs(xhat)) + At(es[2], j) +
+                     2 * kF32Unit * (std::fabs(xhat * g) + std::fabs(y));
+      if (r.dtype() != DType::kF32) bound += Flip(r.dtype(), y);
+      StoreBound(e, r, i, bound);
+    }
+  }
+  return e;
+}
+
+// The largest and smallest scale of a quantize/dequantize op (f32-rounded).
+std::pair<double, double> ScaleRange(const Op& op) {
+  const Attribute* a = op.FindAttr("scale");
+  std::vector<double> scales;
+  if (a != nullptr && a->is_number()) scales.push_back(a->as_number());
+  if (a != nullptr && a->is_number_list()) scales = a->as_number_list();
+  double lo = kInf, hi = 0;
+  for (double sc : scales) {
+    const double f = static_cast<float>(sc);
+    lo = std::min(lo, f);
+    hi = std::max(hi, f);
+  }
+  if (scales.empty()) lo = hi = 1;
+  return {lo, hi};
+}
+
+}  // namespace
+
+// `e` (an f32 tensor) with every element re-judged by StoreBound against
+// `value`, or no tensor where all are 0.
+Tensor FinishBound(Tensor e, const Tensor& value) {
+  if (!Has(e)) return Tensor();
+  bool any = false;
+  for (int64_t i = 0; i < e.num_elements(); ++i) {
+    StoreBound(e, value, i, e.GetDouble(i));
+    any = any || e.data<float>()[i] != 0;
+  }
+  return any ? std::move(e) : Tensor();
+}
+
+// E of one op's result from its operands' values and bounds (fusion is
+// handled by the interpreter loop).
+absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
+                               absl::Span<const Tensor> es, const Tensor& r,
+                               const InterpretOptions& options) {
+  const absl::string_view kind = op.kind();
+  const int64_t max_bytes = options.max_tensor_bytes;
+  const DType dt = r.dtype();
+  if (kind == "constant" || kind == "equal" || kind == "greater" ||
+      kind == "greater_equal" || kind == "less" || kind == "less_equal") {
+    return Tensor();
+  }
+  if (kind == "relu" || kind == "neg" || kind == "abs" || kind == "clamp") {
+    if (!Has(es[0])) return Tensor();
+    return es[0];  // Same shape; these ops neither round nor amplify.
+  }
+  if (kind == "exp" || kind == "log" || kind == "sqrt" || kind == "rsqrt" ||
+      kind == "tanh" || kind == "sigmoid" || kind == "gelu") {
+    const Attribute* approx = op.FindAttr("approximate");
+    const bool tanh_form = approx != nullptr && approx->is_string() &&
+                           approx->as_string() == "tanh";
+    auto fn = [kind, tanh_form](double v) -> double {
+      if (kind == "exp") return std::exp(v);
+      if (kind == "log") return std::log(v);
+      if (kind == "sqrt") return std::sqrt(v);
+      if (kind == "rsqrt") return 1.0 / std::sqrt(v);
+      if (kind == "tanh") return std::tanh(v);
+      if (kind == "sigmoid") return 1.0 / (1.0 + std::exp(-v));
+      return Gelu(v, tanh_form);
+    };
+    // Compiled code evaluates these to within a few ulp, not correctly
+    // rounded (codegen/llvm/vector_math.h), so even an exact input carries
+    // that much into what follows (a cancellation downstream amplifies it).
+    const double ulps = kind == "sqrt"      ? 0
+                        : kind == "gelu"    ? 4
+                        : kind == "sigmoid" ? 2
+                                            : 1;
+    const bool in_error = Has(es[0]);
+    HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
+    for (int64_t i = 0; i < r.num_elements(); ++i) {
+      const double rv = r.GetDouble(i);
+      const double xe = in_error ? es[0].GetDouble(i) : 0.0;
+      const double own = ulps * Flip(dt, rv);
+      StoreBound(e, r, i,
+                 xe == 0 ? own
+                         : IntervalDelta(fn, xs[0].GetDouble(i), xe, rv) +
+                               Flip(dt, rv) + own);
+    }
+    return e;
+  }
+  if (kind == "add" || kind == "sub") {
+    return BroadcastBound(xs, es, r, max_bytes,
+                          [&](const double*, const double* b, double rv) {
+                            const double s = b[0] + b[1];
+                            return s == 0 ? 0.0 : s + Flip(dt, rv);
+                          });
+  }
+  if (kind == "mul") {
+    return BroadcastBound(
+        xs, es, r, max_bytes, [&](const double* v, const double* b, double rv) {
+          const double s = Mul0(b[0], std::fabs(v[1])) +
+                           Mul0(b[1], std::fabs(v[0])) + b[0] * b[1];
+          return s == 0 ? 0.0 : s + Flip(dt, rv);
+        });
+  }
+  if (kind == "div") {
+    return BroadcastBound(
+        xs, es, r, max_bytes, [&](const double* v, const double* b, double rv) {
+          if (b[0] == 0 && b[1] == 0) return 0.0;
+          const double den = std::fabs(v[1]) - b[1];
+          if (!(den > 0)) return kInf;
+          return (b[0] + Mul0(b[1], std::fabs(rv))) / den + Flip(dt, rv);
+        });
+  }
+  if (kind == "max" || kind == "min") {
+    return BroadcastBound(xs, es, r, max_bytes,
+                          [](const double*, const double* b, double) {
+                            return std::max(b[0], b[1]);
+                          });
+  }
+  if (kind == "select") {
+    return BroadcastBound(xs, es, r, max_bytes,
+                          [](const double* v, const double* b, double) {
+                            return v[0] != 0 ? b[1] : b[2];
+                          });
+  }
+  if (kind == "cast") {
+    const DType from = xs[0].dtype();
+    if (dt == DType::kBool) return Tensor();
+    if (IsFloat(dt) || !IsFloat(from)) {
+      return UnaryBound(xs[0], es[0], r, max_bytes,
+                        [&](double, double xe, double rv) {
+                          return xe + (IsFloat(dt) ? Flip(dt, rv) : 0.0);
+                        });
+    }
+    return UnaryBound(
+        xs[0], es[0], r, max_bytes, [&](double x, double xe, double rv) {
+          return IntervalDelta([dt](double v) { return ToInteger(v, dt); }, x,
+                               xe, rv);
+        });
+  }
+  if (kind == "quantize") {
+    const double smallest = ScaleRange(op).first;
+    return UnaryBound(xs[0], es[0], r, max_bytes,
+                      [&](double, double xe, double) {
+                        return std::ceil(xe / smallest) + 1;
+                      });
+  }
+  if (kind == "dequantize") {
+    const double largest = ScaleRange(op).second;
+    return UnaryBound(xs[0], es[0], r, max_bytes,
+                      [&](double, double xe, double rv) {
+                        return xe * largest + Flip(dt, rv);
+                      });
+  }
+  if (kind == "matmul") return MatmulBound(op, xs, es, r, options);
+  if (kind == "reduce_sum" || kind == "reduce_mean" || kind == "reduce_max") {
+    return ReduceBound(op, xs[0], es[0], r, options);
+  }
+  if (kind == "softmax") return SoftmaxBound(op, xs[0], es[0], r, max_bytes);
+  if (kind == "layernorm") return LayernormBound(op, xs, es, r, max_bytes);
+  if (kind == "reshape" || kind == "transpose") {
+    if (!Has(es[0])) return Tensor();
+    return RunF32(kind, {es[0]}, op.attrs(), r.shape(), options);
+  }
+  return absl::UnimplementedError(
+      absl::StrCat("no error-bound rule for op '", kind, "'"));
+}
+
+}  // namespace reference
+}  // namespace hgc

@@ -7,36 +7,15 @@
 #include <atomic>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "hgc/hgc.h"
+#include "hgc/test_graphs.h"
 #include "reference/reference_interpreter.h"
 #include "support/random_fill.h"
 #include "support/tensor_compare.h"
 
 namespace hgc {
 namespace {
-
-// DLRM's bottom MLP (13 -> 512 -> 256 -> 128), matmul + bias + relu.
-Graph* BuildMlp(Module& module, int64_t batch) {
-  const std::vector<int64_t> widths = {13, 512, 256, 128};
-  Graph* g = module.AddGraph("mlp");
-  Builder b(g);
-  Value* x = g->AddParam("x", TensorType(DType::kF32, {batch, widths[0]}));
-  for (size_t i = 1; i < widths.size(); ++i) {
-    Value* w = g->AddParam(absl::StrCat("w", i),
-                           TensorType(DType::kF32, {widths[i - 1], widths[i]}),
-                           /*is_const=*/true);
-    Value* bias = g->AddParam(absl::StrCat("b", i),
-                              TensorType(DType::kF32, {widths[i]}), true);
-    x = *b.Matmul(x, w);
-    x = *b.Binary("add", x, bias);
-    x = *b.Unary("relu", x);
-  }
-  g->SetResults({x});
-  g->SetDeclaredResultTypes({x->type()});
-  return g;
-}
 
 void ExpectMatches(const Tensor& actual, const Tensor& expected) {
   absl::StatusOr<CompareResult> r = CompareTensors(actual, expected);
@@ -57,7 +36,7 @@ TEST_P(BoundCompiledGraphTest, MatchesTheReferenceAfterAnOpenMPRegion) {
 
   for (int64_t batch : {32, 128}) {
     Module module;
-    const Graph* graph = BuildMlp(module, batch);
+    const Graph* graph = BuildMlp(module, "mlp", batch, {13, 512, 256, 128});
     Options options;
     options.num_threads = 2;
     options.threading = GetParam();

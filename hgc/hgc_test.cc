@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "frontend/parser.h"
 #include "gtest/gtest.h"
+#include "hgc/test_graphs.h"
 #include "reference/check.h"
 #include "reference/reference_interpreter.h"
 #include "support/random_fill.h"
@@ -33,28 +33,6 @@ graph @mlp(%x: f32[8, 13],
   return %5
 }
 )";
-
-// `widths[0]` -> ... -> widths.back(), matmul + bias + relu per layer, as a
-// C++ user builds it.
-Graph* BuildMlp(Module& module, int64_t batch,
-                const std::vector<int64_t>& widths) {
-  Graph* g = module.AddGraph("built_mlp");
-  Builder b(g);
-  Value* x = g->AddParam("x", TensorType(DType::kF32, {batch, widths[0]}));
-  for (size_t i = 1; i < widths.size(); ++i) {
-    Value* w = g->AddParam(absl::StrCat("w", i),
-                           TensorType(DType::kF32, {widths[i - 1], widths[i]}),
-                           /*is_const=*/true);
-    Value* bias = g->AddParam(absl::StrCat("b", i),
-                              TensorType(DType::kF32, {widths[i]}), true);
-    x = *b.Matmul(x, w);
-    x = *b.Binary("add", x, bias);
-    x = *b.Unary("relu", x);
-  }
-  g->SetResults({x});
-  g->SetDeclaredResultTypes({x->type()});
-  return g;
-}
 
 // One random tensor per parameter of `types`, seeded by `seed`.
 std::vector<Tensor> RandomParams(const std::vector<TensorType>& types,
@@ -111,7 +89,7 @@ TEST(HgcApiTest, CompileTextSetConstantsExecute) {
 
 TEST(HgcApiTest, BuilderGraphCompiles) {
   Module module;
-  const Graph* g = BuildMlp(module, 16, {13, 48, 24, 8});
+  const Graph* g = BuildMlp(module, "built_mlp", 16, {13, 48, 24, 8});
   Options options;
   options.num_threads = 2;
   absl::StatusOr<std::unique_ptr<CompiledGraph>> compiled =
@@ -127,7 +105,7 @@ TEST(HgcApiTest, BuilderGraphCompiles) {
 
 TEST(HgcApiTest, ConstantsRebindAndPointerForm) {
   Module module;
-  const Graph* g = BuildMlp(module, 4, {13, 32, 16});
+  const Graph* g = BuildMlp(module, "built_mlp", 4, {13, 32, 16});
   std::unique_ptr<CompiledGraph> cg = *Compile(module, Options());
   // The module is not needed by the compiled graph; keep it for the oracle.
   for (uint64_t seed : {11, 12}) {
@@ -143,7 +121,7 @@ TEST(HgcApiTest, ConstantsRebindAndPointerForm) {
 
 TEST(HgcApiTest, RepeatedExecutionIsDeterministic) {
   Module module;
-  const Graph* g = BuildMlp(module, 32, {13, 64, 32});
+  const Graph* g = BuildMlp(module, "built_mlp", 32, {13, 64, 32});
   std::unique_ptr<CompiledGraph> cg = *Compile(module, Options());
   std::vector<Tensor> params = RandomParams(cg->param_types(), 3);
   ASSERT_TRUE(cg->SetConstants(params).ok());
@@ -163,7 +141,7 @@ TEST(HgcApiTest, RepeatedExecutionIsDeterministic) {
 
 TEST(HgcApiTest, ConcurrentExecuteFromFourThreads) {
   Module module;
-  const Graph* g = BuildMlp(module, 64, {13, 128, 64, 32});
+  const Graph* g = BuildMlp(module, "built_mlp", 64, {13, 128, 64, 32});
   Options options;
   options.num_threads = 2;
   std::unique_ptr<CompiledGraph> cg = *Compile(module, options);

@@ -110,5 +110,20 @@ int StridedWalker::AddOperand(absl::Span<const int64_t> strides) {
   return num_operands_++;
 }
 
+absl::flat_hash_map<const Value*, const Op*> LastUses(const Graph& graph) {
+  absl::flat_hash_map<const Value*, const Op*> last_use;
+  for (const auto& op : graph.ops()) {
+    for (const Value* v : op->operands()) last_use[v] = op.get();
+  }
+  for (const Value* v : graph.results()) last_use[v] = nullptr;
+  return last_use;
+}
+
+std::string OpContext(const Op& op, int index) {
+  return op.num_results() >= 1 && !op.result(0)->name().empty()
+             ? absl::StrCat("%", op.result(0)->name(), " = ", op.kind())
+             : absl::StrCat("op ", index, " (", op.kind(), ")");
+}
+
 }  // namespace reference
 }  // namespace hgc

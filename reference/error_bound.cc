@@ -85,21 +85,15 @@ absl::StatusOr<BoundedResults> InterpretAt(const Graph& graph,
     }
     values[param] = {inputs[i], bounds.empty() ? Tensor() : bounds[i]};
   }
-  absl::flat_hash_map<const Value*, const Op*> last_use;
-  for (const auto& op : graph.ops()) {
-    for (const Value* v : op->operands()) last_use[v] = op.get();
-  }
-  for (const Value* v : graph.results()) last_use[v] = nullptr;
+  const absl::flat_hash_map<const Value*, const Op*> last_use =
+      reference::LastUses(graph);
 
   std::vector<Tensor> xs, es;
   int op_index = -1;
   for (const auto& op_ptr : graph.ops()) {
     const Op& op = *op_ptr;
     ++op_index;
-    const std::string context =
-        op.num_results() >= 1 && !op.result(0)->name().empty()
-            ? absl::StrCat("%", op.result(0)->name(), " = ", op.kind())
-            : absl::StrCat("op ", op_index, " (", op.kind(), ")");
+    const std::string context = reference::OpContext(op, op_index);
     auto with_context = [&](const absl::Status& s) {
       return absl::Status(s.code(), absl::StrCat(context, ": ", s.message()));
     };

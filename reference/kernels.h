@@ -1,6 +1,7 @@
 // Internal to the reference interpreter: the per-op kernels (one function
 // per op family, defined in reference/*.cc) and the small helpers
-// they share. Not part of any public API; use reference/reference_interpreter.h.
+// they share. Not part of any public API; use
+// reference/reference_interpreter.h.
 #ifndef HGC_REFERENCE_KERNELS_H_
 #define HGC_REFERENCE_KERNELS_H_
 
@@ -8,17 +9,28 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ir/attribute.h"
+#include "ir/graph.h"
 #include "ir/tensor.h"
 
 namespace hgc {
 namespace reference {
+
+// The graph walks (Interpret, InterpretWithErrorBounds) share these.
+// For each value of `graph`, the last op that reads it (nullptr for the
+// graph's results, which live to the end): a walk drops a value then.
+absl::flat_hash_map<const Value*, const Op*> LastUses(const Graph& graph);
+// How errors name op number `index` of a graph: "%name = kind", or
+// "op N (kind)" for an unnamed result.
+std::string OpContext(const Op& op, int index);
 
 // What a kernel sees. By the time a kernel runs, the operands, attributes
 // and result type have passed the op registry's inference (the interpreter

@@ -19,6 +19,7 @@
 #include "hgc/hgc.h"
 #include "ir/printer.h"
 #include "reference/check.h"
+#include "reference/error_bound.h"
 #include "reference/reference_interpreter.h"
 #include "support/npy.h"
 #include "support/random_fill.h"
@@ -113,9 +114,12 @@ std::string RunOneSeed(uint64_t seed, const FuzzOptions& options,
       inputs.push_back(std::move(*t));
     }
   }
-  absl::StatusOr<std::vector<Tensor>> expected = Interpret(graph, inputs);
-  if (!expected.ok()) {
-    return absl::StrCat("reference interpreter: ", expected.status().message());
+  // One reference run (values and error bounds) judges every execution.
+  absl::StatusOr<BoundedResults> reference =
+      InterpretWithErrorBounds(graph, inputs);
+  if (!reference.ok()) {
+    return absl::StrCat("reference interpreter: ",
+                        reference.status().message());
   }
 
   for (int threads : options.thread_counts) {
@@ -146,13 +150,14 @@ std::string RunOneSeed(uint64_t seed, const FuzzOptions& options,
       }
       run = std::move(*outputs);
     }
-    if (runs[0].size() != expected->size()) {
+    const std::vector<Tensor>& expected = reference->values;
+    if (runs[0].size() != expected.size()) {
       return absl::StrCat("threads ", threads, ": ", runs[0].size(),
-                          " outputs, expected ", expected->size());
+                          " outputs, expected ", expected.size());
     }
-    for (size_t i = 0; i < expected->size(); ++i) {
+    for (size_t i = 0; i < expected.size(); ++i) {
       const Tensor& actual = runs[0][i];
-      const Tensor& want = (*expected)[i];
+      const Tensor& want = expected[i];
       if (actual.type() != want.type()) {
         return absl::StrCat("threads ", threads, ": out", i, " is ",
                             actual.type().ToString(), ", expected ",
@@ -165,13 +170,13 @@ std::string RunOneSeed(uint64_t seed, const FuzzOptions& options,
     }
     // --check's model: the reference's error bound beside its tolerance.
     absl::StatusOr<std::vector<CompareResult>> results =
-        CompareWithReference(graph, inputs, runs[0]);
+        CompareWithReference(*reference, runs[0]);
     if (!results.ok()) {
       return absl::StrCat("threads ", threads, ": compare: ",
                           results.status().message());
     }
     for (size_t i = 0; i < results->size(); ++i) {
-      if ((*expected)[i].num_elements() == 0) continue;
+      if (expected[i].num_elements() == 0) continue;
       ++*outputs_compared;
       if (!(*results)[i].ok()) {
         return absl::StrCat("threads ", threads, ": out", i, ": ",

@@ -8,9 +8,10 @@
 // caller's, and E the reference's error bound of that element
 // (reference/error_bound.h: what summation order and one rounding per op,
 // propagated through the graph, allow a correct implementation). NaN
-// matches NaN and infinities match only themselves. E applies to
-// floating-point outputs only: bool and s32 outputs are exact, s8 and u8
-// within one step (their default atol).
+// matches NaN and infinities match only themselves. E applies to every
+// output but bool: an integer computed from floats may be off by the steps
+// E counts, one computed from integers alone has E = 0; s8 and u8 also
+// keep their default atol of one step.
 #ifndef HGC_REFERENCE_CHECK_H_
 #define HGC_REFERENCE_CHECK_H_
 
@@ -20,6 +21,7 @@
 #include "absl/types/span.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
+#include "reference/error_bound.h"
 #include "reference/reference_interpreter.h"
 #include "support/tensor_compare.h"
 
@@ -35,6 +37,12 @@ absl::StatusOr<std::vector<CompareResult>> CompareWithReference(
     absl::Span<const Tensor> outputs,
     absl::Span<const Tolerance> tolerances = {},
     const InterpretOptions& options = {});
+
+// The same against reference results already computed (one reference run
+// judging several executions).
+absl::StatusOr<std::vector<CompareResult>> CompareWithReference(
+    const BoundedResults& expected, absl::Span<const Tensor> outputs,
+    absl::Span<const Tolerance> tolerances = {});
 
 }  // namespace hgc
 

@@ -163,6 +163,8 @@ inline void CopyElement(uint8_t* dst, const uint8_t* src, int64_t size) {
   }
 }
 
+}  // namespace
+
 // Both forms avoid 1 + (something close to -1), which cancels to 0 in
 // double for x below about -5.9 (erf) or -7.5 (tanh) although the value is
 // a normal f32 (gelu(-10) = -7.6e-23): 1 + erf(t) = erfc(-t) and
@@ -175,8 +177,6 @@ double Gelu(double x, bool tanh_form) {
   }
   return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
 }
-
-}  // namespace
 
 absl::StatusOr<Tensor> EvalUnary(const KernelArgs& args) {
   HGC_ASSIGN_OR_RETURN(UnaryKind k, ParseUnary(args.kind));

@@ -70,6 +70,9 @@ absl::StatusOr<Tensor> EvalUnary(const KernelArgs& args);    // relu ... abs
 absl::StatusOr<Tensor> EvalBinary(const KernelArgs& args);   // add ... min
 absl::StatusOr<Tensor> EvalCompare(const KernelArgs& args);  // equal ...
 absl::StatusOr<Tensor> EvalSelect(const KernelArgs& args);
+// gelu of one value in double (approximate "tanh" with `tanh_form`), as
+// EvalGelu computes it.
+double Gelu(double x, bool tanh_form);
 absl::StatusOr<Tensor> EvalGelu(const KernelArgs& args);
 absl::StatusOr<Tensor> EvalClamp(const KernelArgs& args);
 absl::StatusOr<Tensor> EvalCast(const KernelArgs& args);

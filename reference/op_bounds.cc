@@ -139,14 +139,6 @@ double IntervalDelta(Fn fn, double x, double ex, double r) {
   return std::max(up, down);
 }
 
-double Gelu(double x, bool tanh_form) {
-  if (tanh_form) {
-    const double k = std::sqrt(2.0 / M_PI);
-    return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
-  }
-  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-}
-
 // Round half to even and saturate into integer `dtype` (bool: x != 0).
 double ToInteger(double x, DType dtype) {
   if (dtype == DType::kBool) return x != 0 ? 1 : 0;

@@ -1,6 +1,7 @@
 #include "codegen/compile.h"
 
 #include <chrono>
+#include <optional>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -236,26 +237,21 @@ absl::Status LowerOp(LowerState& state, const Op& op, CompileStats& stats) {
 // with the caller (destroyed before its context).
 absl::Status JitSteps(std::unique_ptr<llvm::LLVMContext>& context,
                       std::unique_ptr<llvm::Module>& llvm_module,
-                      const CompileOptions& options, CodeOwner& owner,
-                      Program& program) {
+                      const CompileOptions& options,
+                      const codegen::TargetSpec& spec,
+                      std::optional<codegen::TargetSpec> emit_spec,
+                      CodeOwner& owner, Program& program) {
   if (llvm_module->empty()) {
     if (options.llvm_ir != nullptr) {
       *options.llvm_ir = "; no LLVM step functions\n";
     }
     return absl::OkStatus();
   }
-  HGC_ASSIGN_OR_RETURN(codegen::TargetSpec spec,
-                       codegen::HostTargetSpec(options.max_isa));
   if (options.llvm_ir != nullptr || options.assembly != nullptr) {
-    codegen::TargetSpec emit_spec = spec;
-    if (!options.emit_target_cpu.empty()) {
-      HGC_ASSIGN_OR_RETURN(
-          emit_spec,
-          codegen::NamedTargetSpec(options.emit_target_cpu, options.max_isa));
-    }
     std::unique_ptr<llvm::Module> clone = llvm::CloneModule(*llvm_module);
-    HGC_ASSIGN_OR_RETURN(auto compiler,
-                         codegen::IrCompiler::Create(std::move(emit_spec)));
+    HGC_ASSIGN_OR_RETURN(
+        auto compiler,
+        codegen::IrCompiler::Create(emit_spec ? *std::move(emit_spec) : spec));
     HGC_RETURN_IF_ERROR(compiler->Optimize(*clone));
     if (options.llvm_ir) {
       *options.llvm_ir = codegen::IrCompiler::EmitLlvmIr(*clone);
@@ -308,6 +304,16 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   state.arena_bytes = plan.arena_size;
   state.loops = options.loops;
   if (state.loops != nullptr) state.loops->clear();
+  HGC_ASSIGN_OR_RETURN(codegen::TargetSpec spec,
+                       codegen::HostTargetSpec(options.max_isa));
+  std::optional<codegen::TargetSpec> emit_spec;
+  if (!options.emit_target_cpu.empty()) {
+    HGC_ASSIGN_OR_RETURN(emit_spec, codegen::NamedTargetSpec(
+                                        options.emit_target_cpu,
+                                        options.max_isa));
+  }
+  state.avx512 = spec.HasFeature("avx512f") &&
+                 (!emit_spec || emit_spec->HasFeature("avx512f"));
 
   absl::flat_hash_map<const Value*, int> direct_result;
   HGC_RETURN_IF_ERROR(AssignBuffers(*graph, plan, state, direct_result));
@@ -332,7 +338,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   stats.init_steps = static_cast<int>(program.init_steps.size());
   stats.arena_bytes = program.arena_bytes;
   stats.per_thread_scratch_bytes = state.per_thread_scratch_bytes;
-  HGC_RETURN_IF_ERROR(JitSteps(context, llvm_module, options, *owner, program));
+  HGC_RETURN_IF_ERROR(JitSteps(context, llvm_module, options, spec,
+                               std::move(emit_spec), *owner, program));
   owner->kernels = std::move(state.kernels);
   stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

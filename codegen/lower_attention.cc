@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -163,8 +164,9 @@ void AddScratch(LowerState& state, tile::Nest& nest, Plan& p) {
   p.o = per_thread(
       mb * m.head_dim_v, "acc",
       absl::StrCat("f32[", mb, ", ", m.head_dim_v, "] output accumulator"));
-  p.stats = nest.AddLocal(8 * mb, "stats",
-                          absl::StrCat("f32[2, ", mb, "] running max, sum"));
+  p.stats = nest.AddLocal(
+      12 * mb, "stats",
+      absl::StrCat("f32[3, ", mb, "] running max, sum, block max"));
   if (p.k_packed) {
     p.kt = per_thread(m.head_dim * m.seq_kv, "kt",
                       absl::StrCat("f32[", m.head_dim, ", ", m.seq_kv,
@@ -228,18 +230,23 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb, Expr q_base,
     nb.For("r", 0, rows, false, [&](Expr r) {
       View s_row{p.s, r * kb, 4};
       Expr row = row_base + i0 + r;
-      if (p.score_program >= 0) {
-        nb.Append(tile::Stmt{
-            tile::RowMap{p.score_program, row, j0, j0 + keys, s_row, s_row}});
-      }
       const View max{p.stats, r, 4}, sum{p.stats, mb + r, 4};
+      // The score ops' pass also takes the row's (block's) max.
+      std::optional<View> block_max;
+      if (p.score_program >= 0) {
+        block_max = one_block ? max : View{p.stats, 2 * mb + r, 4};
+        nb.Append(tile::Stmt{tile::RowMap{p.score_program, row, j0, j0 + keys,
+                                          s_row, s_row, block_max}});
+      }
       if (one_block) {
-        nb.Append(tile::Stmt{tile::RowReduce{
-            tile::RowReduce::Op::kMax, s_row, keys, max, false, {}, false}});
+        if (!block_max) {
+          nb.Append(tile::Stmt{tile::RowReduce{
+              tile::RowReduce::Op::kMax, s_row, keys, max, false, {}, false}});
+        }
         nb.Append(tile::Stmt{tile::RowExp{s_row, s_row, keys, max, sum}});
       } else {
-        nb.Append(tile::Stmt{tile::OnlineSoftmax{s_row, keys, max, sum,
-                                                 View{p.o, r * dv, 4}, dv}});
+        nb.Append(tile::Stmt{tile::OnlineSoftmax{
+            s_row, keys, max, sum, View{p.o, r * dv, 4}, dv, block_max}});
       }
       if (p.prob_program >= 0) {
         nb.Append(tile::Stmt{

@@ -287,7 +287,8 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      const RowProgram& program, llvm::Value* row,
                      llvm::Value* col_begin, llvm::Value* col_end,
                      llvm::Value* out_row_override,
-                     llvm::Value* in_row_override) {
+                     llvm::Value* in_row_override,
+                     const RowResultFn& on_result) {
   const Shape& shape = program.shape;
   const int rank = static_cast<int>(shape.size());
   llvm::LLVMContext& context = b.getContext();
@@ -424,8 +425,9 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
         auto* vt = llvm::FixedVectorType::get(out_elem, kVectorWidth);
         llvm::Value* p = b.CreateBitCast(
             b.CreateInBoundsGEP(out_elem, out_row, col), vt->getPointerTo());
-        b.CreateMaskedStore(ToMemory(b, out_dtype, it->second), p,
-                            ElementAlign(out_elem), mask);
+        llvm::Value* stored = ToMemory(b, out_dtype, it->second);
+        b.CreateMaskedStore(stored, p, ElementAlign(out_elem), mask);
+        if (on_result) on_result(b, stored, mask);
       });
   return status;
 }

@@ -18,6 +18,7 @@
 #define HGC_CODEGEN_LOWER_COMMON_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,9 @@ struct LowerState {
   std::string* loops = nullptr;
   // Bytes of per-thread arena slices and stack locals, summed over steps.
   int64_t per_thread_scratch_bytes = 0;
+  // The JIT target (and the --emit target, when one is named) has
+  // AVX-512F, so step code may use AVX-512 intrinsics.
+  bool avx512 = false;
 
   // Appends a 64-byte aligned scratch region to the main arena.
   int64_t AllocArena(int64_t bytes);
@@ -175,11 +179,17 @@ absl::StatusOr<std::vector<int64_t>> BroadcastStrides(const Shape& type,
 // to the row's element 0, e.g. a per-thread scratch row); `in_row` that of
 // the inputs marked from_in_row (a pointer to the row's element 0 as well;
 // the caller may offset a tile's pointer back by col_begin).
+// `on_result`, when given, is called inside the loop with each vector of
+// results as stored and the vector's lane mask (a fused reduction over the
+// written values).
+using RowResultFn =
+    std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>;
 absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      const RowProgram& program, llvm::Value* row,
                      llvm::Value* col_begin, llvm::Value* col_end,
                      llvm::Value* out_row = nullptr,
-                     llvm::Value* in_row = nullptr);
+                     llvm::Value* in_row = nullptr,
+                     const RowResultFn& on_result = nullptr);
 
 // A <16 x i1> mask of the lanes of the vector starting at column `col`
 // that lie before `end`.

@@ -38,8 +38,12 @@ llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c) {
 class Emitter {
  public:
   Emitter(const tile::Nest& nest, llvm::IRBuilder<>& b,
-          const FrameValues& frame)
-      : nest_(nest), b_(b), frame_(frame) {
+          const FrameValues& frame, bool avx512)
+      : nest_(nest),
+        b_(b),
+        frame_(frame),
+        exp_scaling_(avx512 ? ExpScaling::kAvx512Scalef
+                            : ExpScaling::kPortable) {
     f32_ = b.getFloatTy();
     vt_ = llvm::FixedVectorType::get(f32_, kVectorWidth);
     vars_.resize(nest.num_vars(), nullptr);
@@ -179,8 +183,23 @@ class Emitter {
     };
     llvm::Value* out_row = m.out_row ? row_start(*m.out_row) : nullptr;
     llvm::Value* in_row = m.in_row ? row_start(*m.in_row) : nullptr;
+    RowResultFn max_of_results;
+    const float inf = std::numeric_limits<float>::infinity();
+    if (m.max_out) {
+      b_.CreateStore(Splat(-inf), acc_);
+      max_of_results = [this, inf](llvm::IRBuilder<>& b, llvm::Value* y,
+                                   llvm::Value* mask) {
+        b.CreateStore(FastMax(b, b.CreateLoad(vt_, acc_),
+                              b.CreateSelect(mask, y, Splat(-inf))),
+                      acc_);
+      };
+    }
     Note(EmitRow(b_, frame_, nest_.programs()[m.program], E(m.row), col_begin,
-                 E(m.col_end), out_row, in_row));
+                 E(m.col_end), out_row, in_row, max_of_results));
+    if (m.max_out) {
+      b_.CreateStore(TreeMax(b_, b_.CreateLoad(vt_, acc_)),
+                     Ptr(*m.max_out, f32_));
+    }
   }
 
   llvm::Constant* Splat(float v) {
@@ -289,7 +308,8 @@ class Emitter {
     b_.CreateStore(Splat(0), acc_);
     ForVectors(E(r.len), [&](llvm::Value* col, llvm::Value* mask) {
       llvm::Value* e =
-          EmitExpNonPositive(b_, b_.CreateFSub(Load(src, col, mask, 0), m));
+          EmitExpNonPositive(
+          b_, b_.CreateFSub(Load(src, col, mask, 0), m), exp_scaling_);
       Store(e, dst, col, mask);
       Accumulate(b_.CreateSelect(mask, e, Splat(0)));
     });
@@ -338,14 +358,19 @@ class Emitter {
     llvm::Value* max_ptr = Ptr(r.max, f32_);
     llvm::Value* sum_ptr = Ptr(r.sum, f32_);
     llvm::Value* old_max = b_.CreateLoad(f32_, max_ptr);
-    b_.CreateStore(Splat(-inf), acc_);
-    ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
-      b_.CreateStore(
-          FastMax(b_, b_.CreateLoad(vt_, acc_), Load(s, col, mask, -inf)),
-          acc_);
-    });
-    llvm::Value* new_max =
-        FastMax(b_, old_max, TreeMax(b_, b_.CreateLoad(vt_, acc_)));
+    llvm::Value* block_max = nullptr;
+    if (r.block_max) {
+      block_max = Scalar(*r.block_max);
+    } else {
+      b_.CreateStore(Splat(-inf), acc_);
+      ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
+        b_.CreateStore(
+            FastMax(b_, b_.CreateLoad(vt_, acc_), Load(s, col, mask, -inf)),
+            acc_);
+      });
+      block_max = TreeMax(b_, b_.CreateLoad(vt_, acc_));
+    }
+    llvm::Value* new_max = FastMax(b_, old_max, block_max);
     // Subtract 0 while every score so far is -inf: exp(-inf - 0) = 0.
     llvm::Value* use = b_.CreateSelect(
         b_.CreateFCmpOEQ(new_max, llvm::ConstantFP::get(f32_, -inf)),
@@ -354,7 +379,8 @@ class Emitter {
     b_.CreateStore(Splat(0), acc_);
     ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
       llvm::Value* e =
-          EmitExpNonPositive(b_, b_.CreateFSub(Load(s, col, mask, 0), use_v));
+          EmitExpNonPositive(
+          b_, b_.CreateFSub(Load(s, col, mask, 0), use_v), exp_scaling_);
       Store(e, s, col, mask);
       Accumulate(b_.CreateSelect(mask, e, Splat(0)));
     });
@@ -438,6 +464,7 @@ class Emitter {
   const tile::Nest& nest_;
   llvm::IRBuilder<>& b_;
   const FrameValues& frame_;
+  const ExpScaling exp_scaling_;
   llvm::Type* f32_ = nullptr;
   llvm::FixedVectorType* vt_ = nullptr;
   llvm::StructType* args_type_ = nullptr;
@@ -454,7 +481,7 @@ absl::Status EmitNest(LowerState& state, tile::Nest& nest) {
   llvm::IRBuilder<> b(*state.context);
   FrameValues frame;
   llvm::Function* fn = BeginStepFunction(state, nest.name(), b, frame);
-  Emitter emitter(nest, b, frame);
+  Emitter emitter(nest, b, frame, state.avx512);
   emitter.Prologue();
   emitter.EmitBlock(nest.body());
   HGC_ASSIGN_OR_RETURN(

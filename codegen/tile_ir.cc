@@ -347,12 +347,15 @@ class Printer {
                                  ", ", E(m.col_end), ")");
     if (m.in_row) absl::StrAppend(&s, " from ", V(*m.in_row));
     if (m.out_row) absl::StrAppend(&s, " -> ", V(*m.out_row));
+    if (m.max_out) absl::StrAppend(&s, ", max -> ", V(*m.max_out));
     Emit(indent, s);
   }
   void Line(int indent, const OnlineSoftmax& r) {
-    Emit(indent, absl::StrCat("online_softmax ", V(r.s), " len ", E(r.len),
-                              " max ", V(r.max), " sum ", V(r.sum), " rescale ",
-                              V(r.o), " len ", E(r.o_len)));
+    std::string s = absl::StrCat("online_softmax ", V(r.s), " len ", E(r.len),
+                                 " max ", V(r.max), " sum ", V(r.sum),
+                                 " rescale ", V(r.o), " len ", E(r.o_len));
+    if (r.block_max) absl::StrAppend(&s, " block max ", V(*r.block_max));
+    Emit(indent, s);
   }
   void Line(int indent, const Copy& c) {
     Emit(indent, absl::StrCat(V(c.dst), " = copy ", V(c.src), " rows ",

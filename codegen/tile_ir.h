@@ -128,11 +128,16 @@ struct Brgemm {
 // space. `out_row`, when set, replaces the row's place in the program's
 // output buffer, and `in_row` that of its inputs marked `from_in_row`:
 // both address the element at column col_begin (a tile of the row).
+//
+// `max_out`, when set, also receives the max of the values written, taken
+// as x86's vmaxps takes it (a NaN need not survive). Only softmax uses it:
+// its exp pass turns a NaN score into a NaN row by itself.
 struct RowMap {
   int program = -1;
   Expr row, col_begin, col_end;
   std::optional<View> out_row;
   std::optional<View> in_row;
+  std::optional<View> max_out;
 };
 
 // acc (one f32) = reduction of the f32 row x = src[0, len): its max, sum,
@@ -186,12 +191,15 @@ struct RowNormalize {
 // Start with *max = -inf, *sum = 0 and o = 0. A row whose scores so far are
 // all -inf keeps s = 0 and o = 0 instead of NaN, so a later block with a
 // finite score gives what one softmax over the whole row gives.
+// `block_max`, when set, holds max(s[0, len)) already (a RowMap's max_out),
+// and the step does not read s for it.
 struct OnlineSoftmax {
   View s;
   Expr len;
   View max, sum;
   View o;
   Expr o_len;
+  std::optional<View> block_max;
 };
 
 // dst[r * dst_row + c * dst_col] = src[r * src_row + c * src_col] for

@@ -8,6 +8,7 @@
 
 #include "codegen/llvm/llvm_util.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsX86.h"
 
 namespace hgc {
 namespace codegen {
@@ -186,18 +187,31 @@ llvm::Value* EmitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
   return PassNan(m, x, ExpCore(m, x, nullptr, nullptr));
 }
 
-llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x) {
+llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
+                                ExpScaling scaling) {
   MathBuilder m(b, x->getType());
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+  const bool scalef = scaling == ExpScaling::kAvx512Scalef && vt != nullptr &&
+                      vt->getNumElements() == 16;
   // ExpCore without the upper clamp: below -104 (-inf included) the result
-  // is 0, and 2^n is applied in two halves so that denormal results (a
-  // softmax weight of 1e-40 times an infinite value is still infinite) are
-  // rounded once, as the reference's exp gives them.
-  llvm::Value* xc = m.AtLeast(x, -104.0);
+  // is 0. The clamp's compare is ordered so that a NaN x stays NaN, which
+  // vscalefps passes on; the portable scaling converts n to an integer and
+  // needs the explicit NaN select.
+  llvm::Value* xc = m.Select(m.Lt(x, m.C(-104.0)), m.C(-104.0), x);
   llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
                                           m.Mul(xc, m.C(1.44269504088896341)));
   llvm::Value* r = m.Fma(n, m.C(-0.693145751953125), xc);
   r = m.Fma(n, m.C(-1.428606765330187045e-06), r);
   llvm::Value* u = m.Add(m.Fma(m.Mul(r, r), m.Poly(r, kExpP), r), m.C(1.0));
+  if (scalef) {
+    // u * 2^n, rounded once (denormal results too: a softmax weight of
+    // 1e-40 times an infinite value is still infinite).
+    return b.CreateIntrinsic(
+        llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+        {u, n, llvm::UndefValue::get(vt), b.getInt16(0xffff),
+         b.getInt32(4 /* current rounding direction */)});
+  }
+  // 2^n in two halves, so that denormal results are rounded once.
   llvm::Value* ni = b.CreateFPToSI(n, m.ity());
   llvm::Value* n1 = b.CreateAShr(ni, m.I(1));
   llvm::Value* n2 = b.CreateSub(ni, n1);

@@ -5,7 +5,7 @@
 // div / compare / select / integer bit operations only: no libm calls, no
 // branches, no scalarization, so a <16 x float> input lowers to a straight
 // run of zmm instructions (vfmadd, vrndscaleps, vscalef-free exponent bit
-// arithmetic, vblendmps). Scalar inputs serve loop tails.
+// arithmetic, vblendmps; EmitExpNonPositive may use vscalefps). Scalar inputs serve loop tails.
 //
 // Accuracy, measured by vector_math_test against the double-precision C++
 // functions rounded to f32 (ulp = distance in representable floats):
@@ -40,10 +40,20 @@ namespace codegen {
 // in the denormal range are rounded once.
 llvm::Value* EmitExp(llvm::IRBuilder<>& b, llvm::Value* x);
 
+// How EmitExpNonPositive applies 2^n to a <16 x float>: two exponent-field
+// multiplies (any target), or one AVX-512 vscalefps, which rounds a
+// denormal result once as well and lets a NaN through by itself (about a
+// third fewer instructions; the IR then needs a target with AVX-512F).
+enum class ExpScaling { kPortable, kAvx512Scalef };
+
 // e^x for x <= 0 (softmax's exp(x - max)): EmitExp without its overflow
 // clamp (<= 1 ulp, denormal results included, 0 below -103.97 and for
-// -inf, NaN for NaN). Positive x are outside its domain.
-llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x);
+// -inf, NaN for NaN). Positive x are outside its domain. Both scalings
+// give the same results; kAvx512Scalef applies to <16 x float> only (other
+// shapes use the portable form).
+llvm::Value* EmitExpNonPositive(
+    llvm::IRBuilder<>& b, llvm::Value* x,
+    ExpScaling scaling = ExpScaling::kPortable);
 
 // Natural logarithm: x = m 2^e with m in [sqrt(1/2), sqrt(2)), then
 // log1p(m - 1) by a degree-11 polynomial and e ln2 in two parts.

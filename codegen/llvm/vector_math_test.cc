@@ -20,6 +20,7 @@
 
 #include "codegen/llvm/array_kernel.h"
 #include "gtest/gtest.h"
+#include "support/cpu_features.h"
 
 namespace hgc {
 namespace codegen {
@@ -31,6 +32,10 @@ constexpr float kDenormMin = std::numeric_limits<float>::denorm_min();
 
 using Emitter = llvm::Value* (*)(llvm::IRBuilder<>&, llvm::Value*);
 using Reference = double (*)(double);
+
+llvm::Value* ExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x) {
+  return EmitExpNonPositive(b, x);
+}
 
 uint32_t Bits(float f) {
   uint32_t u;
@@ -160,7 +165,7 @@ TEST(VectorMathTest, ExpNonPositive) {
   for (float x : SweepInputs({0.0f, -0.34657359f, -87.33f, -103.97f, -1.0f})) {
     if (x <= 0) xs.push_back(x);
   }
-  const std::vector<float> ys = Apply(EmitExpNonPositive, xs);
+  const std::vector<float> ys = Apply(ExpNonPositive, xs);
   int64_t max_ulp = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
     const float want = static_cast<float>(std::exp(static_cast<double>(xs[i])));
@@ -170,14 +175,52 @@ TEST(VectorMathTest, ExpNonPositive) {
               xs.size(), static_cast<long long>(max_ulp));
   EXPECT_LE(max_ulp, 1);
   const std::vector<float> special = {-kInf, -1e30f, -104.0f, -0.0f, kNaN};
-  const std::vector<float> got = Apply(EmitExpNonPositive, special, 1);
+  const std::vector<float> got = Apply(ExpNonPositive, special, 1);
   EXPECT_EQ(got[0], 0.0f);
   EXPECT_EQ(got[1], 0.0f);
   EXPECT_EQ(got[2], 0.0f);
   EXPECT_EQ(got[3], 1.0f);
   EXPECT_TRUE(std::isnan(got[4]));
   // A denormal result, not 0: e^-100 times inf is still inf.
-  EXPECT_GT(Apply(EmitExpNonPositive, {-100.0f}, 1)[0], 0.0f);
+  EXPECT_GT(Apply(ExpNonPositive, {-100.0f}, 1)[0], 0.0f);
+}
+
+// The vscalefps form gives the portable form's results bit for bit,
+// specials and denormal results included.
+TEST(VectorMathTest, ExpNonPositiveScalefMatchesPortable) {
+  if (!IsaAvailable(Isa::kAvx512Core)) {
+    GTEST_SKIP() << "vscalefps needs AVX-512, which this CPU (or HGC_MAX_ISA) "
+                    "does not offer";
+  }
+  std::vector<float> xs;
+  for (float x : SweepInputs({0.0f, -0.34657359f, -87.33f, -103.97f, -1.0f})) {
+    if (!(x > 0)) xs.push_back(x);  // NaNs included
+  }
+  for (float x : {-kInf, -1e30f, -104.0f, -100.0f, -0.0f, kNaN}) {
+    xs.push_back(x);
+  }
+  const std::vector<float> portable = Apply(
+      [](llvm::IRBuilder<>& b, llvm::Value* x) {
+        return EmitExpNonPositive(b, x, ExpScaling::kPortable);
+      },
+      xs);
+  const std::vector<float> scalef = Apply(
+      [](llvm::IRBuilder<>& b, llvm::Value* x) {
+        return EmitExpNonPositive(b, x, ExpScaling::kAvx512Scalef);
+      },
+      xs);
+  ASSERT_EQ(portable.size(), scalef.size());
+  int64_t differ = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const bool same = std::isnan(portable[i])
+                          ? std::isnan(scalef[i])
+                          : Bits(portable[i]) == Bits(scalef[i]);
+    if (!same && differ++ < 5) {
+      ADD_FAILURE() << "x = " << xs[i] << ": portable " << portable[i]
+                    << ", vscalefps " << scalef[i];
+    }
+  }
+  EXPECT_EQ(differ, 0) << "of " << xs.size() << " inputs";
 }
 
 TEST(VectorMathTest, Log) {

@@ -49,14 +49,25 @@ struct Plan {
   AttentionMatch m;
   AttentionBlocks blocks;
   bool k_packed = false;  // Kᵀ packed per (batch, head) into `kt`
+  bool v_packed = false;  // V rows copied per (batch, head) into `vp`
+  int64_t kt_ld = 0, s_ld = 0, v_ld = 0;  // row strides of Kᵀ, S and V
   int q = -1, k = -1, v = -1, out = -1;
-  int kt = -1, s = -1, o = -1, stats = -1, qs = -1;  // scratch
+  int kt = -1, vp = -1, s = -1, o = -1, stats = -1, qs = -1;  // scratch
   int qk_kernel[2][2] = {};                          // [M tail][N tail]
   int pv_kernel[2][2] = {};                          // [M tail][K tail]
   int q_program = -1, score_program = -1, prob_program = -1;
 };
 
 bool IsF32(const Value* v) { return v->type().dtype == DType::kF32; }
+
+// A row stride (in floats) for scratch the kernels stream through: rows
+// 1 KiB apart or a multiple of that fall into a few L1 sets and evict each
+// other (a 64-key Kᵀ panel of 512-key rows does not stay in L1), so such
+// strides get one more cache line.
+int64_t SpreadStride(int64_t floats) {
+  const int64_t ld = (floats + 15) / 16 * 16;
+  return ld % 256 == 0 ? ld + 16 : ld;
+}
 
 absl::Status CheckSupported(const AttentionMatch& m) {
   const Value* values[] = {m.q.param,      m.k.param,        m.v.param,
@@ -128,16 +139,16 @@ absl::Status AddKernels(tile::Nest& nest, Plan& p) {
                                                    rows, keys, m.head_dim);
       // A dim of extent 1 has stride 0 in the match: any row length will do.
       qk.lda = p.qs >= 0 ? m.head_dim : std::max(m.q.strides[2], m.head_dim);
-      qk.ldb = p.k_packed ? m.seq_kv : std::max(m.k.strides[3], keys);
-      qk.ldc = nb;
+      qk.ldb = p.k_packed ? p.kt_ld : std::max(m.k.strides[3], keys);
+      qk.ldc = p.s_ld;
       qk.batch_kind = microkernels::BatchKind::kStrided;
       HGC_ASSIGN_OR_RETURN(auto qk_code,
                            microkernels::BrgemmKernelCache::Global().Get(qk));
       p.qk_kernel[mt][nt] = nest.AddKernel(qk, std::move(qk_code));
       BrgemmDesc pv = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kF32,
                                                    rows, m.head_dim_v, keys);
-      pv.lda = nb;
-      pv.ldb = std::max(m.v.strides[2], m.head_dim_v);
+      pv.lda = p.s_ld;
+      pv.ldb = p.v_ld;
       pv.ldc = m.head_dim_v;
       pv.accumulate = m.seq_kv > nb;  // several key blocks accumulate
       pv.batch_kind = microkernels::BatchKind::kStrided;
@@ -159,8 +170,9 @@ void AddScratch(LowerState& state, tile::Nest& nest, Plan& p) {
     return nest.AddPerThread(state.AllocArena(bytes * state.num_threads), bytes,
                              name, std::move(note));
   };
-  p.s = per_thread(mb * nb, "s",
-                   absl::StrCat("f32[", mb, ", ", nb, "] score tile"));
+  p.s = per_thread(mb * p.s_ld, "s",
+                   absl::StrCat("f32[", mb, ", ", nb, "] score tile, rows ",
+                                p.s_ld, " apart"));
   p.o = per_thread(
       mb * m.head_dim_v, "acc",
       absl::StrCat("f32[", mb, ", ", m.head_dim_v, "] output accumulator"));
@@ -168,9 +180,16 @@ void AddScratch(LowerState& state, tile::Nest& nest, Plan& p) {
       12 * mb, "stats",
       absl::StrCat("f32[3, ", mb, "] running max, sum, block max"));
   if (p.k_packed) {
-    p.kt = per_thread(m.head_dim * m.seq_kv, "kt",
+    p.kt = per_thread(m.head_dim * p.kt_ld, "kt",
                       absl::StrCat("f32[", m.head_dim, ", ", m.seq_kv,
-                                   "] K transposed, one head"));
+                                   "] K transposed, one head, rows ", p.kt_ld,
+                                   " apart"));
+  }
+  if (p.v_packed) {
+    p.vp = per_thread(m.seq_kv * p.v_ld, "vp",
+                      absl::StrCat("f32[", m.seq_kv, ", ", m.head_dim_v,
+                                   "] V rows of one head, ", p.v_ld,
+                                   " apart"));
   }
   if (!m.q_ops.empty()) {
     p.qs = per_thread(
@@ -228,7 +247,7 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb, Expr q_base,
     qk.c = View{p.s, 0, 4};
     nb.Append(tile::Stmt{std::move(qk)});
     nb.For("r", 0, rows, false, [&](Expr r) {
-      View s_row{p.s, r * kb, 4};
+      View s_row{p.s, r * p.s_ld, 4};
       Expr row = row_base + i0 + r;
       const View max{p.stats, r, 4}, sum{p.stats, mb + r, 4};
       // The score ops' pass also takes the row's (block's) max.
@@ -256,7 +275,8 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb, Expr q_base,
     tile::Brgemm pv;
     pv.kernel = pick(p.pv_kernel);
     pv.a = View{p.s, 0, 4};
-    pv.b = View{p.v, v_base + j0 * m.v.strides[2], 4};
+    pv.b = p.v_packed ? View{p.vp, j0 * p.v_ld, 4}
+                      : View{p.v, v_base + j0 * m.v.strides[2], 4};
     pv.c = View{p.o, 0, 4};
     nb.Append(tile::Stmt{std::move(pv)});
   });
@@ -289,7 +309,12 @@ void BuildLoop(tile::NestBuilder& nb, const Plan& p) {
       // so that reads run along K's rows.
       nb.Append(tile::Stmt{tile::Copy{View{p.k, k_base, 4}, m.k.strides[2],
                                       m.k.strides[3], View{p.kt, 0, 4}, 1,
-                                      m.seq_kv, m.seq_kv, m.head_dim}});
+                                      p.kt_ld, m.seq_kv, m.head_dim}});
+    }
+    if (p.v_packed) {
+      nb.Append(tile::Stmt{tile::Copy{View{p.v, v_base, 4}, m.v.strides[2], 1,
+                                      View{p.vp, 0, 4}, p.v_ld, 1, m.seq_kv,
+                                      m.head_dim_v}});
     }
     nb.For("qb", chunk * per_chunk,
            Min(chunk * per_chunk + per_chunk, q_blocks), false, [&](Expr qb) {
@@ -320,6 +345,13 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
   // K keys-major (d contiguous) is packed to Kᵀ; K stored transposed (keys
   // contiguous) is the kernel's B as it is.
   p.k_packed = m.k.strides[2] != 1;
+  p.kt_ld = SpreadStride(m.seq_kv);
+  p.s_ld = SpreadStride(p.blocks.nb);
+  // V rows a multiple of 1 KiB apart ([B, S, H, D] with H·D a multiple of
+  // 256, say) thrash L1 in P·V; they are copied per head, like Kᵀ.
+  const int64_t v_stride = std::max(m.v.strides[2], m.head_dim_v);
+  p.v_packed = v_stride % 256 == 0;
+  p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
   tile::Nest nest(state.StepName("attention"));
   auto operand = [&](const Value* param) {
     const Value* v = op.operand(param->index());

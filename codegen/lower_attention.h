@@ -13,8 +13,11 @@
 // trailing transpose and reshape are only strides). No buffer is O(seq²):
 // the per-thread scratch is the S and O tiles, the row statistics and, when
 // K is stored keys-major, Kᵀ of one head (packed inside the parallel loop,
-// by the thread that uses it, with runtime_helpers.h's transpose). Block
-// sizes come from the L2 size read at start-up; --emit=loops shows them.
+// by the thread that uses it, with runtime_helpers.h's transpose); V rows
+// a multiple of 1 KiB apart are copied the same way into contiguous rows.
+// Scratch rows that the kernels stream (S, Kᵀ) are padded off multiples of
+// 1 KiB, which would map them to a few L1 sets. Block sizes come from the
+// L2 size read at start-up; --emit=loops shows them.
 #ifndef HGC_CODEGEN_LOWER_ATTENTION_H_
 #define HGC_CODEGEN_LOWER_ATTENTION_H_
 

@@ -427,6 +427,21 @@ class Emitter {
     if (IsOne(c.src_col) && IsOne(c.dst_row)) return EmitTransposeCopy(c);
     llvm::Value* src = Ptr(c.src, f32_);
     llvm::Value* dst = Ptr(c.dst, f32_);
+    if (IsOne(c.src_col) && IsOne(c.dst_col)) {
+      // Rows of contiguous elements: one memcpy a row.
+      llvm::Value* src_row = E(c.src_row);
+      llvm::Value* dst_row = E(c.dst_row);
+      llvm::Value* bytes = b_.CreateMul(E(c.cols), b_.getInt64(4));
+      EmitLoop(b_, b_.getInt64(0), E(c.rows),
+               [&](llvm::IRBuilder<>& b, llvm::Value* r) {
+                 b.CreateMemCpy(
+                     b.CreateInBoundsGEP(f32_, dst, b.CreateMul(r, dst_row)),
+                     llvm::Align(4),
+                     b.CreateInBoundsGEP(f32_, src, b.CreateMul(r, src_row)),
+                     llvm::Align(4), bytes);
+               });
+      return;
+    }
     llvm::Value* src_row = E(c.src_row);
     llvm::Value* src_col = E(c.src_col);
     llvm::Value* dst_row = E(c.dst_row);

@@ -50,6 +50,10 @@ struct Plan {
   AttentionBlocks blocks;
   bool k_packed = false;  // Kᵀ packed per (batch, head) into `kt`
   bool v_packed = false;  // V rows copied per (batch, head) into `vp`
+  // Each softmax row prefetches its share of the next head (one chunk of
+  // query blocks and one key block a head: short items that would start
+  // on data not yet in cache).
+  bool prefetch = false;
   int64_t kt_ld = 0, s_ld = 0, v_ld = 0;  // row strides of Kᵀ, S and V
   int q = -1, k = -1, v = -1, out = -1;
   int kt = -1, vp = -1, s = -1, o = -1, stats = -1, qs = -1;  // scratch
@@ -203,9 +207,39 @@ Expr Offset(const StridedOperand& x, const Expr& b, const Expr& h) {
 }
 
 // One block of query rows: its K/V stream and the write-out.
-void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb, Expr q_base,
-                     Expr k_base, Expr v_base, Expr o_base, Expr row_base) {
+// Where one (batch, head)'s Q, K, V and O start.
+struct HeadBases {
+  Expr q, k, v, o;
+};
+
+// Prefetches the rows of the next (batch, head)'s Q, K and V that go with
+// query row `i` of this one, and its output row i (its share of K and V rows: seq_kv / seq_q,
+// rounded up), so that a thread's next head arrives from memory while it
+// computes this one.
+void PrefetchNextHead(tile::NestBuilder& nb, const Plan& p,
+                      const HeadBases& next, Expr i) {
   const AttentionMatch& m = p.m;
+  nb.Append(tile::Stmt{tile::Prefetch{View{p.q, next.q + i * m.q.strides[2], 4},
+                                      1, m.q.strides[2], 4 * m.head_dim}});
+  const int64_t per_row = (m.seq_kv + m.seq_q - 1) / m.seq_q;
+  Expr j = i * per_row;
+  Expr rows = Select(Lt(j, m.seq_kv), Min(per_row, m.seq_kv - j), 0);
+  nb.Append(tile::Stmt{tile::Prefetch{View{p.k, next.k + j * m.k.strides[2], 4},
+                                      rows, m.k.strides[2], 4 * m.head_dim}});
+  nb.Append(tile::Stmt{tile::Prefetch{View{p.v, next.v + j * m.v.strides[2], 4},
+                                      rows, m.v.strides[2],
+                                      4 * m.head_dim_v}});
+  nb.Append(tile::Stmt{tile::Prefetch{
+      View{p.out, next.o + i * m.out_strides[2], 4}, 1, m.out_strides[2],
+      4 * m.head_dim_v, true}});
+}
+
+void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
+                     const HeadBases& head,
+                     const std::optional<HeadBases>& next, Expr row_base) {
+  const AttentionMatch& m = p.m;
+  const Expr &q_base = head.q, &k_base = head.k, &v_base = head.v,
+             &o_base = head.o;
   const int64_t mb = p.blocks.mb, kb = p.blocks.nb, dv = m.head_dim_v;
   const float inf = std::numeric_limits<float>::infinity();
   Expr i0 = nb.Let("i0", qb * mb);
@@ -271,6 +305,7 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb, Expr q_base,
         nb.Append(tile::Stmt{
             tile::RowMap{p.prob_program, row, j0, j0 + keys, s_row, s_row}});
       }
+      if (next) PrefetchNextHead(nb, p, *next, i0 + r);
     });
     tile::Brgemm pv;
     pv.kernel = pick(p.pv_kernel);
@@ -299,11 +334,26 @@ void BuildLoop(tile::NestBuilder& nb, const Plan& p) {
     Expr b = nb.Let("b", bh / m.heads);
     Expr h = nb.Let("h", bh % m.heads);
     Expr g = nb.Let("g", h / m.group);
-    Expr q_base = nb.Let("q_base", Offset(m.q, b, h));
-    Expr k_base = nb.Let("k_base", Offset(m.k, b, g));
-    Expr v_base = nb.Let("v_base", Offset(m.v, b, g));
-    Expr o_base = nb.Let(
+    HeadBases head;
+    head.q = nb.Let("q_base", Offset(m.q, b, h));
+    head.k = nb.Let("k_base", Offset(m.k, b, g));
+    head.v = nb.Let("v_base", Offset(m.v, b, g));
+    head.o = nb.Let(
         "o_base", m.out_offset + b * m.out_strides[0] + h * m.out_strides[1]);
+    const Expr &k_base = head.k, &v_base = head.v;
+    std::optional<HeadBases> next;
+    if (p.prefetch) {
+      // The next item is the next (batch, head) (one chunk a head); past
+      // the last one the hints point past the buffers, which is harmless.
+      Expr nb_ = nb.Let("next_b", (item + 1) / m.heads);
+      Expr nh = nb.Let("next_h", (item + 1) % m.heads);
+      Expr ng = nb.Let("next_g", nh / m.group);
+      next = HeadBases{nb.Let("next_q", Offset(m.q, nb_, nh)),
+                       nb.Let("next_k", Offset(m.k, nb_, ng)),
+                       nb.Let("next_v", Offset(m.v, nb_, ng)),
+                       nb.Let("next_o", m.out_offset + nb_ * m.out_strides[0] +
+                                            nh * m.out_strides[1])};
+    }
     if (p.k_packed) {
       // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it; key by key,
       // so that reads run along K's rows.
@@ -318,8 +368,7 @@ void BuildLoop(tile::NestBuilder& nb, const Plan& p) {
     }
     nb.For("qb", chunk * per_chunk,
            Min(chunk * per_chunk + per_chunk, q_blocks), false, [&](Expr qb) {
-             BuildQueryBlock(nb, p, qb, q_base, k_base, v_base, o_base,
-                             bh * m.seq_q);
+             BuildQueryBlock(nb, p, qb, head, next, bh * m.seq_q);
            });
   });
 }
@@ -352,6 +401,8 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
   const int64_t v_stride = std::max(m.v.strides[2], m.head_dim_v);
   p.v_packed = v_stride % 256 == 0;
   p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
+  p.prefetch = p.blocks.q_chunks == 1 && m.seq_kv <= p.blocks.nb &&
+               p.k_packed && m.batch * m.heads > 1;
   tile::Nest nest(state.StepName("attention"));
   auto operand = [&](const Value* param) {
     const Value* v = op.operand(param->index());

@@ -16,8 +16,11 @@
 // by the thread that uses it, with runtime_helpers.h's transpose); V rows
 // a multiple of 1 KiB apart are copied the same way into contiguous rows.
 // Scratch rows that the kernels stream (S, Kᵀ) are padded off multiples of
-// 1 KiB, which would map them to a few L1 sets. Block sizes come from the
-// L2 size read at start-up; --emit=loops shows them.
+// 1 KiB, which would map them to a few L1 sets. When every (batch, head)
+// is one short item (one key block, one chunk), each softmax row
+// prefetches its share of the next head's Q, K, V and output rows into L2,
+// so a thread does not start each head on data still in memory. Block
+// sizes come from the L2 size read at start-up; --emit=loops shows them.
 #ifndef HGC_CODEGEN_LOWER_ATTENTION_H_
 #define HGC_CODEGEN_LOWER_ATTENTION_H_
 

@@ -476,6 +476,28 @@ class Emitter {
 
   void Emit(const tile::Barrier&) { EmitBarrier(b_, frame_); }
 
+  void Emit(const tile::Prefetch& p) {
+    llvm::Type* i8 = b_.getInt8Ty();
+    // Plain (not inbounds) GEPs: the hint may point past the buffer.
+    llvm::Value* base = b_.CreateGEP(
+        i8, bases_[p.src.buffer], b_.CreateMul(E(p.src.offset),
+                                             b_.getInt64(p.src.elem_bytes)));
+    llvm::Value* stride =
+        b_.CreateMul(E(p.row_stride), b_.getInt64(p.src.elem_bytes));
+    const int64_t lines = (p.row_bytes + 63) / 64;
+    EmitLoop(b_, b_.getInt64(0), E(p.rows),
+             [&](llvm::IRBuilder<>& b, llvm::Value* r) {
+               llvm::Value* row = b.CreateGEP(i8, base, b.CreateMul(r, stride));
+               for (int64_t l = 0; l < lines; ++l) {
+                 b.CreateIntrinsic(
+                     llvm::Intrinsic::prefetch, {b.getInt8PtrTy()},
+                     {b.CreateGEP(i8, row, b.getInt64(l * 64)),
+                      b.getInt32(p.write ? 1 : 0), b.getInt32(2) /* L2 */,
+                      b.getInt32(1) /* data */});
+               }
+             });
+  }
+
   const tile::Nest& nest_;
   llvm::IRBuilder<>& b_;
   const FrameValues& frame_;

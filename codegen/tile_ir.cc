@@ -392,6 +392,12 @@ class Printer {
          absl::StrCat(V(f.dst), " = fill ", f.value, " count ", E(f.count)));
   }
   void Line(int indent, const Barrier&) { Emit(indent, "barrier"); }
+  void Line(int indent, const Prefetch& p) {
+    Emit(indent, absl::StrCat(p.write ? "prefetchw " : "prefetch ", V(p.src),
+                              " rows ", E(p.rows),
+                              " x ", p.row_bytes, " B stride ",
+                              E(p.row_stride)));
+  }
 
   const Nest& nest_;
 };

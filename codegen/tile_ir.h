@@ -223,9 +223,21 @@ struct Fill {
 // Every thread of the step waits until all have arrived.
 struct Barrier {};
 
+// A hint that `rows` rows of `row_bytes` bytes, `row_stride` elements
+// apart from `src`, are read (or, with `write`, written) soon: each of
+// their cache lines is prefetched into L2 (prefetcht1 / prefetchw).
+// Prefetches never fault, and the addresses are computed without inbounds,
+// so a hint may reach past a buffer.
+struct Prefetch {
+  View src;
+  Expr rows, row_stride;
+  int64_t row_bytes = 0;
+  bool write = false;
+};
+
 struct Stmt {
   std::variant<For, Let, Brgemm, RowMap, RowReduce, RowExp, RowScale,
-               RowNormalize, OnlineSoftmax, Copy, Fill, Barrier>
+               RowNormalize, OnlineSoftmax, Copy, Fill, Barrier, Prefetch>
       node;
 };
 

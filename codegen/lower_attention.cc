@@ -60,6 +60,10 @@ struct Plan {
   int qk_kernel[2][2] = {};                          // [M tail][N tail]
   int pv_kernel[2][2] = {};                          // [M tail][K tail]
   int q_program = -1, score_program = -1, prob_program = -1;
+  // A bf16 / f16 softmax: rows are divided by their sum and rounded to
+  // this type before P·V, as the reference's softmax rounds its result.
+  DType softmax_type = DType::kF32;
+  std::vector<DType> out_casts;  // the casts after P·V, in order
 };
 
 bool IsF32(const Value* v) { return v->type().dtype == DType::kF32; }
@@ -73,21 +77,21 @@ int64_t SpreadStride(int64_t floats) {
   return ld % 256 == 0 ? ld + 16 : ld;
 }
 
+// f32 Q, K, V and matmuls; the softmax and the casts after P·V may be bf16
+// or f16.
 absl::Status CheckSupported(const AttentionMatch& m) {
   const Value* values[] = {m.q.param,      m.k.param,        m.v.param,
-                           m.qk->result(), m.pv->operand(0), m.pv->result(),
-                           m.result};
+                           m.qk->result(), m.pv->operand(0), m.pv->result()};
   for (const Value* v : values) {
-    if (!IsF32(v)) return absl::UnimplementedError("non-f32 attention");
+    if (!IsF32(v)) return absl::UnimplementedError("non-f32 Q, K, V or P·V");
   }
   if (m.q.strides[3] != 1 || m.v.strides[3] != 1 || m.out_strides[3] != 1) {
     return absl::UnimplementedError("Q, V or O rows are not contiguous");
   }
-  if (!m.out_ops.empty()) {
-    return absl::UnimplementedError("ops after P·V");
-  }
-  if (!IsF32(m.softmax->operand(0)) || !IsF32(m.softmax->result())) {
-    return absl::UnimplementedError("softmax on a non-f32 value");
+  const DType softmax = m.softmax->result()->type().dtype;
+  if (!IsFloat(softmax) || m.softmax->operand(0)->type().dtype != softmax ||
+      !IsFloat(m.result->type().dtype)) {
+    return absl::UnimplementedError("a softmax or result of integer type");
   }
   return absl::OkStatus();
 }
@@ -121,9 +125,12 @@ absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
   if (tile_value->type().shape != shape) {
     return absl::UnimplementedError("the tile value is broadcast");
   }
+  // Tiles hold f32: a bf16 / f16 value is kept rounded in an f32.
+  program.result_in_f32 = true;
   RowInput in;
   in.value = tile_value;
   in.from_in_row = true;
+  in.rounded_from_f32 = tile_value->type().dtype != DType::kF32;
   HGC_ASSIGN_OR_RETURN(in.strides, BroadcastStrides(shape, shape));
   program.inputs.push_back(std::move(in));
   return nest.AddProgram(std::move(program), name);
@@ -229,9 +236,10 @@ void PrefetchNextHead(tile::NestBuilder& nb, const Plan& p,
   nb.Append(tile::Stmt{tile::Prefetch{View{p.v, next.v + j * m.v.strides[2], 4},
                                       rows, m.v.strides[2],
                                       4 * m.head_dim_v}});
+  const int64_t out_bytes = DTypeSize(m.result->type().dtype);
   nb.Append(tile::Stmt{tile::Prefetch{
-      View{p.out, next.o + i * m.out_strides[2], 4}, 1, m.out_strides[2],
-      4 * m.head_dim_v, true}});
+      View{p.out, next.o + i * m.out_strides[2], out_bytes}, 1,
+      m.out_strides[2], out_bytes * m.head_dim_v, true}});
 }
 
 void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
@@ -297,6 +305,12 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
               tile::RowReduce::Op::kMax, s_row, keys, max, false, {}, false}});
         }
         nb.Append(tile::Stmt{tile::RowExp{s_row, s_row, keys, max, sum}});
+        if (p.softmax_type != DType::kF32) {
+          tile::RowScale normalize{s_row, s_row, keys, sum};
+          normalize.divide = true;
+          normalize.round_to = {p.softmax_type};
+          nb.Append(tile::Stmt{std::move(normalize)});
+        }
       } else {
         nb.Append(tile::Stmt{tile::OnlineSoftmax{
             s_row, keys, max, sum, View{p.o, r * dv, 4}, dv, block_max}});
@@ -315,11 +329,21 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
     pv.c = View{p.o, 0, 4};
     nb.Append(tile::Stmt{std::move(pv)});
   });
+  // O / sum (rows a rounded softmax normalized already need none), then
+  // the casts after P·V, stored in the result's type and final layout.
+  const DType out_type = m.result->type().dtype;
   nb.For("r", 0, rows, false, [&](Expr r) {
-    nb.Append(tile::Stmt{
-        tile::RowScale{View{p.o, r * dv, 4},
-                       View{p.out, o_base + (i0 + r) * m.out_strides[2], 4}, dv,
-                       View{p.stats, mb + r, 4}, true}});
+    tile::RowScale out{
+        View{p.o, r * dv, 4},
+        View{p.out, o_base + (i0 + r) * m.out_strides[2], DTypeSize(out_type)},
+        dv};
+    if (p.softmax_type == DType::kF32) {
+      out.factor = View{p.stats, mb + r, 4};
+      out.reciprocal = true;
+    }
+    out.round_to = p.out_casts;
+    out.dst_type = out_type;
+    nb.Append(tile::Stmt{std::move(out)});
   });
 }
 
@@ -391,6 +415,15 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
   p.blocks = ChooseAttentionBlocks(m.batch * m.heads, m.seq_q, m.seq_kv,
                                    m.head_dim, m.head_dim_v, state.num_threads,
                                    HostCacheInfo().l2_bytes);
+  p.softmax_type = m.softmax->result()->type().dtype;
+  if (p.softmax_type != DType::kF32 && m.seq_kv > p.blocks.nb) {
+    // Its rounding needs each row's whole sum before P·V.
+    return absl::UnimplementedError(
+        "a bf16 / f16 softmax over more than one key block");
+  }
+  for (const Op* cast : m.out_ops) {
+    p.out_casts.push_back(cast->result()->type().dtype);
+  }
   // K keys-major (d contiguous) is packed to Kᵀ; K stored transposed (keys
   // contiguous) is the kernel's B as it is.
   p.k_packed = m.k.strides[2] != 1;
@@ -440,7 +473,13 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
                          AddTileProgram(state, nest, op, m.score_ops,
                                         m.qk->result(), "score_ops"));
   }
-  if (!m.prob_ops.empty()) {
+  // Casts to f32 of a value the tile already holds in f32 change nothing.
+  const bool prob_ops_widen_only = std::all_of(
+      m.prob_ops.begin(), m.prob_ops.end(), [](const Op* x) {
+        return x->kind_id() == OpKind::kCast &&
+               x->result()->type().dtype == DType::kF32;
+      });
+  if (!prob_ops_widen_only) {
     HGC_ASSIGN_OR_RETURN(p.prob_program,
                          AddTileProgram(state, nest, op, m.prob_ops,
                                         m.softmax->result(), "prob_ops"));

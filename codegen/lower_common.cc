@@ -327,7 +327,8 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                   off);
     bases[i].vector = in.strides[rank - 1] != 0;
   }
-  const DType out_dtype = program.result->type().dtype;
+  const DType out_dtype =
+      program.result_in_f32 ? DType::kF32 : program.result->type().dtype;
   llvm::Type* out_elem = MemoryType(context, out_dtype);
   llvm::Value* out_row =
       out_row_override != nullptr

@@ -150,6 +150,10 @@ struct RowProgram {
   std::vector<const Op*> ops;  // elementwise ops, in order
   const Value* result = nullptr;
   int out_buffer = -1;  // the result's dtype, contiguous over `shape`
+  // Store the result as f32 whatever its dtype (a bf16 / f16 result is
+  // already rounded, so the f32 holds its value exactly): an f32 tile that
+  // later programs read with RowInput::rounded_from_f32.
+  bool result_in_f32 = false;
 };
 
 // Checks that `program` is something EmitRow can lower: a non-empty

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/llvm/cast_emitter.h"
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/llvm/vector_math.h"
 #include "codegen/runtime_helpers.h"
@@ -319,11 +320,34 @@ class Emitter {
   void Emit(const tile::RowScale& r) {
     llvm::Value* src = Ptr(r.src, f32_);
     llvm::Value* dst = Ptr(r.dst, f32_);
-    llvm::Value* f = Scalar(r.factor);
-    if (r.reciprocal) f = b_.CreateFDiv(llvm::ConstantFP::get(f32_, 1.0), f);
-    f = b_.CreateVectorSplat(kVectorWidth, f);
+    llvm::Value* f = nullptr;
+    if (r.factor) {
+      f = Scalar(*r.factor);
+      if (r.reciprocal) {
+        f = b_.CreateFDiv(llvm::ConstantFP::get(f32_, 1.0), f);
+      }
+      f = b_.CreateVectorSplat(kVectorWidth, f);
+    }
     ForVectors(E(r.len), [&](llvm::Value* col, llvm::Value* mask) {
-      Store(b_.CreateFMul(Load(src, col, mask, 0), f), dst, col, mask);
+      llvm::Value* y = Load(src, col, mask, 0);
+      if (f != nullptr) {
+        y = r.divide ? b_.CreateFDiv(y, f) : b_.CreateFMul(y, f);
+      }
+      for (DType t : r.round_to) y = RoundToDType(b_, y, t);
+      if (r.dst_type == DType::kF32) return Store(y, dst, col, mask);
+      // A 16-bit float: y is exact in it after the rounding above.
+      llvm::Value* bits = r.dst_type == DType::kBF16 ? EmitF32ToBf16(b_, y)
+                                                      : EmitF32ToF16(b_, y);
+      auto* vt = llvm::FixedVectorType::get(b_.getInt16Ty(), kVectorWidth);
+      b_.CreateMaskedStore(
+          bits,
+          b_.CreateBitCast(
+              b_.CreateInBoundsGEP(b_.getInt16Ty(),
+                                   b_.CreateBitCast(dst, b_.getInt16Ty()
+                                                             ->getPointerTo()),
+                                   col),
+              vt->getPointerTo()),
+          llvm::Align(2), mask);
     });
   }
 

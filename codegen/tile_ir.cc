@@ -376,9 +376,20 @@ class Printer {
                               ") len ", E(r.len), ", ", V(r.sum), " += sum"));
   }
   void Line(int indent, const RowScale& r) {
-    Emit(indent,
-         absl::StrCat(V(r.dst), " = ", V(r.src), r.reciprocal ? " / " : " * ",
-                      V(r.factor), " len ", E(r.len)));
+    std::string value = V(r.src);
+    if (r.factor) {
+      absl::StrAppend(&value, r.reciprocal || r.divide ? " / " : " * ",
+                      V(*r.factor));
+    }
+    for (DType t : r.round_to) {
+      value = absl::StrCat(DTypeName(t), "(", value, ")");
+    }
+    std::string s = absl::StrCat(V(r.dst), " = ", value, " len ", E(r.len));
+    if (r.reciprocal) absl::StrAppend(&s, " (by the reciprocal)");
+    if (r.dst_type != DType::kF32) {
+      absl::StrAppend(&s, " as ", DTypeName(r.dst_type));
+    }
+    Emit(indent, s);
   }
   void Line(int indent, const RowNormalize& r) {
     Emit(indent,

@@ -164,12 +164,19 @@ struct RowExp {
   View max, sum;
 };
 
-// dst[i] = src[i] * *factor, or src[i] * (1 / *factor) with `reciprocal`.
+// dst[i] = f(src[i]) for i < len (src f32): src[i] * *factor,
+// src[i] * (1 / *factor) with `reciprocal`, src[i] / *factor with
+// `divide`, or src[i] itself without a factor; the value is then rounded
+// to each of `round_to` in turn (bf16 / f16 casts) and stored as
+// `dst_type` (f32, or bf16 / f16, which the last rounding makes exact).
 struct RowScale {
   View src, dst;
   Expr len;
-  View factor;
+  std::optional<View> factor;
   bool reciprocal = false;
+  bool divide = false;
+  std::vector<DType> round_to;
+  DType dst_type = DType::kF32;
 };
 
 // dst[i] = (x[i] - *mean) * (1 / sqrt(*var + epsilon)) * gamma[i] + beta[i]

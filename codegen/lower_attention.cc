@@ -50,20 +50,28 @@ struct Plan {
   AttentionBlocks blocks;
   bool k_packed = false;  // Kᵀ packed per (batch, head) into `kt`
   bool v_packed = false;  // V rows copied per (batch, head) into `vp`
+  // Element types of Q, K, V (f32, bf16 or f16; a bf16 / f16 operand is
+  // widened to f32 as it is copied into scratch: exact, and its products
+  // are exact in f32, as the matmuls' f32 accumulation asks).
+  DType q_type = DType::kF32, k_type = DType::kF32, v_type = DType::kF32;
   // Each softmax row prefetches its share of the next head (one chunk of
   // query blocks and one key block a head: short items that would start
   // on data not yet in cache).
   bool prefetch = false;
   int64_t kt_ld = 0, s_ld = 0, v_ld = 0;  // row strides of Kᵀ, S and V
   int q = -1, k = -1, v = -1, out = -1;
-  int kt = -1, vp = -1, s = -1, o = -1, stats = -1, qs = -1;  // scratch
+  int kt = -1, kc = -1, vp = -1, s = -1, o = -1, stats = -1, qs = -1;
   int qk_kernel[2][2] = {};                          // [M tail][N tail]
   int pv_kernel[2][2] = {};                          // [M tail][K tail]
   int q_program = -1, score_program = -1, prob_program = -1;
-  // A bf16 / f16 softmax: rows are divided by their sum and rounded to
-  // this type before P·V, as the reference's softmax rounds its result.
   DType softmax_type = DType::kF32;
-  std::vector<DType> out_casts;  // the casts after P·V, in order
+  // Rows divided by their sum before P·V (and rounded: a bf16 / f16
+  // softmax, or bf16 / f16 P), as the reference rounds them; P·V's result
+  // then needs no division.
+  bool normalize = false;
+  // The roundings of P·V's result on its way out: its own type when not
+  // f32, then the casts after it, in order.
+  std::vector<DType> out_casts;
 };
 
 bool IsF32(const Value* v) { return v->type().dtype == DType::kF32; }
@@ -77,31 +85,31 @@ int64_t SpreadStride(int64_t floats) {
   return ld % 256 == 0 ? ld + 16 : ld;
 }
 
-// f32 Q, K, V and matmuls; the softmax and the casts after P·V may be bf16
-// or f16.
+// Float Q, K, V, scores, softmax and result (f32, bf16 or f16).
 absl::Status CheckSupported(const AttentionMatch& m) {
-  const Value* values[] = {m.q.param,      m.k.param,        m.v.param,
-                           m.qk->result(), m.pv->operand(0), m.pv->result()};
+  const Value* values[] = {m.q.param,        m.k.param,      m.v.param,
+                           m.qk->result(),   m.pv->operand(0), m.pv->result(),
+                           m.softmax->result(), m.result};
   for (const Value* v : values) {
-    if (!IsF32(v)) return absl::UnimplementedError("non-f32 Q, K, V or P·V");
+    if (!IsFloat(v->type().dtype)) {
+      return absl::UnimplementedError("an integer attention operand");
+    }
   }
   if (m.q.strides[3] != 1 || m.v.strides[3] != 1 || m.out_strides[3] != 1) {
     return absl::UnimplementedError("Q, V or O rows are not contiguous");
-  }
-  const DType softmax = m.softmax->result()->type().dtype;
-  if (!IsFloat(softmax) || m.softmax->operand(0)->type().dtype != softmax ||
-      !IsFloat(m.result->type().dtype)) {
-    return absl::UnimplementedError("a softmax or result of integer type");
   }
   return absl::OkStatus();
 }
 
 // An elementwise program over `shape` whose input `tile_value` comes from
-// the RowMap's in_row (a tile) and whose other inputs are group operands.
+// the RowMap's in_row and whose other inputs are group operands; it writes
+// f32 (a bf16 / f16 result rounded, in an f32 tile). The in_row is an f32
+// tile (`from_tile`, a bf16 / f16 value held rounded in it) or a row of
+// the operand itself.
 absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
                                    const Op& op,
                                    const std::vector<const Op*>& chain,
-                                   const Value* tile_value,
+                                   const Value* tile_value, bool from_tile,
                                    const std::string& name) {
   const Shape& shape = chain.back()->result()->type().shape;
   for (const Op* x : chain) {
@@ -130,7 +138,7 @@ absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
   RowInput in;
   in.value = tile_value;
   in.from_in_row = true;
-  in.rounded_from_f32 = tile_value->type().dtype != DType::kF32;
+  in.rounded_from_f32 = from_tile && tile_value->type().dtype != DType::kF32;
   HGC_ASSIGN_OR_RETURN(in.strides, BroadcastStrides(shape, shape));
   program.inputs.push_back(std::move(in));
   return nest.AddProgram(std::move(program), name);
@@ -150,7 +158,7 @@ absl::Status AddKernels(tile::Nest& nest, Plan& p) {
                                                    rows, keys, m.head_dim);
       // A dim of extent 1 has stride 0 in the match: any row length will do.
       qk.lda = p.qs >= 0 ? m.head_dim : std::max(m.q.strides[2], m.head_dim);
-      qk.ldb = p.k_packed ? p.kt_ld : std::max(m.k.strides[3], keys);
+      qk.ldb = p.kt >= 0 ? p.kt_ld : std::max(m.k.strides[3], keys);
       qk.ldc = p.s_ld;
       qk.batch_kind = microkernels::BatchKind::kStrided;
       HGC_ASSIGN_OR_RETURN(auto qk_code,
@@ -172,7 +180,8 @@ absl::Status AddKernels(tile::Nest& nest, Plan& p) {
 }
 
 // Per-thread scratch: S and O tiles, row statistics (max, then sum), Kᵀ of
-// one head when K is keys-major, and scaled Q rows when Q has ops.
+// one head when K is keys-major or not f32 (and K widened first when
+// both), V rows when copied, and Q rows after the Q ops or widened.
 void AddScratch(LowerState& state, tile::Nest& nest, Plan& p) {
   const AttentionMatch& m = p.m;
   const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
@@ -190,7 +199,12 @@ void AddScratch(LowerState& state, tile::Nest& nest, Plan& p) {
   p.stats = nest.AddLocal(
       12 * mb, "stats",
       absl::StrCat("f32[3, ", mb, "] running max, sum, block max"));
-  if (p.k_packed) {
+  if (p.k_packed && p.k_type != DType::kF32) {
+    p.kc = per_thread(m.seq_kv * m.head_dim, "kc",
+                      absl::StrCat("f32[", m.seq_kv, ", ", m.head_dim,
+                                   "] K of one head, widened"));
+  }
+  if (p.k_packed || p.k_type != DType::kF32) {
     p.kt = per_thread(m.head_dim * p.kt_ld, "kt",
                       absl::StrCat("f32[", m.head_dim, ", ", m.seq_kv,
                                    "] K transposed, one head, rows ", p.kt_ld,
@@ -202,10 +216,11 @@ void AddScratch(LowerState& state, tile::Nest& nest, Plan& p) {
                                    "] V rows of one head, ", p.v_ld,
                                    " apart"));
   }
-  if (!m.q_ops.empty()) {
+  if (!m.q_ops.empty() || p.q_type != DType::kF32) {
     p.qs = per_thread(
         mb * m.head_dim, "qs",
-        absl::StrCat("f32[", mb, ", ", m.head_dim, "] Q rows after the Q ops"));
+        absl::StrCat("f32[", mb, ", ", m.head_dim, "] Q rows ",
+                     m.q_ops.empty() ? "widened" : "after the Q ops"));
   }
 }
 
@@ -213,35 +228,40 @@ Expr Offset(const StridedOperand& x, const Expr& b, const Expr& h) {
   return x.offset + b * x.strides[0] + h * x.strides[1];
 }
 
-// One block of query rows: its K/V stream and the write-out.
 // Where one (batch, head)'s Q, K, V and O start.
 struct HeadBases {
   Expr q, k, v, o;
 };
 
 // Prefetches the rows of the next (batch, head)'s Q, K and V that go with
-// query row `i` of this one, and its output row i (its share of K and V rows: seq_kv / seq_q,
-// rounded up), so that a thread's next head arrives from memory while it
-// computes this one.
+// query row `i` of this one (its share of K and V rows: seq_kv / seq_q,
+// rounded up; the last query rows' shares reach past the head, which is
+// harmless) and its output row i, so that a thread's next head arrives
+// from memory while it computes this one.
 void PrefetchNextHead(tile::NestBuilder& nb, const Plan& p,
                       const HeadBases& next, Expr i) {
   const AttentionMatch& m = p.m;
-  nb.Append(tile::Stmt{tile::Prefetch{View{p.q, next.q + i * m.q.strides[2], 4},
-                                      1, m.q.strides[2], 4 * m.head_dim}});
+  const int64_t q_bytes = DTypeSize(p.q_type), k_bytes = DTypeSize(p.k_type),
+                v_bytes = DTypeSize(p.v_type);
+  nb.Append(tile::Stmt{
+      tile::Prefetch{View{p.q, next.q + i * m.q.strides[2], q_bytes}, 1,
+                     m.q.strides[2], q_bytes * m.head_dim}});
   const int64_t per_row = (m.seq_kv + m.seq_q - 1) / m.seq_q;
   Expr j = i * per_row;
-  Expr rows = Select(Lt(j, m.seq_kv), Min(per_row, m.seq_kv - j), 0);
-  nb.Append(tile::Stmt{tile::Prefetch{View{p.k, next.k + j * m.k.strides[2], 4},
-                                      rows, m.k.strides[2], 4 * m.head_dim}});
-  nb.Append(tile::Stmt{tile::Prefetch{View{p.v, next.v + j * m.v.strides[2], 4},
-                                      rows, m.v.strides[2],
-                                      4 * m.head_dim_v}});
+  const int64_t rows = per_row;
+  nb.Append(tile::Stmt{
+      tile::Prefetch{View{p.k, next.k + j * m.k.strides[2], k_bytes}, rows,
+                     m.k.strides[2], k_bytes * m.head_dim}});
+  nb.Append(tile::Stmt{
+      tile::Prefetch{View{p.v, next.v + j * m.v.strides[2], v_bytes}, rows,
+                     m.v.strides[2], v_bytes * m.head_dim_v}});
   const int64_t out_bytes = DTypeSize(m.result->type().dtype);
   nb.Append(tile::Stmt{tile::Prefetch{
       View{p.out, next.o + i * m.out_strides[2], out_bytes}, 1,
       m.out_strides[2], out_bytes * m.head_dim_v, true}});
 }
 
+// One block of query rows: its K/V stream and the write-out.
 void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
                      const HeadBases& head,
                      const std::optional<HeadBases>& next, Expr row_base) {
@@ -264,11 +284,20 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
   }
   nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
   View q_rows{p.q, q_base + i0 * m.q.strides[2], 4};
-  if (p.qs >= 0) {
+  if (p.qs >= 0 && p.q_program < 0) {
+    // A bf16 / f16 Q without ops: its rows widened.
+    tile::Copy widen{View{p.q, q_base + i0 * m.q.strides[2], DTypeSize(p.q_type)},
+                     m.q.strides[2], 1, View{p.qs, 0, 4}, m.head_dim, 1, rows,
+                     m.head_dim};
+    widen.src_type = p.q_type;
+    nb.Append(tile::Stmt{std::move(widen)});
+    q_rows = View{p.qs, 0, 4};
+  } else if (p.qs >= 0) {
     nb.For("r", 0, rows, false, [&](Expr r) {
       nb.Append(tile::Stmt{tile::RowMap{
           p.q_program, 0, 0, m.head_dim, View{p.qs, r * m.head_dim, 4},
-          View{p.q, q_base + (i0 + r) * m.q.strides[2], 4}}});
+          View{p.q, q_base + (i0 + r) * m.q.strides[2],
+               DTypeSize(p.q_type)}}});
     });
     q_rows = View{p.qs, 0, 4};
   }
@@ -284,8 +313,8 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
     tile::Brgemm qk;
     qk.kernel = pick(p.qk_kernel);
     qk.a = q_rows;
-    qk.b = p.k_packed ? View{p.kt, j0, 4}
-                      : View{p.k, k_base + j0 * m.k.strides[2], 4};
+    qk.b = p.kt >= 0 ? View{p.kt, j0, 4}
+                     : View{p.k, k_base + j0 * m.k.strides[2], 4};
     qk.c = View{p.s, 0, 4};
     nb.Append(tile::Stmt{std::move(qk)});
     nb.For("r", 0, rows, false, [&](Expr r) {
@@ -294,6 +323,13 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
       const View max{p.stats, r, 4}, sum{p.stats, mb + r, 4};
       // The score ops' pass also takes the row's (block's) max.
       std::optional<View> block_max;
+      const DType s_type = m.qk->result()->type().dtype;
+      if (p.score_program < 0 && s_type != DType::kF32) {
+        // The scores' own rounding, which no score op does.
+        tile::RowScale round{s_row, s_row, keys};
+        round.round_to = {s_type};
+        nb.Append(tile::Stmt{std::move(round)});
+      }
       if (p.score_program >= 0) {
         block_max = one_block ? max : View{p.stats, 2 * mb + r, 4};
         nb.Append(tile::Stmt{tile::RowMap{p.score_program, row, j0, j0 + keys,
@@ -305,10 +341,12 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
               tile::RowReduce::Op::kMax, s_row, keys, max, false, {}, false}});
         }
         nb.Append(tile::Stmt{tile::RowExp{s_row, s_row, keys, max, sum}});
-        if (p.softmax_type != DType::kF32) {
+        if (p.normalize) {
           tile::RowScale normalize{s_row, s_row, keys, sum};
           normalize.divide = true;
-          normalize.round_to = {p.softmax_type};
+          if (p.softmax_type != DType::kF32) {
+            normalize.round_to = {p.softmax_type};
+          }
           nb.Append(tile::Stmt{std::move(normalize)});
         }
       } else {
@@ -324,20 +362,20 @@ void BuildQueryBlock(tile::NestBuilder& nb, const Plan& p, Expr qb,
     tile::Brgemm pv;
     pv.kernel = pick(p.pv_kernel);
     pv.a = View{p.s, 0, 4};
-    pv.b = p.v_packed ? View{p.vp, j0 * p.v_ld, 4}
+    pv.b = p.vp >= 0 ? View{p.vp, j0 * p.v_ld, 4}
                       : View{p.v, v_base + j0 * m.v.strides[2], 4};
     pv.c = View{p.o, 0, 4};
     nb.Append(tile::Stmt{std::move(pv)});
   });
-  // O / sum (rows a rounded softmax normalized already need none), then
-  // the casts after P·V, stored in the result's type and final layout.
+  // O / sum (normalized rows need none), then P·V's rounding and the casts
+  // after it, stored in the result's type and final layout.
   const DType out_type = m.result->type().dtype;
   nb.For("r", 0, rows, false, [&](Expr r) {
     tile::RowScale out{
         View{p.o, r * dv, 4},
         View{p.out, o_base + (i0 + r) * m.out_strides[2], DTypeSize(out_type)},
         dv};
-    if (p.softmax_type == DType::kF32) {
+    if (!p.normalize) {
       out.factor = View{p.stats, mb + r, 4};
       out.reciprocal = true;
     }
@@ -378,17 +416,36 @@ void BuildLoop(tile::NestBuilder& nb, const Plan& p) {
                        nb.Let("next_o", m.out_offset + nb_ * m.out_strides[0] +
                                             nh * m.out_strides[1])};
     }
+    const int64_t k_bytes = DTypeSize(p.k_type);
     if (p.k_packed) {
       // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it; key by key,
-      // so that reads run along K's rows.
-      nb.Append(tile::Stmt{tile::Copy{View{p.k, k_base, 4}, m.k.strides[2],
-                                      m.k.strides[3], View{p.kt, 0, 4}, 1,
-                                      p.kt_ld, m.seq_kv, m.head_dim}});
+      // so that reads run along K's rows. A bf16 / f16 K is widened into
+      // contiguous rows first.
+      View k_rows{p.k, k_base, k_bytes};
+      int64_t k_row = m.k.strides[2], k_col = m.k.strides[3];
+      if (p.kc >= 0) {
+        tile::Copy widen{k_rows, m.k.strides[2], 1, View{p.kc, 0, 4},
+                         m.head_dim, 1, m.seq_kv, m.head_dim};
+        widen.src_type = p.k_type;
+        nb.Append(tile::Stmt{std::move(widen)});
+        k_rows = View{p.kc, 0, 4};
+        k_row = m.head_dim;
+        k_col = 1;
+      }
+      nb.Append(tile::Stmt{tile::Copy{k_rows, k_row, k_col, View{p.kt, 0, 4},
+                                      1, p.kt_ld, m.seq_kv, m.head_dim}});
+    } else if (p.kt >= 0) {
+      // K stored transposed, as bf16 / f16: its rows widened.
+      tile::Copy widen{View{p.k, k_base, k_bytes}, m.k.strides[3], 1,
+                       View{p.kt, 0, 4}, p.kt_ld, 1, m.head_dim, m.seq_kv};
+      widen.src_type = p.k_type;
+      nb.Append(tile::Stmt{std::move(widen)});
     }
-    if (p.v_packed) {
-      nb.Append(tile::Stmt{tile::Copy{View{p.v, v_base, 4}, m.v.strides[2], 1,
-                                      View{p.vp, 0, 4}, p.v_ld, 1, m.seq_kv,
-                                      m.head_dim_v}});
+    if (p.vp >= 0) {
+      tile::Copy copy{View{p.v, v_base, DTypeSize(p.v_type)}, m.v.strides[2], 1,
+                      View{p.vp, 0, 4}, p.v_ld, 1, m.seq_kv, m.head_dim_v};
+      copy.src_type = p.v_type;
+      nb.Append(tile::Stmt{std::move(copy)});
     }
     nb.For("qb", chunk * per_chunk,
            Min(chunk * per_chunk + per_chunk, q_blocks), false, [&](Expr qb) {
@@ -415,11 +472,19 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
   p.blocks = ChooseAttentionBlocks(m.batch * m.heads, m.seq_q, m.seq_kv,
                                    m.head_dim, m.head_dim_v, state.num_threads,
                                    HostCacheInfo().l2_bytes);
+  p.q_type = m.q.param->type().dtype;
+  p.k_type = m.k.param->type().dtype;
+  p.v_type = m.v.param->type().dtype;
   p.softmax_type = m.softmax->result()->type().dtype;
-  if (p.softmax_type != DType::kF32 && m.seq_kv > p.blocks.nb) {
-    // Its rounding needs each row's whole sum before P·V.
+  p.normalize = p.softmax_type != DType::kF32 ||
+                m.pv->operand(0)->type().dtype != DType::kF32;
+  if (p.normalize && m.seq_kv > p.blocks.nb) {
+    // The rounding needs each row's whole sum before P·V.
     return absl::UnimplementedError(
-        "a bf16 / f16 softmax over more than one key block");
+        "a bf16 / f16 softmax or P over more than one key block");
+  }
+  if (const DType t = m.pv->result()->type().dtype; t != DType::kF32) {
+    p.out_casts.push_back(t);
   }
   for (const Op* cast : m.out_ops) {
     p.out_casts.push_back(cast->result()->type().dtype);
@@ -432,7 +497,7 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
   // V rows a multiple of 1 KiB apart ([B, S, H, D] with H·D a multiple of
   // 256, say) thrash L1 in P·V; they are copied per head, like Kᵀ.
   const int64_t v_stride = std::max(m.v.strides[2], m.head_dim_v);
-  p.v_packed = v_stride % 256 == 0;
+  p.v_packed = v_stride % 256 == 0 || p.v_type != DType::kF32;
   p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
   p.prefetch = p.blocks.q_chunks == 1 && m.seq_kv <= p.blocks.nb &&
                p.k_packed && m.batch * m.heads > 1;
@@ -465,13 +530,15 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
       }
     }
     if (q_value == nullptr) return absl::UnimplementedError("a scalar Q");
-    HGC_ASSIGN_OR_RETURN(p.q_program, AddTileProgram(state, nest, op, m.q_ops,
-                                                     q_value, "q_ops"));
+    HGC_ASSIGN_OR_RETURN(p.q_program,
+                         AddTileProgram(state, nest, op, m.q_ops, q_value,
+                                        /*from_tile=*/false, "q_ops"));
   }
   if (!m.score_ops.empty()) {
     HGC_ASSIGN_OR_RETURN(p.score_program,
                          AddTileProgram(state, nest, op, m.score_ops,
-                                        m.qk->result(), "score_ops"));
+                                        m.qk->result(), /*from_tile=*/true,
+                                        "score_ops"));
   }
   // Casts to f32 of a value the tile already holds in f32 change nothing.
   const bool prob_ops_widen_only = std::all_of(
@@ -482,7 +549,8 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
   if (!prob_ops_widen_only) {
     HGC_ASSIGN_OR_RETURN(p.prob_program,
                          AddTileProgram(state, nest, op, m.prob_ops,
-                                        m.softmax->result(), "prob_ops"));
+                                        m.softmax->result(), /*from_tile=*/true,
+                                        "prob_ops"));
   }
   if (absl::Status s = AddKernels(nest, p); !s.ok()) {
     // A shape the kernels do not take runs unfused, correctly.

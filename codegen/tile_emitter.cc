@@ -451,6 +451,7 @@ class Emitter {
     if (IsOne(c.src_col) && IsOne(c.dst_row)) return EmitTransposeCopy(c);
     llvm::Value* src = Ptr(c.src, f32_);
     llvm::Value* dst = Ptr(c.dst, f32_);
+    if (c.src_type != DType::kF32) return EmitWidenCopy(c);
     if (IsOne(c.src_col) && IsOne(c.dst_col)) {
       // Rows of contiguous elements: one memcpy a row.
       llvm::Value* src_row = E(c.src_row);
@@ -489,6 +490,38 @@ class Emitter {
              });
   }
 
+  // Rows of contiguous bf16 / f16 elements widened to f32, 16 at a time.
+  void EmitWidenCopy(const tile::Copy& c) {
+    if (!IsOne(c.src_col) || !IsOne(c.dst_col)) {
+      return Note(absl::InternalError("a widening copy of strided elements"));
+    }
+    llvm::Type* i16 = b_.getInt16Ty();
+    llvm::Value* src = Ptr(c.src, i16);
+    llvm::Value* dst = Ptr(c.dst, f32_);
+    llvm::Value* src_row = E(c.src_row);
+    llvm::Value* dst_row = E(c.dst_row);
+    llvm::Value* cols = E(c.cols);
+    auto* vi16 = llvm::FixedVectorType::get(i16, kVectorWidth);
+    EmitLoop(b_, b_.getInt64(0), E(c.rows),
+             [&](llvm::IRBuilder<>& b, llvm::Value* r) {
+               llvm::Value* s =
+                   b.CreateInBoundsGEP(i16, src, b.CreateMul(r, src_row));
+               llvm::Value* d =
+                   b.CreateInBoundsGEP(f32_, dst, b.CreateMul(r, dst_row));
+               ForVectors(cols, [&](llvm::Value* col, llvm::Value* mask) {
+                 llvm::Value* bits = b_.CreateMaskedLoad(
+                     vi16,
+                     b_.CreateBitCast(b_.CreateInBoundsGEP(i16, s, col),
+                                      vi16->getPointerTo()),
+                     llvm::Align(2), mask,
+                     llvm::Constant::getNullValue(vi16));
+                 Store(c.src_type == DType::kBF16 ? EmitBf16ToF32(b_, bits)
+                                                  : EmitF16ToF32(b_, bits),
+                       d, col, mask);
+               });
+             });
+  }
+
   void Emit(const tile::Fill& f) {
     llvm::Value* dst = Ptr(f.dst, f32_);
     llvm::Value* v = llvm::ConstantFP::get(f32_, f.value);
@@ -509,17 +542,24 @@ class Emitter {
     llvm::Value* stride =
         b_.CreateMul(E(p.row_stride), b_.getInt64(p.src.elem_bytes));
     const int64_t lines = (p.row_bytes + 63) / 64;
-    EmitLoop(b_, b_.getInt64(0), E(p.rows),
-             [&](llvm::IRBuilder<>& b, llvm::Value* r) {
-               llvm::Value* row = b.CreateGEP(i8, base, b.CreateMul(r, stride));
-               for (int64_t l = 0; l < lines; ++l) {
-                 b.CreateIntrinsic(
-                     llvm::Intrinsic::prefetch, {b.getInt8PtrTy()},
-                     {b.CreateGEP(i8, row, b.getInt64(l * 64)),
-                      b.getInt32(p.write ? 1 : 0), b.getInt32(2) /* L2 */,
-                      b.getInt32(1) /* data */});
-               }
-             });
+    auto prefetch_row = [&](llvm::IRBuilder<>& b, llvm::Value* r) {
+      llvm::Value* row = b.CreateGEP(i8, base, b.CreateMul(r, stride));
+      for (int64_t l = 0; l < lines; ++l) {
+        b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getInt8PtrTy()},
+                          {b.CreateGEP(i8, row, b.getInt64(l * 64)),
+                           b.getInt32(p.write ? 1 : 0), b.getInt32(2) /* L2 */,
+                           b.getInt32(1) /* data */});
+      }
+    };
+    // A few rows known now are straight code: a loop with a run-time trip
+    // count inside the row loop costs LLVM's optimizer far more.
+    if (p.rows.is_const() && p.rows.value() * lines <= 64) {
+      for (int64_t r = 0; r < p.rows.value(); ++r) {
+        prefetch_row(b_, b_.getInt64(r));
+      }
+      return;
+    }
+    EmitLoop(b_, b_.getInt64(0), E(p.rows), prefetch_row);
   }
 
   const tile::Nest& nest_;

@@ -358,10 +358,14 @@ class Printer {
     Emit(indent, s);
   }
   void Line(int indent, const Copy& c) {
-    Emit(indent, absl::StrCat(V(c.dst), " = copy ", V(c.src), " rows ",
-                              E(c.rows), " x cols ", E(c.cols), " strides (",
-                              E(c.src_row), ", ", E(c.src_col), ") -> (",
-                              E(c.dst_row), ", ", E(c.dst_col), ")"));
+    Emit(indent,
+         absl::StrCat(V(c.dst), c.src_type == DType::kF32 ? " = copy " : " = widen ",
+                      V(c.src), " rows ", E(c.rows), " x cols ", E(c.cols),
+                      " strides (", E(c.src_row), ", ", E(c.src_col), ") -> (",
+                      E(c.dst_row), ", ", E(c.dst_col), ")",
+                      c.src_type == DType::kF32
+                          ? ""
+                          : absl::StrCat(" from ", DTypeName(c.src_type))));
   }
   void Line(int indent, const RowReduce& r) {
     std::string s =

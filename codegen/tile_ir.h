@@ -210,14 +210,16 @@ struct OnlineSoftmax {
 };
 
 // dst[r * dst_row + c * dst_col] = src[r * src_row + c * src_col] for
-// r < rows, c < cols: a copy or transpose of 4-byte elements (packing a K
-// block). The inner loop runs over c.
+// r < rows, c < cols: a copy or transpose of f32 elements (packing a K
+// block). The inner loop runs over c. A bf16 / f16 `src_type` is widened
+// to f32 as it is copied (rows contiguous on both sides only).
 struct Copy {
   View src;
   Expr src_row, src_col;
   View dst;
   Expr dst_row, dst_col;
   Expr rows, cols;
+  DType src_type = DType::kF32;
 };
 
 // dst[0, count) = value (f32).

@@ -1,8 +1,8 @@
 #include "codegen/compile.h"
 
 #include <chrono>
-#include <optional>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -308,9 +308,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
                        codegen::HostTargetSpec(options.max_isa));
   std::optional<codegen::TargetSpec> emit_spec;
   if (!options.emit_target_cpu.empty()) {
-    HGC_ASSIGN_OR_RETURN(emit_spec, codegen::NamedTargetSpec(
-                                        options.emit_target_cpu,
-                                        options.max_isa));
+    HGC_ASSIGN_OR_RETURN(
+        emit_spec,
+        codegen::NamedTargetSpec(options.emit_target_cpu, options.max_isa));
   }
   state.avx512 = spec.HasFeature("avx512f") &&
                  (!emit_spec || emit_spec->HasFeature("avx512f"));

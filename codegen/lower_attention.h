@@ -21,38 +21,30 @@
 // prefetches its share of the next head's Q, K, V and output rows into L2,
 // so a thread does not start each head on data still in memory. Block
 // sizes come from the L2 size read at start-up; --emit=loops shows them.
+//
+// Mixed precision: bf16 / f16 Q, K and V are widened to f32 as they are
+// copied into scratch (their products are exact in f32, as the matmuls'
+// f32 accumulation asks); the scores, a bf16 / f16 softmax or P and the
+// output are rounded where the graph rounds them. A rounded softmax or P
+// divides each row by its sum before P·V, so it needs the keys in one
+// block. attention_plan.h holds the plan: types, blocks, strides, scratch,
+// programs and kernels.
 #ifndef HGC_CODEGEN_LOWER_ATTENTION_H_
 #define HGC_CODEGEN_LOWER_ATTENTION_H_
 
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "codegen/attention_plan.h"
 #include "codegen/lower_common.h"
 #include "ir/graph.h"
 
 namespace hgc {
 namespace codegen {
 
-struct AttentionBlocks {
-  int64_t mb = 0;        // query rows per block
-  int64_t nb = 0;        // keys per block
-  int64_t q_chunks = 1;  // chunks of query blocks per (batch, head)
-};
-
-// Blocks for `batch_heads` (batch x heads) attention problems of seq_q x
-// seq_kv with head sizes d (Q, K) and dv (V), on `num_threads` threads with
-// an L2 cache of `l2_bytes`: mb is 64 rows, nb keeps a Kᵀ block, a V block
-// and the S tile within half of L2 (64 to 512 keys); query blocks are split
-// into chunks only when there are fewer than two (batch, head) pairs per
-// thread.
-AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
-                                      int64_t seq_kv, int64_t d, int64_t dv,
-                                      int num_threads, int64_t l2_bytes);
-
 // Adds the steps for `op` (a fusion op of kind "attention") to
 // state.program. Unimplemented (nothing added) for what the kernel does not
-// cover: non-f32 matmuls, Q or V rows that are not contiguous, ops after
-// P·V other than relabelling.
+// cover (PlanAttention says what).
 absl::Status LowerAttention(LowerState& state, const Op& op);
 
 }  // namespace codegen

@@ -177,7 +177,8 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   nb.For("row", 0, rows, true, [&](tile::Expr row) {
     tile::View xrow{x_buffer, x->is_param() ? row * len : tile::Expr(0), 4};
     if (pre_program >= 0) {
-      nb.Append(tile::Stmt{tile::RowMap{pre_program, row, 0, len, xrow, {}}});
+      nb.Append(
+          tile::Stmt{tile::RowMap{pre_program, row, 0, len, xrow, {}, {}}});
     }
     tile::View orow{out, is_reduce ? row : row * len, 4};
     if (kind == OpKind::kSoftmax) {
@@ -185,7 +186,8 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
           tile::RowReduce::Op::kMax, xrow, len, first, false, {}, false}});
       nb.Append(tile::Stmt{tile::Fill{second, 1, 0.0f}});
       nb.Append(tile::Stmt{tile::RowExp{xrow, orow, len, first, second}});
-      nb.Append(tile::Stmt{tile::RowScale{orow, orow, len, second, true}});
+      nb.Append(tile::Stmt{tile::RowScale{
+          orow, orow, len, second, true, false, {}, DType::kF32}});
     } else if (kind == OpKind::kLayernorm) {
       const Attribute* eps_attr = row_op->FindAttr("epsilon");
       const double eps = eps_attr != nullptr && eps_attr->is_number()
@@ -210,7 +212,8 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
           tile::RowReduce{reduce, xrow, len, orow, false, {}, false}});
     }
     if (post_program >= 0) {
-      nb.Append(tile::Stmt{tile::RowMap{post_program, row, 0, len, {}, {}}});
+      nb.Append(
+          tile::Stmt{tile::RowMap{post_program, row, 0, len, {}, {}, {}}});
     }
   });
   return EmitNest(state, nest);

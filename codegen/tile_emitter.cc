@@ -308,8 +308,7 @@ class Emitter {
     llvm::Value* m = b_.CreateVectorSplat(kVectorWidth, Scalar(r.max));
     b_.CreateStore(Splat(0), acc_);
     ForVectors(E(r.len), [&](llvm::Value* col, llvm::Value* mask) {
-      llvm::Value* e =
-          EmitExpNonPositive(
+      llvm::Value* e = EmitExpNonPositive(
           b_, b_.CreateFSub(Load(src, col, mask, 0), m), exp_scaling_);
       Store(e, dst, col, mask);
       Accumulate(b_.CreateSelect(mask, e, Splat(0)));
@@ -337,15 +336,14 @@ class Emitter {
       if (r.dst_type == DType::kF32) return Store(y, dst, col, mask);
       // A 16-bit float: y is exact in it after the rounding above.
       llvm::Value* bits = r.dst_type == DType::kBF16 ? EmitF32ToBf16(b_, y)
-                                                      : EmitF32ToF16(b_, y);
+                                                     : EmitF32ToF16(b_, y);
       auto* vt = llvm::FixedVectorType::get(b_.getInt16Ty(), kVectorWidth);
       b_.CreateMaskedStore(
           bits,
           b_.CreateBitCast(
-              b_.CreateInBoundsGEP(b_.getInt16Ty(),
-                                   b_.CreateBitCast(dst, b_.getInt16Ty()
-                                                             ->getPointerTo()),
-                                   col),
+              b_.CreateInBoundsGEP(
+                  b_.getInt16Ty(),
+                  b_.CreateBitCast(dst, b_.getInt16Ty()->getPointerTo()), col),
               vt->getPointerTo()),
           llvm::Align(2), mask);
     });
@@ -402,8 +400,7 @@ class Emitter {
     llvm::Value* use_v = b_.CreateVectorSplat(kVectorWidth, use);
     b_.CreateStore(Splat(0), acc_);
     ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
-      llvm::Value* e =
-          EmitExpNonPositive(
+      llvm::Value* e = EmitExpNonPositive(
           b_, b_.CreateFSub(Load(s, col, mask, 0), use_v), exp_scaling_);
       Store(e, s, col, mask);
       Accumulate(b_.CreateSelect(mask, e, Splat(0)));
@@ -513,8 +510,7 @@ class Emitter {
                      vi16,
                      b_.CreateBitCast(b_.CreateInBoundsGEP(i16, s, col),
                                       vi16->getPointerTo()),
-                     llvm::Align(2), mask,
-                     llvm::Constant::getNullValue(vi16));
+                     llvm::Align(2), mask, llvm::Constant::getNullValue(vi16));
                  Store(c.src_type == DType::kBF16 ? EmitBf16ToF32(b_, bits)
                                                   : EmitF16ToF32(b_, bits),
                        d, col, mask);
@@ -537,8 +533,8 @@ class Emitter {
     llvm::Type* i8 = b_.getInt8Ty();
     // Plain (not inbounds) GEPs: the hint may point past the buffer.
     llvm::Value* base = b_.CreateGEP(
-        i8, bases_[p.src.buffer], b_.CreateMul(E(p.src.offset),
-                                             b_.getInt64(p.src.elem_bytes)));
+        i8, bases_[p.src.buffer],
+        b_.CreateMul(E(p.src.offset), b_.getInt64(p.src.elem_bytes)));
     llvm::Value* stride =
         b_.CreateMul(E(p.row_stride), b_.getInt64(p.src.elem_bytes));
     const int64_t lines = (p.row_bytes + 63) / 64;

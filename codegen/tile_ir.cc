@@ -359,7 +359,8 @@ class Printer {
   }
   void Line(int indent, const Copy& c) {
     Emit(indent,
-         absl::StrCat(V(c.dst), c.src_type == DType::kF32 ? " = copy " : " = widen ",
+         absl::StrCat(V(c.dst),
+                      c.src_type == DType::kF32 ? " = copy " : " = widen ",
                       V(c.src), " rows ", E(c.rows), " x cols ", E(c.cols),
                       " strides (", E(c.src_row), ", ", E(c.src_col), ") -> (",
                       E(c.dst_row), ", ", E(c.dst_col), ")",
@@ -409,9 +410,8 @@ class Printer {
   void Line(int indent, const Barrier&) { Emit(indent, "barrier"); }
   void Line(int indent, const Prefetch& p) {
     Emit(indent, absl::StrCat(p.write ? "prefetchw " : "prefetch ", V(p.src),
-                              " rows ", E(p.rows),
-                              " x ", p.row_bytes, " B stride ",
-                              E(p.row_stride)));
+                              " rows ", E(p.rows), " x ", p.row_bytes,
+                              " B stride ", E(p.row_stride)));
   }
 
   const Nest& nest_;

@@ -61,17 +61,16 @@ TEST(TileNestTest, PrintsLoopsStatementsAndParallelSplit) {
   nb.For("row", 0, 8, true, [&](Expr row) {
     View x{in, row * 32, 4}, y{out, row * 32, 4};
     View m{stats, 0, 4}, s{stats, 1, 4};
-    nb.Append(Stmt{RowReduce{RowReduce::Op::kMax, x, 32, m}});
+    nb.Append(Stmt{RowReduce{RowReduce::Op::kMax, x, 32, m, false, {}, false}});
     nb.Append(Stmt{Fill{s, 1, 0.0f}});
     nb.Append(Stmt{RowExp{x, y, 32, m, s}});
-    nb.Append(Stmt{RowScale{y, y, 32, s, true}});
+    nb.Append(Stmt{RowScale{y, y, 32, s, true, false, {}, DType::kF32}});
   });
   nb.Append(Stmt{Barrier{}});
   const std::string text = PrintNest(nest);
   EXPECT_NE(text.find("buffer %x = input 0 : f32[8, 32]"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("buffer %stats = local 8 B"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("buffer %stats = local 8 B"), std::string::npos) << text;
   EXPECT_NE(
       text.find("parallel.for %row in [0, 8) split static over threads {"),
       std::string::npos)

@@ -5,7 +5,8 @@
 // div / compare / select / integer bit operations only: no libm calls, no
 // branches, no scalarization, so a <16 x float> input lowers to a straight
 // run of zmm instructions (vfmadd, vrndscaleps, vscalef-free exponent bit
-// arithmetic, vblendmps; EmitExpNonPositive may use vscalefps). Scalar inputs serve loop tails.
+// arithmetic, vblendmps; EmitExpNonPositive may use vscalefps). Scalar inputs
+// serve loop tails.
 //
 // Accuracy, measured by vector_math_test against the double-precision C++
 // functions rounded to f32 (ulp = distance in representable floats):
@@ -51,9 +52,8 @@ enum class ExpScaling { kPortable, kAvx512Scalef };
 // -inf, NaN for NaN). Positive x are outside its domain. Both scalings
 // give the same results; kAvx512Scalef applies to <16 x float> only (other
 // shapes use the portable form).
-llvm::Value* EmitExpNonPositive(
-    llvm::IRBuilder<>& b, llvm::Value* x,
-    ExpScaling scaling = ExpScaling::kPortable);
+llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
+                                ExpScaling scaling = ExpScaling::kPortable);
 
 // Natural logarithm: x = m 2^e with m in [sqrt(1/2), sqrt(2)), then
 // log1p(m - 1) by a degree-11 polynomial and e ln2 in two parts.

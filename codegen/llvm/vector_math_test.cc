@@ -171,8 +171,8 @@ TEST(VectorMathTest, ExpNonPositive) {
     const float want = static_cast<float>(std::exp(static_cast<double>(xs[i])));
     max_ulp = std::max(max_ulp, UlpDistance(ys[i], want));
   }
-  std::printf("exp_non_positive: %zu inputs <= 0, max %lld ulp\n",
-              xs.size(), static_cast<long long>(max_ulp));
+  std::printf("exp_non_positive: %zu inputs <= 0, max %lld ulp\n", xs.size(),
+              static_cast<long long>(max_ulp));
   EXPECT_LE(max_ulp, 1);
   const std::vector<float> special = {-kInf, -1e30f, -104.0f, -0.0f, kNaN};
   const std::vector<float> got = Apply(ExpNonPositive, special, 1);

@@ -1,0 +1,293 @@
+#include "codegen/attention_plan.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "microkernels/brgemm_dispatch.h"
+#include "microkernels/kernel_cache.h"
+#include "support/cache_info.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace codegen {
+
+AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
+                                      int64_t seq_kv, int64_t d, int64_t dv,
+                                      int num_threads, int64_t l2_bytes) {
+  AttentionBlocks b;
+  b.mb = std::min<int64_t>(seq_q, 64);
+  // A Kᵀ block (d x nb), a V block (nb x dv) and the S tile (mb x nb) in
+  // half of L2: long key blocks leave fewer row passes and kernel calls per
+  // score, which costs more than the S tile leaving L1.
+  int64_t nb = (l2_bytes / 2) / (4 * (d + dv + b.mb));
+  nb = std::clamp<int64_t>(nb / 16 * 16, 64, 512);
+  b.nb = std::min(nb, seq_kv);
+  const int64_t q_blocks = (seq_q + b.mb - 1) / b.mb;
+  if (batch_heads < 2 * num_threads) {
+    b.q_chunks =
+        std::min(q_blocks, (2 * num_threads + batch_heads - 1) / batch_heads);
+  }
+  return b;
+}
+namespace {
+
+using microkernels::BrgemmDesc;
+
+// A row stride (in floats) for scratch the kernels stream through: rows
+// 1 KiB apart or a multiple of that fall into a few L1 sets and evict each
+// other (a 64-key Kᵀ panel of 512-key rows does not stay in L1), so such
+// strides get one more cache line.
+int64_t SpreadStride(int64_t floats) {
+  const int64_t ld = (floats + 15) / 16 * 16;
+  return ld % 256 == 0 ? ld + 16 : ld;
+}
+
+// Float Q, K, V, scores, softmax and result (f32, bf16 or f16).
+absl::Status CheckSupported(const AttentionMatch& m) {
+  const Value* values[] = {
+      m.q.param,        m.k.param,      m.v.param,           m.qk->result(),
+      m.pv->operand(0), m.pv->result(), m.softmax->result(), m.result};
+  for (const Value* v : values) {
+    if (!IsFloat(v->type().dtype)) {
+      return absl::UnimplementedError("an integer attention operand");
+    }
+  }
+  if (m.q.strides[3] != 1 || m.v.strides[3] != 1 || m.out_strides[3] != 1) {
+    return absl::UnimplementedError("Q, V or O rows are not contiguous");
+  }
+  return absl::OkStatus();
+}
+
+// An elementwise program over `shape` whose input `tile_value` comes from
+// the RowMap's in_row and whose other inputs are group operands; it writes
+// f32 (a bf16 / f16 result rounded, in an f32 tile). The in_row is an f32
+// tile (`from_tile`, a bf16 / f16 value held rounded in it) or a row of
+// the operand itself.
+absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
+                                   const Op& op,
+                                   const std::vector<const Op*>& chain,
+                                   const Value* tile_value, bool from_tile,
+                                   const std::string& name) {
+  const Shape& shape = chain.back()->result()->type().shape;
+  for (const Op* x : chain) {
+    if (x->result()->type().shape != shape) {
+      return absl::UnimplementedError("a broadcasting op in the chain");
+    }
+  }
+  std::vector<const Value*> params;
+  std::vector<const Op*> ops;
+  CollectInputs(chain, params, ops);
+  std::vector<int> buffers;
+  for (const Value* p : params) {
+    const Value* v = op.operand(p->index());
+    buffers.push_back(nest.FrameIndex(nest.AddFrameBuffer(
+        state.refs.at(v), v->name(), v->type().ToString())));
+  }
+  ops.insert(ops.end(), chain.begin(), chain.end());
+  RowProgram program;
+  HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, buffers, shape,
+                                      chain.back()->result(), -1, program));
+  if (tile_value->type().shape != shape) {
+    return absl::UnimplementedError("the tile value is broadcast");
+  }
+  // Tiles hold f32: a bf16 / f16 value is kept rounded in an f32.
+  program.result_in_f32 = true;
+  RowInput in;
+  in.value = tile_value;
+  in.from_in_row = true;
+  in.rounded_from_f32 = from_tile && tile_value->type().dtype != DType::kF32;
+  HGC_ASSIGN_OR_RETURN(in.strides, BroadcastStrides(shape, shape));
+  program.inputs.push_back(std::move(in));
+  return nest.AddProgram(std::move(program), name);
+}
+
+absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  HGC_ASSIGN_OR_RETURN(Isa isa, microkernels::SelectBrgemmIsa(
+                                    microkernels::BrgemmDataType::kF32));
+  const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
+  for (int mt = 0; mt < 2; ++mt) {
+    const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
+    for (int nt = 0; nt < 2; ++nt) {
+      const int64_t keys = nt && m.seq_kv % nb ? m.seq_kv % nb : nb;
+      using microkernels::BrgemmDataType;
+      BrgemmDesc qk = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kF32,
+                                                   rows, keys, m.head_dim);
+      // A dim of extent 1 has stride 0 in the match: any row length will do.
+      qk.lda = p.qs >= 0 ? m.head_dim : std::max(m.q.strides[2], m.head_dim);
+      qk.ldb = p.kt >= 0 ? p.kt_ld : std::max(m.k.strides[3], keys);
+      qk.ldc = p.s_ld;
+      qk.batch_kind = microkernels::BatchKind::kStrided;
+      HGC_ASSIGN_OR_RETURN(auto qk_code,
+                           microkernels::BrgemmKernelCache::Global().Get(qk));
+      p.qk_kernel[mt][nt] = nest.AddKernel(qk, std::move(qk_code));
+      BrgemmDesc pv = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kF32,
+                                                   rows, m.head_dim_v, keys);
+      pv.lda = p.s_ld;
+      pv.ldb = p.v_ld;
+      pv.ldc = m.head_dim_v;
+      pv.accumulate = m.seq_kv > nb;  // several key blocks accumulate
+      pv.batch_kind = microkernels::BatchKind::kStrided;
+      HGC_ASSIGN_OR_RETURN(auto pv_code,
+                           microkernels::BrgemmKernelCache::Global().Get(pv));
+      p.pv_kernel[mt][nt] = nest.AddKernel(pv, std::move(pv_code));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Per-thread scratch: S and O tiles, row statistics (max, then sum), Kᵀ of
+// one head when K is keys-major or not f32 (and K widened first when
+// both), V rows when copied, and Q rows after the Q ops or widened.
+void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
+  auto per_thread = [&](int64_t floats, const char* name, std::string note) {
+    const int64_t bytes = (floats * 4 + 63) / 64 * 64;
+    return nest.AddPerThread(state.AllocArena(bytes * state.num_threads), bytes,
+                             name, std::move(note));
+  };
+  p.s = per_thread(mb * p.s_ld, "s",
+                   absl::StrCat("f32[", mb, ", ", nb, "] score tile, rows ",
+                                p.s_ld, " apart"));
+  p.o = per_thread(
+      mb * m.head_dim_v, "acc",
+      absl::StrCat("f32[", mb, ", ", m.head_dim_v, "] output accumulator"));
+  p.stats = nest.AddLocal(
+      12 * mb, "stats",
+      absl::StrCat("f32[3, ", mb, "] running max, sum, block max"));
+  if (p.k_packed && p.k_type != DType::kF32) {
+    p.kc = per_thread(m.seq_kv * m.head_dim, "kc",
+                      absl::StrCat("f32[", m.seq_kv, ", ", m.head_dim,
+                                   "] K of one head, widened"));
+  }
+  if (p.k_packed || p.k_type != DType::kF32) {
+    p.kt = per_thread(
+        m.head_dim * p.kt_ld, "kt",
+        absl::StrCat("f32[", m.head_dim, ", ", m.seq_kv,
+                     "] K transposed, one head, rows ", p.kt_ld, " apart"));
+  }
+  if (p.v_packed) {
+    p.vp = per_thread(m.seq_kv * p.v_ld, "vp",
+                      absl::StrCat("f32[", m.seq_kv, ", ", m.head_dim_v,
+                                   "] V rows of one head, ", p.v_ld, " apart"));
+  }
+  if (!m.q_ops.empty() || p.q_type != DType::kF32) {
+    p.qs = per_thread(
+        mb * m.head_dim, "qs",
+        absl::StrCat("f32[", mb, ", ", m.head_dim, "] Q rows ",
+                     m.q_ops.empty() ? "widened" : "after the Q ops"));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
+                                            tile::Nest& nest) {
+  const Graph* body = FusionBody(op);
+  if (body == nullptr) return absl::UnimplementedError("no body");
+  AttentionPlan p;
+  HGC_ASSIGN_OR_RETURN(p.m, MatchAttention(*body));
+  const AttentionMatch& m = p.m;
+  HGC_RETURN_IF_ERROR(CheckSupported(m));
+  if (m.batch * m.heads * m.seq_q * m.seq_kv * m.head_dim * m.head_dim_v == 0) {
+    return absl::UnimplementedError("empty attention");
+  }
+  if (body->results()[0]->type() != op.result()->type()) {
+    return absl::UnimplementedError("body result type differs");
+  }
+  p.blocks = ChooseAttentionBlocks(m.batch * m.heads, m.seq_q, m.seq_kv,
+                                   m.head_dim, m.head_dim_v, state.num_threads,
+                                   HostCacheInfo().l2_bytes);
+  p.q_type = m.q.param->type().dtype;
+  p.k_type = m.k.param->type().dtype;
+  p.v_type = m.v.param->type().dtype;
+  p.softmax_type = m.softmax->result()->type().dtype;
+  p.normalize = p.softmax_type != DType::kF32 ||
+                m.pv->operand(0)->type().dtype != DType::kF32;
+  if (p.normalize && m.seq_kv > p.blocks.nb) {
+    // The rounding needs each row's whole sum before P·V.
+    return absl::UnimplementedError(
+        "a bf16 / f16 softmax or P over more than one key block");
+  }
+  if (const DType t = m.pv->result()->type().dtype; t != DType::kF32) {
+    p.out_casts.push_back(t);
+  }
+  for (const Op* cast : m.out_ops) {
+    p.out_casts.push_back(cast->result()->type().dtype);
+  }
+  // K keys-major (d contiguous) is packed to Kᵀ; K stored transposed (keys
+  // contiguous) is the kernel's B as it is.
+  p.k_packed = m.k.strides[2] != 1;
+  p.kt_ld = SpreadStride(m.seq_kv);
+  p.s_ld = SpreadStride(p.blocks.nb);
+  // V rows a multiple of 1 KiB apart ([B, S, H, D] with H·D a multiple of
+  // 256, say) thrash L1 in P·V; they are copied per head, like Kᵀ.
+  const int64_t v_stride = std::max(m.v.strides[2], m.head_dim_v);
+  p.v_packed = v_stride % 256 == 0 || p.v_type != DType::kF32;
+  p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
+  p.prefetch = p.blocks.q_chunks == 1 && m.seq_kv <= p.blocks.nb &&
+               p.k_packed && m.batch * m.heads > 1;
+  auto operand = [&](const Value* param) {
+    const Value* v = op.operand(param->index());
+    return nest.AddFrameBuffer(state.refs.at(v), v->name(),
+                               v->type().ToString());
+  };
+  p.q = operand(m.q.param);
+  p.k = operand(m.k.param);
+  p.v = operand(m.v.param);
+  p.out = nest.AddFrameBuffer(state.refs.at(op.result()), op.result()->name(),
+                              op.result()->type().ToString());
+  AddScratch(state, nest, p);
+  if (!m.q_ops.empty()) {
+    // The scale on Q runs on each Q row (row 0 of its program): its other
+    // operands must be scalars, the same for every row.
+    const Value* q_value = nullptr;
+    for (const Value* x : m.q_ops.front()->operands()) {
+      if (x->type().NumElements() != 1) q_value = x;
+    }
+    for (const Op* q_op : m.q_ops) {
+      for (const Value* x : q_op->operands()) {
+        if (x != q_value && x->type().NumElements() != 1 &&
+            (x->is_param() ||
+             x->defining_op()->kind_id() == OpKind::kConstant)) {
+          return absl::UnimplementedError("a tensor operand in the Q ops");
+        }
+      }
+    }
+    if (q_value == nullptr) return absl::UnimplementedError("a scalar Q");
+    HGC_ASSIGN_OR_RETURN(p.q_program,
+                         AddTileProgram(state, nest, op, m.q_ops, q_value,
+                                        /*from_tile=*/false, "q_ops"));
+  }
+  if (!m.score_ops.empty()) {
+    HGC_ASSIGN_OR_RETURN(
+        p.score_program,
+        AddTileProgram(state, nest, op, m.score_ops, m.qk->result(),
+                       /*from_tile=*/true, "score_ops"));
+  }
+  // Casts to f32 of a value the tile already holds in f32 change nothing.
+  const bool prob_ops_widen_only =
+      std::all_of(m.prob_ops.begin(), m.prob_ops.end(), [](const Op* x) {
+        return x->kind_id() == OpKind::kCast &&
+               x->result()->type().dtype == DType::kF32;
+      });
+  if (!prob_ops_widen_only) {
+    HGC_ASSIGN_OR_RETURN(
+        p.prob_program,
+        AddTileProgram(state, nest, op, m.prob_ops, m.softmax->result(),
+                       /*from_tile=*/true, "prob_ops"));
+  }
+  if (absl::Status s = AddKernels(nest, p); !s.ok()) {
+    // A shape the kernels do not take runs unfused, correctly.
+    return absl::UnimplementedError(
+        absl::StrCat("attention kernels: ", s.message()));
+  }
+  return p;
+}
+
+}  // namespace codegen
+}  // namespace hgc

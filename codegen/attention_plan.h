@@ -1,0 +1,78 @@
+// The plan of an attention group's nest (lower_attention.h builds its
+// loops from it): the match, block sizes from the cache, the element types
+// and the rounding the graph asks for, scratch row strides, and the nest's
+// frame buffers, scratch, row programs and BRGEMM kernels.
+#ifndef HGC_CODEGEN_ATTENTION_PLAN_H_
+#define HGC_CODEGEN_ATTENTION_PLAN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/lower_common.h"
+#include "codegen/tile_ir.h"
+#include "ir/graph.h"
+#include "passes/attention_match.h"
+
+namespace hgc {
+namespace codegen {
+
+struct AttentionBlocks {
+  int64_t mb = 0;        // query rows per block
+  int64_t nb = 0;        // keys per block
+  int64_t q_chunks = 1;  // chunks of query blocks per (batch, head)
+};
+
+// Blocks for `batch_heads` (batch x heads) attention problems of seq_q x
+// seq_kv with head sizes d (Q, K) and dv (V), on `num_threads` threads with
+// an L2 cache of `l2_bytes`: mb is 64 rows, nb keeps a Kᵀ block, a V block
+// and the S tile within half of L2 (64 to 512 keys); query blocks are split
+// into chunks only when there are fewer than two (batch, head) pairs per
+// thread.
+AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
+                                      int64_t seq_kv, int64_t d, int64_t dv,
+                                      int num_threads, int64_t l2_bytes);
+
+// The plan of one attention group's nest: its match, blocks and types,
+// the rounding the graph asks for, scratch strides, and the indices of the
+// nest's buffers, programs and BRGEMM kernels.
+struct AttentionPlan {
+  AttentionMatch m;
+  AttentionBlocks blocks;
+  bool k_packed = false;  // Kᵀ packed per (batch, head) into `kt`
+  bool v_packed = false;  // V rows copied per (batch, head) into `vp`
+  // Element types of Q, K, V (f32, bf16 or f16; a bf16 / f16 operand is
+  // widened to f32 as it is copied into scratch: exact, and its products
+  // are exact in f32, as the matmuls' f32 accumulation asks).
+  DType q_type = DType::kF32, k_type = DType::kF32, v_type = DType::kF32;
+  // Each softmax row prefetches its share of the next head (one chunk of
+  // query blocks and one key block a head: short items that would start
+  // on data not yet in cache).
+  bool prefetch = false;
+  int64_t kt_ld = 0, s_ld = 0, v_ld = 0;  // row strides of Kᵀ, S and V
+  int q = -1, k = -1, v = -1, out = -1;
+  int kt = -1, kc = -1, vp = -1, s = -1, o = -1, stats = -1, qs = -1;
+  int qk_kernel[2][2] = {};  // [M tail][N tail]
+  int pv_kernel[2][2] = {};  // [M tail][K tail]
+  int q_program = -1, score_program = -1, prob_program = -1;
+  DType softmax_type = DType::kF32;
+  // Rows divided by their sum before P·V (and rounded: a bf16 / f16
+  // softmax, or bf16 / f16 P), as the reference rounds them; P·V's result
+  // then needs no division.
+  bool normalize = false;
+  // The roundings of P·V's result on its way out: its own type when not
+  // f32, then the casts after it, in order.
+  std::vector<DType> out_casts;
+};
+
+// Plans `op` (a fusion op of kind "attention") into `nest`: its frame
+// buffers, per-thread scratch, programs and kernels. Unimplemented for
+// what the kernel does not cover (integer types, Q or V rows that are not
+// contiguous, a rounded softmax or P over several key blocks, ...).
+absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
+                                            tile::Nest& nest);
+
+}  // namespace codegen
+}  // namespace hgc
+
+#endif  // HGC_CODEGEN_ATTENTION_PLAN_H_

@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/copy_emitter.h"
 #include "codegen/llvm/cast_emitter.h"
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/llvm/vector_math.h"
-#include "codegen/runtime_helpers.h"
 #include "llvm/IR/Constants.h"
 #include "microkernels/brgemm_abi.h"
 #include "support/status_macros.h"
@@ -426,136 +426,26 @@ class Emitter {
     b_.SetInsertPoint(done);
   }
 
-  static bool IsOne(const tile::Expr& e) {
-    return e.is_const() && e.value() == 1;
-  }
-
-  // dst[c * dst_col + r] = src[r * src_row + c]: a transpose of contiguous
-  // rows, by the runtime helper (runtime_helpers.h).
-  void EmitTransposeCopy(const tile::Copy& c) {
-    llvm::Type* f32p = f32_->getPointerTo();
-    llvm::Type* i64 = b_.getInt64Ty();
-    llvm::FunctionCallee fn =
-        b_.GetInsertBlock()->getModule()->getOrInsertFunction(
-            kTransposeF32,
-            llvm::FunctionType::get(b_.getVoidTy(),
-                                    {f32p, i64, f32p, i64, i64, i64}, false));
-    b_.CreateCall(fn, {Ptr(c.src, f32_), E(c.src_row), Ptr(c.dst, f32_),
-                       E(c.dst_col), E(c.rows), E(c.cols)});
+  ExprEvaluator Evaluator() {
+    return [this](const tile::Expr& e) { return E(e); };
   }
 
   void Emit(const tile::Copy& c) {
-    if (IsOne(c.src_col) && IsOne(c.dst_row)) return EmitTransposeCopy(c);
-    llvm::Value* src = Ptr(c.src, f32_);
-    llvm::Value* dst = Ptr(c.dst, f32_);
-    if (c.src_type != DType::kF32) return EmitWidenCopy(c);
-    if (IsOne(c.src_col) && IsOne(c.dst_col)) {
-      // Rows of contiguous elements: one memcpy a row.
-      llvm::Value* src_row = E(c.src_row);
-      llvm::Value* dst_row = E(c.dst_row);
-      llvm::Value* bytes = b_.CreateMul(E(c.cols), b_.getInt64(4));
-      EmitLoop(b_, b_.getInt64(0), E(c.rows),
-               [&](llvm::IRBuilder<>& b, llvm::Value* r) {
-                 b.CreateMemCpy(
-                     b.CreateInBoundsGEP(f32_, dst, b.CreateMul(r, dst_row)),
-                     llvm::Align(4),
-                     b.CreateInBoundsGEP(f32_, src, b.CreateMul(r, src_row)),
-                     llvm::Align(4), bytes);
-               });
-      return;
-    }
-    llvm::Value* src_row = E(c.src_row);
-    llvm::Value* src_col = E(c.src_col);
-    llvm::Value* dst_row = E(c.dst_row);
-    llvm::Value* dst_col = E(c.dst_col);
-    llvm::Value* cols = E(c.cols);
-    EmitLoop(b_, b_.getInt64(0), E(c.rows),
-             [&](llvm::IRBuilder<>& b, llvm::Value* r) {
-               llvm::Value* s =
-                   b.CreateInBoundsGEP(f32_, src, b.CreateMul(r, src_row));
-               llvm::Value* d =
-                   b.CreateInBoundsGEP(f32_, dst, b.CreateMul(r, dst_row));
-               EmitLoop(b, b.getInt64(0), cols,
-                        [&](llvm::IRBuilder<>& b, llvm::Value* col) {
-                          llvm::Value* x = b.CreateLoad(
-                              f32_, b.CreateInBoundsGEP(
-                                        f32_, s, b.CreateMul(col, src_col)));
-                          b.CreateStore(
-                              x, b.CreateInBoundsGEP(
-                                     f32_, d, b.CreateMul(col, dst_col)));
-                        });
-             });
-  }
-
-  // Rows of contiguous bf16 / f16 elements widened to f32, 16 at a time.
-  void EmitWidenCopy(const tile::Copy& c) {
-    if (!IsOne(c.src_col) || !IsOne(c.dst_col)) {
-      return Note(absl::InternalError("a widening copy of strided elements"));
-    }
-    llvm::Type* i16 = b_.getInt16Ty();
-    llvm::Value* src = Ptr(c.src, i16);
-    llvm::Value* dst = Ptr(c.dst, f32_);
-    llvm::Value* src_row = E(c.src_row);
-    llvm::Value* dst_row = E(c.dst_row);
-    llvm::Value* cols = E(c.cols);
-    auto* vi16 = llvm::FixedVectorType::get(i16, kVectorWidth);
-    EmitLoop(b_, b_.getInt64(0), E(c.rows),
-             [&](llvm::IRBuilder<>& b, llvm::Value* r) {
-               llvm::Value* s =
-                   b.CreateInBoundsGEP(i16, src, b.CreateMul(r, src_row));
-               llvm::Value* d =
-                   b.CreateInBoundsGEP(f32_, dst, b.CreateMul(r, dst_row));
-               ForVectors(cols, [&](llvm::Value* col, llvm::Value* mask) {
-                 llvm::Value* bits = b_.CreateMaskedLoad(
-                     vi16,
-                     b_.CreateBitCast(b_.CreateInBoundsGEP(i16, s, col),
-                                      vi16->getPointerTo()),
-                     llvm::Align(2), mask, llvm::Constant::getNullValue(vi16));
-                 Store(c.src_type == DType::kBF16 ? EmitBf16ToF32(b_, bits)
-                                                  : EmitF16ToF32(b_, bits),
-                       d, col, mask);
-               });
-             });
+    Note(EmitCopy(b_, c, Ptr(c.src), Ptr(c.dst), Evaluator()));
   }
 
   void Emit(const tile::Fill& f) {
-    llvm::Value* dst = Ptr(f.dst, f32_);
-    llvm::Value* v = llvm::ConstantFP::get(f32_, f.value);
-    EmitLoop(b_, b_.getInt64(0), E(f.count),
-             [&](llvm::IRBuilder<>& b, llvm::Value* i) {
-               b.CreateStore(v, b.CreateInBoundsGEP(f32_, dst, i));
-             });
+    EmitFill(b_, Ptr(f.dst), E(f.count), f.value);
   }
 
   void Emit(const tile::Barrier&) { EmitBarrier(b_, frame_); }
 
   void Emit(const tile::Prefetch& p) {
-    llvm::Type* i8 = b_.getInt8Ty();
-    // Plain (not inbounds) GEPs: the hint may point past the buffer.
+    // Plain (not inbounds) GEP: the hint may point past the buffer.
     llvm::Value* base = b_.CreateGEP(
-        i8, bases_[p.src.buffer],
+        b_.getInt8Ty(), bases_[p.src.buffer],
         b_.CreateMul(E(p.src.offset), b_.getInt64(p.src.elem_bytes)));
-    llvm::Value* stride =
-        b_.CreateMul(E(p.row_stride), b_.getInt64(p.src.elem_bytes));
-    const int64_t lines = (p.row_bytes + 63) / 64;
-    auto prefetch_row = [&](llvm::IRBuilder<>& b, llvm::Value* r) {
-      llvm::Value* row = b.CreateGEP(i8, base, b.CreateMul(r, stride));
-      for (int64_t l = 0; l < lines; ++l) {
-        b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getInt8PtrTy()},
-                          {b.CreateGEP(i8, row, b.getInt64(l * 64)),
-                           b.getInt32(p.write ? 1 : 0), b.getInt32(2) /* L2 */,
-                           b.getInt32(1) /* data */});
-      }
-    };
-    // A few rows known now are straight code: a loop with a run-time trip
-    // count inside the row loop costs LLVM's optimizer far more.
-    if (p.rows.is_const() && p.rows.value() * lines <= 64) {
-      for (int64_t r = 0; r < p.rows.value(); ++r) {
-        prefetch_row(b_, b_.getInt64(r));
-      }
-      return;
-    }
-    EmitLoop(b_, b_.getInt64(0), E(p.rows), prefetch_row);
+    EmitPrefetch(b_, p, base, Evaluator());
   }
 
   const tile::Nest& nest_;

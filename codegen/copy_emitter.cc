@@ -1,0 +1,177 @@
+#include "codegen/copy_emitter.h"
+
+#include "codegen/llvm/cast_emitter.h"
+#include "codegen/lower_common.h"
+#include "codegen/runtime_helpers.h"
+#include "llvm/IR/Constants.h"
+
+namespace hgc {
+namespace codegen {
+namespace {
+
+bool IsOne(const tile::Expr& e) { return e.is_const() && e.value() == 1; }
+
+llvm::Value* F32Ptr(llvm::IRBuilder<>& b, llvm::Value* p) {
+  return b.CreateBitCast(p, b.getFloatTy()->getPointerTo());
+}
+
+// dst[c * dst_col + r] = src[r * src_row + c]: a transpose of contiguous
+// rows, by the runtime helper (runtime_helpers.h).
+void EmitTranspose(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
+                   llvm::Value* dst, const ExprEvaluator& eval) {
+  llvm::Type* f32p = b.getFloatTy()->getPointerTo();
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::FunctionCallee fn =
+      b.GetInsertBlock()->getModule()->getOrInsertFunction(
+          kTransposeF32,
+          llvm::FunctionType::get(b.getVoidTy(),
+                                  {f32p, i64, f32p, i64, i64, i64}, false));
+  b.CreateCall(fn, {F32Ptr(b, src), eval(c.src_row), F32Ptr(b, dst),
+                    eval(c.dst_col), eval(c.rows), eval(c.cols)});
+}
+
+// Rows of contiguous f32: one memcpy a row.
+void EmitRowCopies(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
+                   llvm::Value* dst, const ExprEvaluator& eval) {
+  llvm::Type* f32 = b.getFloatTy();
+  src = F32Ptr(b, src);
+  dst = F32Ptr(b, dst);
+  llvm::Value* src_row = eval(c.src_row);
+  llvm::Value* dst_row = eval(c.dst_row);
+  llvm::Value* bytes = b.CreateMul(eval(c.cols), b.getInt64(4));
+  EmitLoop(b, b.getInt64(0), eval(c.rows),
+           [&](llvm::IRBuilder<>& b, llvm::Value* r) {
+             b.CreateMemCpy(
+                 b.CreateInBoundsGEP(f32, dst, b.CreateMul(r, dst_row)),
+                 llvm::Align(4),
+                 b.CreateInBoundsGEP(f32, src, b.CreateMul(r, src_row)),
+                 llvm::Align(4), bytes);
+           });
+}
+
+// Rows of contiguous bf16 / f16 elements widened to f32, 16 at a time.
+void EmitWidenRows(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
+                   llvm::Value* dst, const ExprEvaluator& eval) {
+  llvm::Type* f32 = b.getFloatTy();
+  llvm::Type* i16 = b.getInt16Ty();
+  src = b.CreateBitCast(src, i16->getPointerTo());
+  dst = F32Ptr(b, dst);
+  llvm::Value* src_row = eval(c.src_row);
+  llvm::Value* dst_row = eval(c.dst_row);
+  llvm::Value* cols = eval(c.cols);
+  auto* vi16 = llvm::FixedVectorType::get(i16, kVectorWidth);
+  auto* vf32 = llvm::FixedVectorType::get(f32, kVectorWidth);
+  llvm::Value* vectors =
+      b.CreateUDiv(b.CreateAdd(cols, b.getInt64(15)), b.getInt64(kVectorWidth));
+  EmitLoop(
+      b, b.getInt64(0), eval(c.rows),
+      [&](llvm::IRBuilder<>& b, llvm::Value* r) {
+        llvm::Value* s = b.CreateInBoundsGEP(i16, src, b.CreateMul(r, src_row));
+        llvm::Value* d = b.CreateInBoundsGEP(f32, dst, b.CreateMul(r, dst_row));
+        EmitLoop(b, b.getInt64(0), vectors,
+                 [&](llvm::IRBuilder<>& b, llvm::Value* v) {
+                   llvm::Value* col = b.CreateMul(v, b.getInt64(kVectorWidth));
+                   llvm::Value* mask = TailMask(b, col, cols);
+                   llvm::Value* bits = b.CreateMaskedLoad(
+                       vi16,
+                       b.CreateBitCast(b.CreateInBoundsGEP(i16, s, col),
+                                       vi16->getPointerTo()),
+                       llvm::Align(2), mask,
+                       llvm::Constant::getNullValue(vi16));
+                   b.CreateMaskedStore(
+                       c.src_type == DType::kBF16 ? EmitBf16ToF32(b, bits)
+                                                  : EmitF16ToF32(b, bits),
+                       b.CreateBitCast(b.CreateInBoundsGEP(f32, d, col),
+                                       vf32->getPointerTo()),
+                       llvm::Align(4), mask);
+                 });
+      });
+}
+
+// Any strides, element by element.
+void EmitStridedCopy(llvm::IRBuilder<>& b, const tile::Copy& c,
+                     llvm::Value* src, llvm::Value* dst,
+                     const ExprEvaluator& eval) {
+  llvm::Type* f32 = b.getFloatTy();
+  src = F32Ptr(b, src);
+  dst = F32Ptr(b, dst);
+  llvm::Value* src_row = eval(c.src_row);
+  llvm::Value* src_col = eval(c.src_col);
+  llvm::Value* dst_row = eval(c.dst_row);
+  llvm::Value* dst_col = eval(c.dst_col);
+  llvm::Value* cols = eval(c.cols);
+  EmitLoop(
+      b, b.getInt64(0), eval(c.rows),
+      [&](llvm::IRBuilder<>& b, llvm::Value* r) {
+        llvm::Value* s = b.CreateInBoundsGEP(f32, src, b.CreateMul(r, src_row));
+        llvm::Value* d = b.CreateInBoundsGEP(f32, dst, b.CreateMul(r, dst_row));
+        EmitLoop(
+            b, b.getInt64(0), cols,
+            [&](llvm::IRBuilder<>& b, llvm::Value* col) {
+              llvm::Value* x = b.CreateLoad(
+                  f32, b.CreateInBoundsGEP(f32, s, b.CreateMul(col, src_col)));
+              b.CreateStore(
+                  x, b.CreateInBoundsGEP(f32, d, b.CreateMul(col, dst_col)));
+            });
+      });
+}
+
+}  // namespace
+
+absl::Status EmitCopy(llvm::IRBuilder<>& b, const tile::Copy& copy,
+                      llvm::Value* src, llvm::Value* dst,
+                      const ExprEvaluator& eval) {
+  const bool rows_contiguous = IsOne(copy.src_col) && IsOne(copy.dst_col);
+  if (copy.src_type != DType::kF32) {
+    if (!rows_contiguous) {
+      return absl::InternalError("a widening copy of strided elements");
+    }
+    EmitWidenRows(b, copy, src, dst, eval);
+  } else if (IsOne(copy.src_col) && IsOne(copy.dst_row)) {
+    EmitTranspose(b, copy, src, dst, eval);
+  } else if (rows_contiguous) {
+    EmitRowCopies(b, copy, src, dst, eval);
+  } else {
+    EmitStridedCopy(b, copy, src, dst, eval);
+  }
+  return absl::OkStatus();
+}
+
+void EmitFill(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* count,
+              float value) {
+  llvm::Type* f32 = b.getFloatTy();
+  dst = F32Ptr(b, dst);
+  llvm::Value* v = llvm::ConstantFP::get(f32, value);
+  EmitLoop(b, b.getInt64(0), count, [&](llvm::IRBuilder<>& b, llvm::Value* i) {
+    b.CreateStore(v, b.CreateInBoundsGEP(f32, dst, i));
+  });
+}
+
+void EmitPrefetch(llvm::IRBuilder<>& b, const tile::Prefetch& p,
+                  llvm::Value* base, const ExprEvaluator& eval) {
+  llvm::Type* i8 = b.getInt8Ty();
+  llvm::Value* stride =
+      b.CreateMul(eval(p.row_stride), b.getInt64(p.src.elem_bytes));
+  const int64_t lines = (p.row_bytes + 63) / 64;
+  auto prefetch_row = [&](llvm::IRBuilder<>& b, llvm::Value* r) {
+    llvm::Value* row = b.CreateGEP(i8, base, b.CreateMul(r, stride));
+    for (int64_t l = 0; l < lines; ++l) {
+      b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getInt8PtrTy()},
+                        {b.CreateGEP(i8, row, b.getInt64(l * 64)),
+                         b.getInt32(p.write ? 1 : 0), b.getInt32(2) /* L2 */,
+                         b.getInt32(1) /* data */});
+    }
+  };
+  // A few rows known now are straight code: a loop with a run-time trip
+  // count inside the row loop costs LLVM's optimizer far more.
+  if (p.rows.is_const() && p.rows.value() * lines <= 64) {
+    for (int64_t r = 0; r < p.rows.value(); ++r) {
+      prefetch_row(b, b.getInt64(r));
+    }
+    return;
+  }
+  EmitLoop(b, b.getInt64(0), eval(p.rows), prefetch_row);
+}
+
+}  // namespace codegen
+}  // namespace hgc

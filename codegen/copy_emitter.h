@@ -1,0 +1,38 @@
+// The data movement of tile nests (tile_emitter.h), emitted at the
+// builder's insertion point: 2-D copies (element by element, a memcpy per
+// contiguous row, transposes through runtime_helpers.h, bf16 / f16 rows
+// widened to f32), fills and prefetch hints.
+#ifndef HGC_CODEGEN_COPY_EMITTER_H_
+#define HGC_CODEGEN_COPY_EMITTER_H_
+
+#include <functional>
+
+#include "absl/status/status.h"
+#include "codegen/tile_ir.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace hgc {
+namespace codegen {
+
+// Evaluates an index expression of the nest being emitted (an i64).
+using ExprEvaluator = std::function<llvm::Value*(const tile::Expr&)>;
+
+// `copy` from `src` to `dst` (the views' addresses, i8*). Internal error
+// for a widening copy whose rows are not contiguous.
+absl::Status EmitCopy(llvm::IRBuilder<>& b, const tile::Copy& copy,
+                      llvm::Value* src, llvm::Value* dst,
+                      const ExprEvaluator& eval);
+
+// dst[0, count) = value.
+void EmitFill(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* count,
+              float value);
+
+// The hint `prefetch`, its first row at `base` (i8*, computed without
+// inbounds).
+void EmitPrefetch(llvm::IRBuilder<>& b, const tile::Prefetch& prefetch,
+                  llvm::Value* base, const ExprEvaluator& eval);
+
+}  // namespace codegen
+}  // namespace hgc
+
+#endif  // HGC_CODEGEN_COPY_EMITTER_H_

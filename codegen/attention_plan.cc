@@ -32,6 +32,7 @@ AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
   }
   return b;
 }
+
 namespace {
 
 using microkernels::BrgemmDesc;

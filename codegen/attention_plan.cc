@@ -66,11 +66,13 @@ absl::Status CheckSupported(const AttentionMatch& m) {
 // the RowMap's in_row and whose other inputs are group operands; it writes
 // f32 (a bf16 / f16 result rounded, in an f32 tile). The in_row is an f32
 // tile (`from_tile`, a bf16 / f16 value held rounded in it) or a row of
-// the operand itself.
+// the operand itself. A `matmul_operand` result is stored as the matmul
+// reads it.
 absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
                                    const Op& op,
                                    const std::vector<const Op*>& chain,
                                    const Value* tile_value, bool from_tile,
+                                   bool matmul_operand,
                                    const std::string& name) {
   const Shape& shape = chain.back()->result()->type().shape;
   for (const Op* x : chain) {
@@ -94,8 +96,11 @@ absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
   if (tile_value->type().shape != shape) {
     return absl::UnimplementedError("the tile value is broadcast");
   }
-  // Tiles hold f32: a bf16 / f16 value is kept rounded in an f32.
+  // Tiles hold f32: a bf16 / f16 value is kept rounded in an f32. A bf16
+  // result that is a matmul operand (Q, P) is kept as the matmul reads it.
   program.result_in_f32 = true;
+  program.result_denormals_as_zero =
+      matmul_operand && chain.back()->result()->type().dtype == DType::kBF16;
   RowInput in;
   in.value = tile_value;
   in.from_in_row = true;
@@ -262,13 +267,15 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
     if (q_value == nullptr) return absl::UnimplementedError("a scalar Q");
     HGC_ASSIGN_OR_RETURN(p.q_program,
                          AddTileProgram(state, nest, op, m.q_ops, q_value,
-                                        /*from_tile=*/false, "q_ops"));
+                                        /*from_tile=*/false,
+                                        /*matmul_operand=*/true, "q_ops"));
   }
   if (!m.score_ops.empty()) {
     HGC_ASSIGN_OR_RETURN(
         p.score_program,
         AddTileProgram(state, nest, op, m.score_ops, m.qk->result(),
-                       /*from_tile=*/true, "score_ops"));
+                       /*from_tile=*/true, /*matmul_operand=*/false,
+                       "score_ops"));
   }
   // Casts to f32 of a value the tile already holds in f32 change nothing.
   const bool prob_ops_widen_only =
@@ -280,7 +287,8 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
     HGC_ASSIGN_OR_RETURN(
         p.prob_program,
         AddTileProgram(state, nest, op, m.prob_ops, m.softmax->result(),
-                       /*from_tile=*/true, "prob_ops"));
+                       /*from_tile=*/true, /*matmul_operand=*/true,
+                       "prob_ops"));
   }
   if (absl::Status s = AddKernels(nest, p); !s.ok()) {
     // A shape the kernels do not take runs unfused, correctly.

@@ -78,9 +78,12 @@ void EmitWidenRows(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
                                        vi16->getPointerTo()),
                        llvm::Align(2), mask,
                        llvm::Constant::getNullValue(vi16));
+                   llvm::Value* x = c.src_type == DType::kBF16
+                                        ? EmitBf16ToF32(b, bits)
+                                        : EmitF16ToF32(b, bits);
+                   if (c.denormals_as_zero) x = EmitDenormalsAsZero(b, x);
                    b.CreateMaskedStore(
-                       c.src_type == DType::kBF16 ? EmitBf16ToF32(b, bits)
-                                                  : EmitF16ToF32(b, bits),
+                       x,
                        b.CreateBitCast(b.CreateInBoundsGEP(f32, d, col),
                                        vf32->getPointerTo()),
                        llvm::Align(4), mask);

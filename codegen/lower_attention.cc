@@ -90,6 +90,7 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
         rows,
         m.head_dim};
     widen.src_type = p.q_type;
+    widen.denormals_as_zero = p.q_type == DType::kBF16;
     nb.Append(tile::Stmt{std::move(widen)});
     q_rows = View{p.qs, 0, 4};
   } else if (p.qs >= 0) {
@@ -152,6 +153,10 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
           if (p.softmax_type != DType::kF32) {
             normalize.round_to = {p.softmax_type};
           }
+          // Without prob ops the softmax result is P·V's A operand.
+          normalize.denormals_as_zero =
+              p.prob_program < 0 &&
+              m.pv->operand(0)->type().dtype == DType::kBF16;
           nb.Append(tile::Stmt{std::move(normalize)});
         }
       } else {
@@ -234,6 +239,8 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
                          View{p.kc, 0, 4}, m.head_dim,     1,
                          m.seq_kv,         m.head_dim};
         widen.src_type = p.k_type;
+        widen.denormals_as_zero = p.k_type == DType::kBF16;
+        widen.denormals_as_zero = p.k_type == DType::kBF16;
         nb.Append(tile::Stmt{std::move(widen)});
         k_rows = View{p.kc, 0, 4};
         k_row = m.head_dim;
@@ -252,6 +259,7 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
                        m.head_dim,
                        m.seq_kv};
       widen.src_type = p.k_type;
+      widen.denormals_as_zero = p.k_type == DType::kBF16;
       nb.Append(tile::Stmt{std::move(widen)});
     }
     if (p.vp >= 0) {
@@ -264,6 +272,7 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
                       m.seq_kv,
                       m.head_dim_v};
       copy.src_type = p.v_type;
+      copy.denormals_as_zero = p.v_type == DType::kBF16;
       nb.Append(tile::Stmt{std::move(copy)});
     }
     nb.For("qb", chunk * per_chunk,

@@ -24,8 +24,9 @@
 //
 // Mixed precision: bf16 / f16 Q, K and V are widened to f32 as they are
 // copied into scratch (their products are exact in f32, as the matmuls'
-// f32 accumulation asks); the scores, a bf16 / f16 softmax or P and the
-// output are rounded where the graph rounds them. A rounded softmax or P
+// f32 accumulation asks; bf16 denormals become zeros, as a bf16 matmul
+// reads them, and so does a bf16 P); the scores, a bf16 / f16 softmax or P and
+// the output are rounded where the graph rounds them. A rounded softmax or P
 // divides each row by its sum before P·V, so it needs the keys in one
 // block. attention_plan.h holds the plan: types, blocks, strides, scratch,
 // programs and kernels.

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "codegen/llvm/cast_emitter.h"
 #include "codegen/llvm/elemental_emitter.h"
 #include "ir/dtype.h"
 #include "llvm/IR/Constants.h"
@@ -426,7 +427,11 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
         auto* vt = llvm::FixedVectorType::get(out_elem, kVectorWidth);
         llvm::Value* p = b.CreateBitCast(
             b.CreateInBoundsGEP(out_elem, out_row, col), vt->getPointerTo());
-        llvm::Value* stored = ToMemory(b, out_dtype, it->second);
+        llvm::Value* result = it->second;
+        if (program.result_denormals_as_zero) {
+          result = EmitDenormalsAsZero(b, result);
+        }
+        llvm::Value* stored = ToMemory(b, out_dtype, result);
         b.CreateMaskedStore(stored, p, ElementAlign(out_elem), mask);
         if (on_result) on_result(b, stored, mask);
       });

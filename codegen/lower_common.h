@@ -154,6 +154,9 @@ struct RowProgram {
   // already rounded, so the f32 holds its value exactly): an f32 tile that
   // later programs read with RowInput::rounded_from_f32.
   bool result_in_f32 = false;
+  // Store denormal results as zeros of their sign (a bf16 matmul operand,
+  // as the matmul reads it).
+  bool result_denormals_as_zero = false;
 };
 
 // Checks that `program` is something EmitRow can lower: a non-empty

@@ -333,6 +333,8 @@ class Emitter {
         y = r.divide ? b_.CreateFDiv(y, f) : b_.CreateFMul(y, f);
       }
       for (DType t : r.round_to) y = RoundToDType(b_, y, t);
+      if (r.denormals_as_zero) y = EmitDenormalsAsZero(b_, y);
+      if (r.denormals_as_zero) y = EmitDenormalsAsZero(b_, y);
       if (r.dst_type == DType::kF32) return Store(y, dst, col, mask);
       // A 16-bit float: y is exact in it after the rounding above.
       llvm::Value* bits = r.dst_type == DType::kBF16 ? EmitF32ToBf16(b_, y)

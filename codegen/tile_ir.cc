@@ -366,7 +366,8 @@ class Printer {
                       E(c.dst_row), ", ", E(c.dst_col), ")",
                       c.src_type == DType::kF32
                           ? ""
-                          : absl::StrCat(" from ", DTypeName(c.src_type))));
+                          : absl::StrCat(" from ", DTypeName(c.src_type)),
+                      c.denormals_as_zero ? ", denormals as 0" : ""));
   }
   void Line(int indent, const RowReduce& r) {
     std::string s =
@@ -394,6 +395,7 @@ class Printer {
     if (r.dst_type != DType::kF32) {
       absl::StrAppend(&s, " as ", DTypeName(r.dst_type));
     }
+    if (r.denormals_as_zero) absl::StrAppend(&s, ", denormals as 0");
     Emit(indent, s);
   }
   void Line(int indent, const RowNormalize& r) {

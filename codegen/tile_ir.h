@@ -168,7 +168,9 @@ struct RowExp {
 // src[i] * (1 / *factor) with `reciprocal`, src[i] / *factor with
 // `divide`, or src[i] itself without a factor; the value is then rounded
 // to each of `round_to` in turn (bf16 / f16 casts) and stored as
-// `dst_type` (f32, or bf16 / f16, which the last rounding makes exact).
+// `dst_type` (f32, or bf16 / f16, which the last rounding makes exact);
+// with `denormals_as_zero`, denormal results are stored as zeros of their
+// sign (a bf16 matmul operand, as the matmul reads it).
 struct RowScale {
   View src, dst;
   Expr len;
@@ -177,6 +179,7 @@ struct RowScale {
   bool divide = false;
   std::vector<DType> round_to;
   DType dst_type = DType::kF32;
+  bool denormals_as_zero = false;
 };
 
 // dst[i] = (x[i] - *mean) * (1 / sqrt(*var + epsilon)) * gamma[i] + beta[i]
@@ -212,7 +215,8 @@ struct OnlineSoftmax {
 // dst[r * dst_row + c * dst_col] = src[r * src_row + c * src_col] for
 // r < rows, c < cols: a copy or transpose of f32 elements (packing a K
 // block). The inner loop runs over c. A bf16 / f16 `src_type` is widened
-// to f32 as it is copied (rows contiguous on both sides only).
+// to f32 as it is copied (rows contiguous on both sides only), with
+// `denormals_as_zero` as a bf16 matmul reads its operands.
 struct Copy {
   View src;
   Expr src_row, src_col;
@@ -220,6 +224,7 @@ struct Copy {
   Expr dst_row, dst_col;
   Expr rows, cols;
   DType src_type = DType::kF32;
+  bool denormals_as_zero = false;
 };
 
 // dst[0, count) = value (f32).

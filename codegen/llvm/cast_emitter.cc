@@ -138,6 +138,16 @@ llvm::Value* EmitBf16ToF32(llvm::IRBuilder<>& b, llvm::Value* x) {
                          F32Like(x));
 }
 
+llvm::Value* EmitDenormalsAsZero(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* i32 = IntTypeLike(x->getType(), 32);
+  llvm::Value* bits = b.CreateBitCast(x, i32);
+  llvm::Value* exponent_zero = b.CreateICmpEQ(
+      b.CreateAnd(bits, IntConst(i32, 0x7f800000)), IntConst(i32, 0));
+  llvm::Value* sign = b.CreateAnd(bits, IntConst(i32, 0x80000000u));
+  return b.CreateBitCast(b.CreateSelect(exponent_zero, sign, bits),
+                         x->getType());
+}
+
 llvm::Value* EmitF32ToF16(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* half = WithElementType(x->getType(), b.getHalfTy());
   return b.CreateBitCast(b.CreateFPTrunc(x, half),

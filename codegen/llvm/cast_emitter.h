@@ -54,6 +54,11 @@ llvm::Value* EmitF32ToBf16(llvm::IRBuilder<>& b, llvm::Value* x,
 // bf16 bits (i16) -> f32, exact.
 llvm::Value* EmitBf16ToF32(llvm::IRBuilder<>& b, llvm::Value* x);
 
+// f32 x (scalar or vector) with its denormals replaced by zeros of their
+// sign: how a bf16 matmul reads a bf16 operand (the AVX512_BF16 and AMX dot
+// products do in hardware; a bf16 denormal widens to an f32 denormal).
+llvm::Value* EmitDenormalsAsZero(llvm::IRBuilder<>& b, llvm::Value* x);
+
 // f32 -> IEEE half bits (i16), round to nearest even (fptrunc; vcvtps2ph).
 llvm::Value* EmitF32ToF16(llvm::IRBuilder<>& b, llvm::Value* x);
 

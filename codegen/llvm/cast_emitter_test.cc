@@ -140,6 +140,27 @@ TEST(CastEmitterTest, SixteenBitToF32IsExact) {
   }
 }
 
+// Every bf16 widened and read as a bf16 matmul operand: denormals become
+// zeros of their sign, everything else (zeros, normals, inf, NaN) stays.
+TEST(CastEmitterTest, DenormalsAsZeroOnWidenedBf16) {
+  std::vector<uint16_t> all(65536);
+  for (int i = 0; i < 65536; ++i) all[i] = static_cast<uint16_t>(i);
+  absl::StatusOr<ArrayKernel> kernel = ArrayKernel::Create(
+      {Elem::kI16}, Elem::kF32,
+      [](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& in) {
+        return EmitDenormalsAsZero(b, EmitBf16ToF32(b, in[0]));
+      });
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<float> ys(all.size());
+  kernel->Run({all.data()}, ys.data(), all.size());
+  for (int i = 0; i < 65536; ++i) {
+    const bool denormal = (i & 0x7f80) == 0 && (i & 0x7f) != 0;
+    const uint32_t want = denormal ? static_cast<uint32_t>(i & 0x8000) << 16
+                                   : FloatBits(Bf16ToFloat(all[i]));
+    ASSERT_EQ(FloatBits(ys[i]), want) << "bf16 bits " << i;
+  }
+}
+
 TEST(CastEmitterTest, F32ToF16IsRoundToNearestEven) {
   std::vector<float> xs = FloatInputs();
   std::vector<uint16_t> ys = Cast<uint16_t>(DType::kF32, DType::kF16, xs);

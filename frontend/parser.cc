@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -12,10 +11,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "frontend/lexer.h"
+#include "frontend/parser_internal.h"
 #include "frontend/token.h"
 #include "ir/attribute.h"
 #include "ir/builder.h"
-#include "ir/dtype.h"
 #include "ir/op_registry.h"
 #include "ir/tensor_type.h"
 #include "ir/verifier.h"
@@ -24,70 +23,14 @@
 #include "support/status_macros.h"
 
 namespace hgc {
+namespace parser_internal {
 namespace {
 
 std::string Plural(size_t n, absl::string_view word) {
   return absl::StrCat(n, " ", word, n == 1 ? "" : "s");
 }
 
-class Parser {
- public:
-  Parser(absl::string_view text, int32_t file_id)
-      : lexer_(text, file_id), file_id_(file_id) {}
-
-  absl::StatusOr<Module> Parse();
-
- private:
-  // Token plumbing. `tok_` is the current (not yet consumed) token.
-  absl::Status Advance();
-  SourceLoc Loc(const Token& t) const { return SourceLoc{file_id_, t.offset}; }
-  absl::Status Error(const Token& t, absl::string_view message) const {
-    return ErrorAt(Loc(t), message);
-  }
-  // "expected WHAT, found <current token>" at the current token.
-  absl::Status Expected(absl::string_view what) const {
-    return Error(
-        tok_, absl::StrCat("expected ", what, ", found ", DescribeToken(tok_)));
-  }
-  // Consumes a `kind` token, or fails with "expected <kind> <context>".
-  absl::Status Expect(TokenKind kind, absl::string_view context);
-  // The token after the current one, without consuming anything. Callers
-  // use it only to choose a message, so a lexer error there is not reported
-  // (the current token is the first error).
-  absl::StatusOr<Token> PeekNext() const;
-
-  absl::Status ParseGraph(Module& module);
-  absl::Status ParseParams();
-  absl::Status ParseResultTypes();
-  absl::StatusOr<TensorType> ParseType();
-  absl::Status ParseStatement();
-  absl::Status ParseReturn();
-  absl::StatusOr<AttrMap> ParseAttrs();
-  absl::StatusOr<Attribute> ParseAttrValue(int depth);
-  // The current token as a scalar attribute (not consumed), or nullopt.
-  std::optional<Attribute> ScalarAttr();
-  // The value named by the current kValue token, which is consumed.
-  absl::StatusOr<Value*> ParseUse();
-  absl::Status CheckNewValueName(const Token& t) const;
-  // The current graph as diagnostics name it: '@name'.
-  std::string GraphRef() const {
-    return QuoteForDiagnostic(absl::StrCat("@", graph_->name()));
-  }
-  absl::Status CheckSymbolRefs() const;
-
-  Lexer lexer_;
-  int32_t file_id_;
-  Token tok_;
-
-  absl::flat_hash_set<std::string> graph_names_;
-  // Every `@name` written in an attribute, checked once all graphs are read.
-  std::vector<std::pair<std::string, SourceLoc>> symbol_refs_;
-
-  // State of the graph being parsed.
-  Graph* graph_ = nullptr;
-  absl::flat_hash_map<std::string, Value*> values_;
-  bool returned_ = false;
-};
+}  // namespace
 
 absl::Status Parser::Advance() {
   HGC_ASSIGN_OR_RETURN(tok_, lexer_.Next());
@@ -223,53 +166,6 @@ absl::Status Parser::ParseResultTypes() {
   }
   graph_->SetDeclaredResultTypes(std::move(types));
   return absl::OkStatus();
-}
-
-absl::StatusOr<TensorType> Parser::ParseType() {
-  if (!tok_.is(TokenKind::kIdent)) return Expected("type (e.g. 'f32[4, 8]')");
-  const Token dtype_tok = tok_;
-  std::optional<DType> dtype = ParseDType(dtype_tok.text);
-  if (!dtype.has_value()) {
-    // `f64[4]` is a misspelled type; `return` after a dangling ':' is not.
-    absl::StatusOr<Token> next = PeekNext();
-    if (!next.ok() || !next->is(TokenKind::kLBracket)) {
-      return Expected("type (e.g. 'f32[4, 8]')");
-    }
-    return Error(dtype_tok,
-                 absl::StrCat("unknown element type ",
-                              QuoteForDiagnostic(dtype_tok.text),
-                              " (expected f32, bf16, f16, s32, s8, u8 or "
-                              "bool)"));
-  }
-  HGC_RETURN_IF_ERROR(Advance());
-  HGC_RETURN_IF_ERROR(Expect(
-      TokenKind::kLBracket,
-      absl::StrCat("after element type ", QuoteForDiagnostic(dtype_tok.text))));
-  Shape shape;
-  if (!tok_.is(TokenKind::kRBracket)) {
-    while (true) {
-      if (!tok_.is(TokenKind::kInt)) return Expected("dimension (an integer)");
-      if (tok_.int_value < 0) {
-        return Error(tok_, absl::StrCat("negative dimension ", tok_.int_value));
-      }
-      if (static_cast<int64_t>(shape.size()) == kMaxRank) {
-        return Error(tok_, absl::StrCat("too many dimensions (a type has at "
-                                        "most ",
-                                        kMaxRank, ")"));
-      }
-      shape.push_back(tok_.int_value);
-      HGC_RETURN_IF_ERROR(Advance());
-      if (tok_.is(TokenKind::kRBracket)) break;
-      if (!tok_.is(TokenKind::kComma)) {
-        return Expected("',' or ']' after dimension");
-      }
-      HGC_RETURN_IF_ERROR(Advance());
-    }
-  }
-  HGC_RETURN_IF_ERROR(Advance());  // ']'
-  absl::StatusOr<int64_t> count = CheckedNumElements(shape);
-  if (!count.ok()) return Error(dtype_tok, count.status().message());
-  return TensorType(*dtype, std::move(shape));
 }
 
 absl::StatusOr<Value*> Parser::ParseUse() {
@@ -438,93 +334,6 @@ absl::Status Parser::ParseReturn() {
   return Expected("',' or '}' after return value");
 }
 
-absl::StatusOr<AttrMap> Parser::ParseAttrs() {
-  HGC_RETURN_IF_ERROR(Advance());  // '{'
-  AttrMap attrs;
-  while (true) {
-    if (!tok_.is(TokenKind::kIdent)) return Expected("attribute name");
-    const Token name_tok = tok_;
-    if (attrs.find(name_tok.text) != attrs.end()) {
-      return Error(name_tok, absl::StrCat("duplicate attribute ",
-                                          QuoteForDiagnostic(name_tok.text)));
-    }
-    HGC_RETURN_IF_ERROR(Advance());
-    HGC_RETURN_IF_ERROR(Expect(
-        TokenKind::kEqual, absl::StrCat("after attribute name ",
-                                        QuoteForDiagnostic(name_tok.text))));
-    HGC_ASSIGN_OR_RETURN(Attribute value, ParseAttrValue(0));
-    attrs.emplace(std::string(name_tok.text), std::move(value));
-    if (tok_.is(TokenKind::kRBrace)) break;
-    if (!tok_.is(TokenKind::kComma)) {
-      return Expected("',' or '}' after attribute value");
-    }
-    HGC_RETURN_IF_ERROR(Advance());
-  }
-  HGC_RETURN_IF_ERROR(Advance());  // '}'
-  return attrs;
-}
-
-std::optional<Attribute> Parser::ScalarAttr() {
-  switch (tok_.kind) {
-    case TokenKind::kInt:
-      return Attribute::Int(tok_.int_value);
-    case TokenKind::kFloat:
-      return Attribute::Float(tok_.float_value);
-    case TokenKind::kString:
-      return Attribute::String(DecodeStringLiteral(tok_.text));
-    case TokenKind::kSymbol:
-      symbol_refs_.emplace_back(std::string(tok_.name()), Loc(tok_));
-      return Attribute::Symbol(std::string(tok_.name()));
-    case TokenKind::kIdent:
-      if (tok_.text == "true" || tok_.text == "false") {
-        return Attribute::Bool(tok_.text == "true");
-      }
-      if (std::optional<DType> dtype = ParseDType(tok_.text)) {
-        return Attribute::Type(*dtype);
-      }
-      return std::nullopt;
-    default:
-      return std::nullopt;
-  }
-}
-
-absl::StatusOr<Attribute> Parser::ParseAttrValue(int depth) {
-  if (std::optional<Attribute> scalar = ScalarAttr()) {
-    HGC_RETURN_IF_ERROR(Advance());
-    return std::move(*scalar);
-  }
-  if (!tok_.is(TokenKind::kLBracket)) return Expected("attribute value");
-  // Recursion is bounded here, so neither this parser nor the recursive
-  // Attribute code after it (printing, comparing, destroying) can exhaust
-  // the stack.
-  if (depth + 1 > kMaxAttrNesting) {
-    return Error(tok_, absl::StrCat("nesting too deep: attribute lists nest "
-                                    "at most ",
-                                    kMaxAttrNesting, " levels"));
-  }
-  HGC_RETURN_IF_ERROR(Advance());
-  Attribute::List list;
-  if (!tok_.is(TokenKind::kRBracket)) {
-    while (true) {
-      // Scalars directly: lists of a million numbers are the common case.
-      if (std::optional<Attribute> scalar = ScalarAttr()) {
-        list.push_back(std::move(*scalar));
-        HGC_RETURN_IF_ERROR(Advance());
-      } else {
-        HGC_ASSIGN_OR_RETURN(Attribute element, ParseAttrValue(depth + 1));
-        list.push_back(std::move(element));
-      }
-      if (tok_.is(TokenKind::kRBracket)) break;
-      if (!tok_.is(TokenKind::kComma)) {
-        return Expected("',' or ']' after list element");
-      }
-      HGC_RETURN_IF_ERROR(Advance());
-    }
-  }
-  HGC_RETURN_IF_ERROR(Advance());  // ']'
-  return Attribute::MakeList(std::move(list));
-}
-
 absl::Status Parser::CheckSymbolRefs() const {
   for (const auto& [name, loc] : symbol_refs_) {
     if (!graph_names_.contains(name)) {
@@ -535,14 +344,14 @@ absl::Status Parser::CheckSymbolRefs() const {
   return absl::OkStatus();
 }
 
-}  // namespace
+}  // namespace parser_internal
 
 absl::StatusOr<Module> ParseModule(absl::string_view text,
                                    absl::string_view filename,
                                    SourceManager& sm) {
   int32_t file_id = sm.AddFile(std::string(filename), std::string(text));
   // Lex the SourceManager's copy: tokens and locations point into it.
-  return Parser(sm.FileText(file_id), file_id).Parse();
+  return parser_internal::Parser(sm.FileText(file_id), file_id).Parse();
 }
 
 absl::StatusOr<Module> ParseFile(const std::string& path, SourceManager& sm) {

@@ -1,7 +1,8 @@
 // Internals of the primitive-based executor (baseline/primitive_executor.h):
 // buffer slots, executable steps, the context op builders run in, and
-// oneDNN helpers. Not a public API: only baseline/primitive_executor.cc and
-// baseline/primitives/*.cc include this header.
+// oneDNN helpers. Not a public API: only baseline/primitive_executor_impl.h,
+// baseline/primitive_executor_plan.cc and baseline/primitives/*.cc include
+// this header.
 //
 // Every oneDNN call that can throw (dnnl::error) is made inside a try block
 // of this library; nothing throws out of it.

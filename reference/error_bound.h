@@ -41,8 +41,19 @@
 //   gives the steps its interval [x - E, x + E] spans; dequantize scales
 //   steps back. Integer outputs are still compared exactly (s8/u8 one
 //   step); their E matters only where it flows back into floats.
-// * A non-finite value has E = 0 (non-finite values must match exactly); a
-//   NaN bound (inf * 0 and the like) becomes inf.
+// * A non-finite value has E = 0 where it is certain (it must match
+//   exactly) and E = inf where it is not. An elementwise op evaluates
+//   itself at the corners of its operands' intervals: x / (0 +- E) or
+//   log(0 +- E) may come out as anything, inf / (2 +- E) is inf for
+//   certain. A sum (matmul, reduce_sum) is uncertain where an operand
+//   with E = inf, an infinity times a factor whose interval holds 0, or
+//   finite terms heavy enough to overflow in another order take part, or
+//   where no non-finite term does (an overflow); softmax and layernorm
+//   where an input with E = inf does. A NaN bound (inf * 0 and the like)
+//   becomes inf.
+// * E = inf on any value says that a correct result may be anything there;
+//   the comparison (support/tensor_compare.h) accepts every value, NaN and
+//   the infinities included.
 //
 // Cost: each matmul runs one more f32 matmul (of squares), and up to two
 // more where its operands carry error; bounds are f32 tensors of the values' shapes, omitted (no data)

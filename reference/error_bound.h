@@ -18,6 +18,17 @@
 //   different orders is off by about u sqrt(sum of squared partial sums),
 //   whether the terms share a sign or cancel (a small result of large
 //   terms).
+// * Gradual underflow: each matmul term adds 2^-148 to the bound of a
+//   nonzero result (below 2^-126 each f32 rounding of a product or a
+//   partial sum may be off by 2^-150; the reference rounds two per term).
+// * A zero has E > 0 (the underflow term, at least 2^-149), and so may
+//   come out as either zero, unless its sign is certain: a matmul or
+//   reduce_sum whose terms are all exact zeros of certain sign, not all
+//   -0, gives +0 in every order; terms that cancel or underflow
+//   (-1e-40 * 1e-40 is -0, and +0 + -0 = +0 while fma(-1e-40, 1e-40, +0)
+//   = -0) or only -0 terms do not. mul by an exact 0 keeps the other
+//   factor's uncertain sign. The division by such a zero is then an
+//   uncertain infinity (below).
 // * Errors of the operands propagate to first order, evaluated on the
 //   interval where that matters: add/sub Ea + Eb; mul Ea|b| + |a|Eb + EaEb;
 //   div (Ea + |r|Eb) / (|b| - Eb) (inf where Eb >= |b|); matmul in

@@ -255,6 +255,20 @@ bool ReachesZero(double x, double e) {
   return std::isfinite(x) && e > 0 && std::fabs(x) <= e;
 }
 
+// Each f32 rounding of a product or a partial sum may be off by 2^-150
+// besides its relative error (gradual underflow): the reference rounds
+// twice per matmul term, an FMA kernel once, so two results may differ by
+// 4 * 2^-150 per term in absolute terms.
+constexpr double kUnderflowPerTerm = 0x1p-148;
+// The bound of a zero whose sign is not certain, where nothing larger is
+// owed: the smallest f32 denormal (an interval holding both zeros).
+constexpr double kSignOfZero = 0x1p-149;
+
+bool IsZero(double x, double e) { return x == 0 && e == 0; }
+bool SignBit(double x, double) { return std::signbit(x); }
+bool NoSignBit(double x, double) { return !std::signbit(x); }
+bool MayBeNonZero(double x, double e) { return x != 0 || e > 0; }
+
 // An f32 sum of finite terms this large may overflow in some order.
 constexpr double kOverflowRisk = 0x1p127;
 
@@ -329,6 +343,66 @@ absl::Status MatmulNonFiniteBound(const Op& op, absl::Span<const Tensor> xs,
   return absl::OkStatus();
 }
 
+// Adds to `out` the absolute error gradual underflow allows a matmul result
+// r over `k` terms: k * kUnderflowPerTerm wherever r is not 0, and where r
+// is 0 unless its sign is certain. A zero is certain when every product is
+// an exact zero (a factor exactly 0) of certain sign (the other factor's
+// interval does not hold 0) and not all of them are -0: then every order
+// of the sum, from a +0 accumulator or not, gives +0. Otherwise a product
+// that underflows (-1e-40 * 1e-40 is -0 in f32, +0 + -0 = +0, while
+// fma(-1e-40, 1e-40, +0) = -0), an order in which terms cancel, or an
+// operand's error may flip its sign, which x / r turns into -inf vs inf.
+absl::Status MatmulUnderflowBound(const Op& op, absl::Span<const Tensor> xs,
+                                  absl::Span<const Tensor> es, const Tensor& r,
+                                  int64_t k, const InterpretOptions& options,
+                                  float* out) {
+  const int64_t n = r.num_elements();
+  const double underflow = static_cast<double>(k) * kUnderflowPerTerm;
+  bool zeros = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = r.GetDouble(i);
+    if (v != 0 && std::isfinite(v)) {
+      out[i] += static_cast<float>(underflow);
+    } else if (v == 0) {
+      zeros = true;
+    }
+  }
+  if (!zeros || k == 0) return absl::OkStatus();
+  const int64_t max_bytes = options.max_tensor_bytes;
+  // Counts over the K terms of each element: sum over pairs of
+  // matmul(indicator of a, indicator of b).
+  using Pred = bool (*)(double, double);
+  auto count = [&](std::initializer_list<std::pair<Pred, Pred>> pairs)
+      -> absl::StatusOr<std::vector<double>> {
+    std::vector<double> c(n, 0.0);
+    for (const auto& p : pairs) {
+      HGC_ASSIGN_OR_RETURN(Tensor ia,
+                           Indicator(xs[0], es[0], max_bytes, p.first));
+      HGC_ASSIGN_OR_RETURN(Tensor ib,
+                           Indicator(xs[1], es[1], max_bytes, p.second));
+      if (!Has(ia) || !Has(ib)) continue;
+      HGC_ASSIGN_OR_RETURN(
+          Tensor t, RunF32("matmul", {ia, ib}, op.attrs(), r.shape(), options));
+      for (int64_t i = 0; i < n; ++i) c[i] += t.GetDouble(i);
+    }
+    return c;
+  };
+  // Products that may be nonzero, or exact zeros of uncertain sign.
+  HGC_ASSIGN_OR_RETURN(std::vector<double> uncertain,
+                       count({{MayBeNonZero, MayBeNonZero},
+                              {IsZero, ReachesZero},
+                              {ReachesZero, IsZero}}));
+  HGC_ASSIGN_OR_RETURN(std::vector<double> negative,
+                       count({{SignBit, NoSignBit}, {NoSignBit, SignBit}}));
+  for (int64_t i = 0; i < n; ++i) {
+    if (r.GetDouble(i) != 0) continue;
+    if (uncertain[i] > 0 || negative[i] == static_cast<double>(k)) {
+      out[i] += static_cast<float>(std::max(underflow, kSignOfZero));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Tensor> MatmulBound(const Op& op, absl::Span<const Tensor> xs,
                                    absl::Span<const Tensor> es, const Tensor& r,
                                    const InterpretOptions& options) {
@@ -382,6 +456,7 @@ absl::StatusOr<Tensor> MatmulBound(const Op& op, absl::Span<const Tensor> xs,
     for (int64_t i = 0; i < n; ++i) out[i] += std::sqrt(v[i]);
   }
   if (floating) {
+    HGC_RETURN_IF_ERROR(MatmulUnderflowBound(op, xs, es, r, k, options, out));
     HGC_RETURN_IF_ERROR(MatmulNonFiniteBound(op, xs, es, r, options, out));
   }
   return e;
@@ -404,6 +479,31 @@ absl::StatusOr<Tensor> ReduceTerms(const Op& op, const Tensor& x,
 // 1 where pred holds, for ReduceTerms.
 auto Count(bool (*pred)(double, double)) {
   return [pred](double x, double e) { return pred(x, e) ? 1.0 : 0.0; };
+}
+
+// Adds kSignOfZero to the zero results of reduce_sum r whose sign is not
+// certain: terms that may be nonzero cancel (or underflow) to it, or all
+// terms are -0 (+0 from a +0 accumulator, -0 without one). A sum of exact
+// zeros of which one is +0 is +0 in every order.
+absl::Status ReduceZeroBound(const Op& op, const Tensor& x, const Tensor& ex,
+                             const Tensor& r, const InterpretOptions& options,
+                             float* out) {
+  const int64_t n = r.num_elements();
+  bool zeros = false;
+  for (int64_t i = 0; i < n && !zeros; ++i) zeros = r.GetDouble(i) == 0;
+  if (!zeros || x.num_elements() == 0) return absl::OkStatus();
+  const double terms = static_cast<double>(x.num_elements() / n);
+  HGC_ASSIGN_OR_RETURN(Tensor nonzero,
+                       ReduceTerms(op, x, ex, r, options, Count(MayBeNonZero)));
+  HGC_ASSIGN_OR_RETURN(Tensor negative,
+                       ReduceTerms(op, x, ex, r, options, Count(SignBit)));
+  for (int64_t i = 0; i < n; ++i) {
+    if (r.GetDouble(i) == 0 &&
+        (nonzero.GetDouble(i) > 0 || negative.GetDouble(i) == terms)) {
+      out[i] += static_cast<float>(kSignOfZero);
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Sets E of the non-finite elements of reduce_sum / reduce_mean result r
@@ -469,6 +569,9 @@ absl::StatusOr<Tensor> ReduceBound(const Op& op, const Tensor& x,
       out[i] += kind == "reduce_mean" ? std::sqrt(var.GetDouble(i) / count)
                                       : std::sqrt(var.GetDouble(i));
     }
+  }
+  if (floating && kind == "reduce_sum") {
+    HGC_RETURN_IF_ERROR(ReduceZeroBound(op, x, ex, r, options, out));
   }
   if (floating) {
     HGC_RETURN_IF_ERROR(ReduceNonFiniteBound(op, x, ex, r, options, out));
@@ -702,7 +805,13 @@ absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
         [&](const double* v, const double* b, double rv) {
           const double s = Mul0(b[0], std::fabs(v[1])) +
                            Mul0(b[1], std::fabs(v[0])) + b[0] * b[1];
-          return s == 0 ? 0.0 : s + Flip(dt, rv);
+          if (s == 0) {
+            // 0 times a factor of uncertain sign: a zero of either sign.
+            const bool sign =
+                rv == 0 && (ReachesZero(v[0], b[0]) || ReachesZero(v[1], b[1]));
+            return sign ? kSignOfZero : 0.0;
+          }
+          return s + Flip(dt, rv);
         },
         [](const double* v) { return v[0] * v[1]; });
   }

@@ -260,6 +260,11 @@ bool ReachesZero(double x, double e) {
 // twice per matmul term, an FMA kernel once, so two results may differ by
 // 4 * 2^-150 per term in absolute terms.
 constexpr double kUnderflowPerTerm = 0x1p-148;
+// bf16 matmuls: the AVX512_BF16 and AMX dot products flush results below
+// 2^-126 to zero and read such accumulators as zero (hgc's emulation
+// kernel reads f32 denormals as zero too), so each term may lose up to
+// 2^-126, and the partial sums of K blocks added into C as much again.
+constexpr double kBf16FlushPerTerm = 0x1p-124;
 // The bound of a zero whose sign is not certain, where nothing larger is
 // owed: the smallest f32 denormal (an interval holding both zeros).
 constexpr double kSignOfZero = 0x1p-149;
@@ -357,7 +362,9 @@ absl::Status MatmulUnderflowBound(const Op& op, absl::Span<const Tensor> xs,
                                   int64_t k, const InterpretOptions& options,
                                   float* out) {
   const int64_t n = r.num_elements();
-  const double underflow = static_cast<double>(k) * kUnderflowPerTerm;
+  const double per_term =
+      xs[0].dtype() == DType::kBF16 ? kBf16FlushPerTerm : kUnderflowPerTerm;
+  const double underflow = static_cast<double>(k) * per_term;
   bool zeros = false;
   for (int64_t i = 0; i < n; ++i) {
     const double v = r.GetDouble(i);
@@ -883,7 +890,23 @@ absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
         },
         identity);
   }
-  if (kind == "matmul") return MatmulBound(op, xs, es, r, options);
+  if (kind == "matmul") {
+    if (xs[0].dtype() != DType::kBF16) {
+      return MatmulBound(op, xs, es, r, options);
+    }
+    // The operands as a bf16 matmul reads them: denormals are zeros.
+    Tensor flushed[2];
+    for (int s = 0; s < 2; ++s) {
+      HGC_ASSIGN_OR_RETURN(flushed[s],
+                           reference::NewTensor(xs[s].type(), max_bytes));
+      const uint16_t* from = xs[s].data<uint16_t>();
+      uint16_t* to = flushed[s].mutable_data<uint16_t>();
+      for (int64_t i = 0; i < xs[s].num_elements(); ++i) {
+        to[i] = FloatToBf16(Bf16ToFloatDaz(from[i]));
+      }
+    }
+    return MatmulBound(op, flushed, es, r, options);
+  }
   if (kind == "reduce_sum" || kind == "reduce_mean" || kind == "reduce_max") {
     return ReduceBound(op, xs[0], es[0], r, options);
   }

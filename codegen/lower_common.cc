@@ -1,6 +1,7 @@
 #include "codegen/lower_common.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 
 #include "absl/container/flat_hash_map.h"
@@ -14,6 +15,7 @@
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Metadata.h"
+#include "microkernels/brgemm_abi.h"
 #include "runtime/kernel_abi.h"
 #include "support/status_macros.h"
 
@@ -153,6 +155,34 @@ void EmitLoop(
   i->addIncoming(next, b.GetInsertBlock());
   b.CreateBr(head);
   b.SetInsertPoint(exit);
+}
+
+// The asserts tie BrgemmArgsType to the C++ definition.
+using microkernels::BrgemmCallArgs;
+static_assert(offsetof(BrgemmCallArgs, a) == 0, "BrgemmCallArgs layout");
+static_assert(offsetof(BrgemmCallArgs, b) == 8, "BrgemmCallArgs layout");
+static_assert(offsetof(BrgemmCallArgs, c) == 16, "BrgemmCallArgs layout");
+static_assert(offsetof(BrgemmCallArgs, batch) == 24, "BrgemmCallArgs layout");
+static_assert(offsetof(BrgemmCallArgs, bias) == 32, "BrgemmCallArgs layout");
+static_assert(sizeof(BrgemmCallArgs) == 40, "BrgemmCallArgs layout");
+
+llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c) {
+  llvm::Type* i8p = llvm::Type::getInt8PtrTy(c);
+  return llvm::StructType::get(c,
+                               {i8p, i8p, i8p, llvm::Type::getInt64Ty(c), i8p});
+}
+
+void EmitIf(llvm::IRBuilder<>& b, llvm::Value* cond,
+            const std::function<void()>& then) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& c = b.getContext();
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(c, "then", fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(c, "endif", fn);
+  b.CreateCondBr(cond, then_bb, done);
+  b.SetInsertPoint(then_bb);
+  then();
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
 }
 
 llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col,

@@ -126,6 +126,15 @@ void EmitLoop(
     llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
     const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body);
 
+// BrgemmCallArgs (microkernels/brgemm_abi.h) as LLVM sees it: {i8* a,
+// i8* b, i8* c, i64 batch, i8* bias}, and its fields' indices.
+llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c);
+enum BrgemmArgField { kFieldA, kFieldB, kFieldC, kFieldBatch, kFieldBias };
+
+// Emits `if (cond) then()`; `b` is left after it.
+void EmitIf(llvm::IRBuilder<>& b, llvm::Value* cond,
+            const std::function<void()>& then);
+
 // One source of values for EmitRow.
 struct RowInput {
   const Value* value = nullptr;  // the body value it provides

@@ -170,9 +170,14 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
     program.inputs.push_back(std::move(y));
     post_program = nest.AddProgram(std::move(program), "post");
   }
-  // Row statistics (max and sum, or mean and variance) on the stack.
-  const int stats = nest.AddLocal(8, "stats", "two f32 row statistics");
-  const tile::View first{stats, 0, 4}, second{stats, 1, 4};
+  // Row statistics on the stack: f32 max and sum, or the f32 mean and the
+  // variance as a double (bytes 8 to 15).
+  const bool layernorm = kind == OpKind::kLayernorm;
+  const int stats = layernorm
+                        ? nest.AddLocal(16, "stats", "f32 mean, f64 variance")
+                        : nest.AddLocal(8, "stats", "two f32 row statistics");
+  const tile::View first{stats, 0, 4};
+  const tile::View second{stats, 1, layernorm ? 8 : 4};
   tile::NestBuilder nb(nest);
   nb.For("row", 0, rows, true, [&](tile::Expr row) {
     tile::View xrow{x_buffer, x->is_param() ? row * len : tile::Expr(0), 4};

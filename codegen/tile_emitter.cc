@@ -1,6 +1,5 @@
 #include "codegen/tile_emitter.h"
 
-#include <cstddef>
 #include <functional>
 #include <limits>
 #include <utility>
@@ -11,30 +10,11 @@
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/llvm/vector_math.h"
 #include "llvm/IR/Constants.h"
-#include "microkernels/brgemm_abi.h"
 #include "support/status_macros.h"
 
 namespace hgc {
 namespace codegen {
 namespace {
-
-using microkernels::BrgemmCallArgs;
-
-// BrgemmCallArgs as LLVM sees it: {i8* a, i8* b, i8* c, i64 batch,
-// i8* bias}. The asserts tie this list to the C++ definition.
-static_assert(offsetof(BrgemmCallArgs, a) == 0, "BrgemmCallArgs layout");
-static_assert(offsetof(BrgemmCallArgs, b) == 8, "BrgemmCallArgs layout");
-static_assert(offsetof(BrgemmCallArgs, c) == 16, "BrgemmCallArgs layout");
-static_assert(offsetof(BrgemmCallArgs, batch) == 24, "BrgemmCallArgs layout");
-static_assert(offsetof(BrgemmCallArgs, bias) == 32, "BrgemmCallArgs layout");
-static_assert(sizeof(BrgemmCallArgs) == 40, "BrgemmCallArgs layout");
-enum BrgemmArgField { kFieldA, kFieldB, kFieldC, kFieldBatch, kFieldBias };
-
-llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c) {
-  llvm::Type* i8p = llvm::Type::getInt8PtrTy(c);
-  return llvm::StructType::get(c,
-                               {i8p, i8p, i8p, llvm::Type::getInt64Ty(c), i8p});
-}
 
 class Emitter {
  public:
@@ -47,6 +27,7 @@ class Emitter {
                             : ExpScaling::kPortable) {
     f32_ = b.getFloatTy();
     vt_ = llvm::FixedVectorType::get(f32_, kVectorWidth);
+    vd_ = llvm::FixedVectorType::get(b.getDoubleTy(), kVectorWidth);
     vars_.resize(nest.num_vars(), nullptr);
   }
 
@@ -55,6 +36,7 @@ class Emitter {
     args_type_ = BrgemmArgsType(b_.getContext());
     args_ = b_.CreateAlloca(args_type_, nullptr, "brgemm_args");
     acc_ = b_.CreateAlloca(vt_, nullptr, "acc");
+    acc64_ = b_.CreateAlloca(vd_, nullptr, "acc64");
     for (size_t i = 0; i < nest_.buffers().size(); ++i) {
       const tile::Buffer& buf = nest_.buffers()[i];
       llvm::Value* base = nullptr;
@@ -234,10 +216,14 @@ class Emitter {
   llvm::Value* Scalar(const tile::View& v) {
     return b_.CreateLoad(f32_, Ptr(v, f32_));
   }
-  // The lanes' sum, in a tree (a reduction may sum in any order).
-  llvm::Value* AccSum() {
-    llvm::CallInst* sum = b_.CreateFAddReduce(llvm::ConstantFP::get(f32_, 0.0),
-                                              b_.CreateLoad(vt_, acc_));
+  // The lanes' sum of accumulator `acc` (acc_ by default) of vector type
+  // `vt`, in a tree (a reduction may sum in any order).
+  llvm::Value* AccSum(llvm::Value* acc = nullptr, llvm::Type* vt = nullptr) {
+    if (acc == nullptr) acc = acc_;
+    if (vt == nullptr) vt = vt_;
+    llvm::CallInst* sum =
+        b_.CreateFAddReduce(llvm::ConstantFP::get(vt->getScalarType(), 0.0),
+                            b_.CreateLoad(vt, acc));
     llvm::FastMathFlags reassoc;
     reassoc.setAllowReassoc();
     sum->setFastMathFlags(reassoc);
@@ -272,34 +258,52 @@ class Emitter {
         if (!both.ok()) return Note(both.status());
         result = *both;
       }
+    } else if (r.op != Op::kMeanSquaredDeviation) {
+      result = RowSum(r, false);
     } else {
-      llvm::Value* center = nullptr;
-      if (r.op == Op::kMeanSquaredDeviation) {
-        center = b_.CreateVectorSplat(kVectorWidth, Scalar(*r.center));
-      }
-      llvm::Value* shift =
-          r.shift ? b_.CreateVectorSplat(kVectorWidth, Scalar(r.src)) : nullptr;
-      b_.CreateStore(Splat(0), acc_);
-      ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
-        llvm::Value* x = Load(src, col, mask, 0);
-        if (shift != nullptr) {
-          x = b_.CreateSelect(mask, b_.CreateFSub(x, shift), Splat(0));
-        }
-        if (center != nullptr) {
-          llvm::Value* d =
-              b_.CreateSelect(mask, b_.CreateFSub(x, center), Splat(0));
-          x = b_.CreateFMul(d, d);
-        }
-        Accumulate(x);
-      });
-      result = AccSum();
-      if (r.op == Op::kSum && r.accumulate) {
-        result = b_.CreateFAdd(Scalar(r.acc), result);
-      } else if (r.op != Op::kSum) {
-        result = b_.CreateFDiv(result, b_.CreateSIToFP(len, f32_));
-      }
+      // Squares in f32, summed again in double only where they overflow (a
+      // deviation above 2^64); the variance is a double either way.
+      llvm::Type* f64 = b_.getDoubleTy();
+      llvm::Value* var = Ptr(r.acc, f64);
+      b_.CreateStore(b_.CreateFPExt(RowSum(r, false), f64), var);
+      EmitIf(b_,
+             b_.CreateFCmpOEQ(b_.CreateLoad(f64, var),
+                              llvm::ConstantFP::getInfinity(f64)),
+             [&] { b_.CreateStore(RowSum(r, true), var); });
+      return;
     }
     b_.CreateStore(result, Ptr(r.acc, f32_));
+  }
+  // RowReduce's sum, mean or mean squared deviation; `wide`: in double.
+  llvm::Value* RowSum(const tile::RowReduce& r, bool wide) {
+    using Op = tile::RowReduce::Op;
+    llvm::Value* src = Ptr(r.src, f32_);
+    llvm::Value* len = E(r.len);
+    const bool msd = r.op == Op::kMeanSquaredDeviation;
+    llvm::Value* center =
+        msd ? b_.CreateVectorSplat(kVectorWidth, Scalar(*r.center)) : nullptr;
+    llvm::Value* shift =
+        r.shift ? b_.CreateVectorSplat(kVectorWidth, Scalar(r.src)) : nullptr;
+    llvm::Value* acc = wide ? acc64_ : acc_;
+    llvm::Type* vt = wide ? vd_ : vt_;
+    b_.CreateStore(llvm::Constant::getNullValue(vt), acc);
+    ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
+      llvm::Value* x = Load(src, col, mask, 0);
+      if (shift != nullptr) {
+        x = b_.CreateSelect(mask, b_.CreateFSub(x, shift), Splat(0));
+      }
+      if (msd) x = b_.CreateSelect(mask, b_.CreateFSub(x, center), Splat(0));
+      if (wide) x = b_.CreateFPExt(x, vt);
+      if (msd) x = b_.CreateFMul(x, x);
+      b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(vt, acc), x), acc);
+    });
+    llvm::Value* result = AccSum(acc, vt);
+    if (r.op == Op::kSum && r.accumulate) {
+      result = b_.CreateFAdd(Scalar(r.acc), result);
+    } else if (r.op != Op::kSum) {
+      result = b_.CreateFDiv(result, b_.CreateSIToFP(len, vt->getScalarType()));
+    }
+    return result;
   }
 
   void Emit(const tile::RowExp& r) {
@@ -359,12 +363,16 @@ class Emitter {
     llvm::Value* mean = b_.CreateVectorSplat(kVectorWidth, Scalar(r.mean));
     llvm::Value* shift =
         r.shift ? b_.CreateVectorSplat(kVectorWidth, Scalar(r.src)) : nullptr;
-    absl::StatusOr<llvm::Value*> sd = EmitUnary(
-        b_, "sqrt", DType::kF32,
-        b_.CreateFAdd(Scalar(r.var), llvm::ConstantFP::get(f32_, r.epsilon)));
-    if (!sd.ok()) return Note(sd.status());
+    // 1 / sqrt(var + epsilon) in double (var is), rounded once to f32.
+    llvm::Type* f64 = b_.getDoubleTy();
+    llvm::Value* sd = b_.CreateUnaryIntrinsic(
+        llvm::Intrinsic::sqrt,
+        b_.CreateFAdd(b_.CreateLoad(f64, Ptr(r.var, f64)),
+                      llvm::ConstantFP::get(f64, r.epsilon)));
     llvm::Value* rstd = b_.CreateVectorSplat(
-        kVectorWidth, b_.CreateFDiv(llvm::ConstantFP::get(f32_, 1.0), *sd));
+        kVectorWidth,
+        b_.CreateFPTrunc(b_.CreateFDiv(llvm::ConstantFP::get(f64, 1.0), sd),
+                         f32_));
     ForVectors(E(r.len), [&](llvm::Value* col, llvm::Value* mask) {
       llvm::Value* x = Load(src, col, mask, 0);
       if (shift != nullptr) x = b_.CreateFSub(x, shift);
@@ -456,9 +464,11 @@ class Emitter {
   const ExpScaling exp_scaling_;
   llvm::Type* f32_ = nullptr;
   llvm::FixedVectorType* vt_ = nullptr;
+  llvm::FixedVectorType* vd_ = nullptr;  // 16 doubles
   llvm::StructType* args_type_ = nullptr;
   llvm::Value* args_ = nullptr;
   llvm::Value* acc_ = nullptr;
+  llvm::Value* acc64_ = nullptr;  // <16 x double>: squares, in double
   std::vector<llvm::Value*> bases_;
   std::vector<llvm::Value*> vars_;
   absl::Status status_;

@@ -141,10 +141,12 @@ struct RowMap {
 };
 
 // acc (one f32) = reduction of the f32 row x = src[0, len): its max, sum,
-// mean, or the mean of (x - *center)^2. With `shift`, x - src[0] takes x's
-// place (the mean of a constant row is then exactly 0). With `accumulate`
-// (max and sum only), the row's value is combined with acc's own: a running
-// reduction.
+// mean, or the mean of (x - *center)^2, for which acc is a double (an
+// 8-byte view): the squares are summed in f32, and once more in double
+// where that sum overflows (a deviation above 2^64), so any f32 row has a
+// finite variance. With `shift`, x - src[0] takes x's place (the mean of a
+// constant row is then exactly 0). With `accumulate` (max and sum only),
+// the row's value is combined with acc's own: a running reduction.
 struct RowReduce {
   enum class Op { kMax, kSum, kMean, kMeanSquaredDeviation };
   Op op = Op::kSum;
@@ -183,7 +185,9 @@ struct RowScale {
 };
 
 // dst[i] = (x[i] - *mean) * (1 / sqrt(*var + epsilon)) * gamma[i] + beta[i]
-// with x = src, or src - src[0] with `shift` (as RowReduce's).
+// with x = src, or src - src[0] with `shift` (as RowReduce's); *var is a
+// double, and 1 / sqrt(*var + epsilon) is computed in double and rounded
+// once to f32.
 struct RowNormalize {
   View src, dst;
   Expr len;

@@ -1,5 +1,6 @@
 #include "microkernels/amx_emulator.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -19,6 +20,11 @@ T Get(const uint8_t* row, int index) {
 template <typename T>
 void Put(uint8_t* row, int index, T v) {
   std::memcpy(row + index * sizeof(T), &v, sizeof(T));
+}
+
+// A denormal f32 as a zero of its sign.
+float FlushDenormal(float x) {
+  return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
 }
 
 }  // namespace
@@ -64,11 +70,13 @@ void AmxTileSimulator::DotBf16(int c, int a, int b) {
     for (int k = 0; k < k_pairs; ++k) {
       for (int n = 0; n < n_cols; ++n) {
         // The hardware adds the two products of a pair to the accumulator
-        // one after the other, in f32.
-        float acc = Get<float>(tiles_[c][m], n);
+        // one after the other, in f32, reading denormal inputs (bf16 and
+        // the f32 accumulator) as zero and flushing denormal results.
+        float acc = FlushDenormal(Get<float>(tiles_[c][m], n));
         for (int p = 0; p < 2; ++p) {
-          acc += Bf16ToFloat(Get<uint16_t>(tiles_[a][m], 2 * k + p)) *
-                 Bf16ToFloat(Get<uint16_t>(tiles_[b][k], 2 * n + p));
+          acc = FlushDenormal(
+              acc + Bf16ToFloatDaz(Get<uint16_t>(tiles_[a][m], 2 * k + p)) *
+                        Bf16ToFloatDaz(Get<uint16_t>(tiles_[b][k], 2 * n + p)));
         }
         Put<float>(tiles_[c][m], n, acc);
       }

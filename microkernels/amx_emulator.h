@@ -3,9 +3,11 @@
 // The simulator implements ldtilecfg, tileloadd, tilestored, tilezero,
 // tdpbf16ps, tdpbusd and tdpbssd after the pseudo-code in Intel's ISA
 // reference (rows and bytes past a tile's configured shape read as zero and
-// are never written). EmulateAmxPlan walks a plan with exactly the loops,
-// address arithmetic and K-tail staging the generated AMX code uses, so a
-// plan that matches the reference here is the plan the hardware runs.
+// are never written); tdpbf16ps reads denormal inputs as zero and flushes
+// denormal results, as the hardware does. EmulateAmxPlan walks a plan with
+// exactly the loops, address arithmetic and K-tail staging the generated
+// AMX code uses, so a plan that matches the reference here is the plan the
+// hardware runs.
 #ifndef HGC_MICROKERNELS_AMX_EMULATOR_H_
 #define HGC_MICROKERNELS_AMX_EMULATOR_H_
 

@@ -4,6 +4,9 @@
 // 16 packed pairs (B[k][n], B[k+1][n]) and adds both products into 16 f32
 // lanes. On CPUs where vdpbf16ps issues at half the FMA rate, the widening
 // kernel (brgemm_avx512_bf16_fma.h) is faster; the dispatcher measures both.
+// vdpbf16ps reads bf16 denormals (and f32 accumulators below 2^-126) as
+// zero and flushes denormal results, whatever MXCSR says: hgc's bf16 matmul
+// semantics (reference/matmul.cc), which the widening kernel follows.
 #ifndef HGC_MICROKERNELS_BRGEMM_AVX512_BF16_H_
 #define HGC_MICROKERNELS_BRGEMM_AVX512_BF16_H_
 

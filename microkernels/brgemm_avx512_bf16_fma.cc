@@ -12,6 +12,24 @@ void BrgemmAvx512Bf16Fma::InitConstants() {
   vpbroadcastd(Reserved(0), reg_tmp_.cvt32());
 }
 
+// MXCSR.DAZ (bit 6): denormal inputs of the FMAs read as zero. The frame
+// holds the caller's MXCSR at [rsp] and the kernel's at [rsp + 4].
+constexpr uint32_t kMxcsrDaz = 1u << 6;
+
+void BrgemmAvx512Bf16Fma::CallPrologue() {
+  sub(rsp, 8);
+  stmxcsr(ptr[rsp]);
+  mov(reg_tmp_.cvt32(), ptr[rsp]);
+  or_(reg_tmp_.cvt32(), kMxcsrDaz);
+  mov(ptr[rsp + 4], reg_tmp_.cvt32());
+  ldmxcsr(ptr[rsp + 4]);
+}
+
+void BrgemmAvx512Bf16Fma::CallEpilogue() {
+  ldmxcsr(ptr[rsp]);
+  add(rsp, 8);
+}
+
 void BrgemmAvx512Bf16Fma::ComputeGroup(int rows, int nvecs, bool masked,
                                        int64_t a_off, int64_t b_off,
                                        int valid) {

@@ -10,6 +10,14 @@
 // nvecs) shift/and ops on the FMA ports per 2 * rows * nvecs FMAs, i.e. the
 // 5 x 4 tile reaches at most 40 / 58 = 69 % of FMA peak, versus 50 % for
 // vdpbf16ps.
+//
+// Denormals: like vdpbf16ps and AMX, which read bf16 denormals as zero in
+// hardware, the kernel reads them as zero (hgc's bf16 matmul semantics,
+// reference/matmul.cc): it sets MXCSR.DAZ for the call and restores the
+// caller's MXCSR before returning, so the hot loop pays nothing. DAZ also
+// reads f32 accumulators and C values below 2^-126 as zero, as the dot
+// products' flushing does (the error bound allows for it,
+// reference/error_bound.h).
 #ifndef HGC_MICROKERNELS_BRGEMM_AVX512_BF16_FMA_H_
 #define HGC_MICROKERNELS_BRGEMM_AVX512_BF16_FMA_H_
 
@@ -26,6 +34,8 @@ class BrgemmAvx512Bf16Fma : public BrgemmAvx512Base {
 
  protected:
   void InitConstants() override;
+  void CallPrologue() override;
+  void CallEpilogue() override;
   void ComputeGroup(int rows, int nvecs, bool masked, int64_t a_off,
                     int64_t b_off, int valid) override;
 };

@@ -4,6 +4,8 @@
 // lists and strided batches, guard pages and guard bytes around every buffer
 // (brgemm_test_util.h). AMX plans run on the tile simulator everywhere and
 // natively where the CPU has AMX.
+#include <xmmintrin.h>
+
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -17,6 +19,8 @@
 #include "microkernels/brgemm_blocking.h"
 #include "microkernels/brgemm_kernel.h"
 #include "microkernels/brgemm_test_util.h"
+#include "microkernels/pack.h"
+#include "microkernels/reference_brgemm.h"
 #include "support/cpu_features.h"
 
 namespace hgc {
@@ -262,6 +266,59 @@ TEST(BrgemmPostOpsTest, OnlyF32Kernels) {
   desc.bias = true;
   EXPECT_TRUE(ValidateBrgemmDesc(desc).ok());
   EXPECT_NE(desc.ToString().find(":bias"), std::string::npos);
+}
+
+// Every bf16 kernel reads bf16 denormal operands as zero (hgc's bf16
+// matmul semantics: vdpbf16ps and AMX do so in hardware, the widening
+// kernel under MXCSR.DAZ, which it restores before returning), and so
+// does the reference it is checked against: inf * 1e-40 is NaN, and
+// 2^126 * 1e-40 adds nothing.
+TEST(BrgemmBf16Test, DenormalOperandsReadAsZero) {
+  constexpr int64_t kM = 3, kN = 17, kK = 2;
+  const uint16_t inf = 0x7F80, one = 0x3F80, big = 0x7E80;  // 2^126
+  const uint16_t denormal = 0x0001;                         // 2^-133
+  // A rows: (inf, 1), (2^126, 1), (1, -denormal); B rows: (denormal, 1)
+  // in every column, then (1, 2) where the row index is odd.
+  const uint16_t a[kM * kK] = {
+      inf, one, big, one, one, static_cast<uint16_t>(0x8000 | denormal)};
+  std::vector<uint16_t> b(kK * kN);
+  for (int64_t n = 0; n < kN; ++n) {
+    b[n] = denormal;
+    b[kN + n] = one;
+  }
+  for (const Variant& v : kVariants) {
+    if (v.dtype != BrgemmDataType::kBf16) continue;
+    if (v.path == Path::kJit && !IsaAvailable(v.isa)) continue;
+    BrgemmDesc desc = MakeBrgemmDesc(v.isa, BrgemmDataType::kBf16, kM, kN, kK);
+    std::vector<uint8_t> packed(PackedBBytes(desc));
+    ASSERT_TRUE(PackB(desc, BSource{b.data(), kN, false}, packed.data()).ok());
+    std::vector<float> c(kM * kN, 7.0f), expected(kM * kN, 7.0f);
+    const void* a_list[] = {a};
+    const void* b_list[] = {packed.data()};
+    ASSERT_TRUE(ReferenceBrgemm(desc, a_list, b_list, 1, expected.data()).ok());
+    const unsigned mxcsr = _mm_getcsr();
+    if (v.path == Path::kJit) {
+      auto kernel = BrgemmKernel::Create(desc);
+      ASSERT_TRUE(kernel.ok()) << kernel.status();
+      (*kernel)->Execute(a_list, b_list, 1, c.data());
+    } else {
+      BrgemmCallArgs args{};
+      args.a = a_list;
+      args.b = b_list;
+      args.c = c.data();
+      args.batch = 1;
+      ASSERT_TRUE(EmulateAmxPlan(BuildAmxPlan(desc), args).ok());
+    }
+    EXPECT_EQ(_mm_getcsr(), mxcsr) << v.name;
+    for (int64_t n = 0; n < kN; ++n) {
+      EXPECT_TRUE(std::isnan(c[n])) << v.name << " " << n;
+      EXPECT_EQ(c[kN + n], 1.0f) << v.name << " " << n;
+      EXPECT_EQ(c[2 * kN + n], 0.0f) << v.name << " " << n;
+      EXPECT_TRUE(std::isnan(expected[n])) << n;
+      EXPECT_EQ(expected[kN + n], 1.0f) << n;
+      EXPECT_EQ(expected[2 * kN + n], 0.0f) << n;
+    }
+  }
 }
 
 std::string GridName(

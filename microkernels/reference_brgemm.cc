@@ -19,7 +19,7 @@ double LoadA(BrgemmDataType dt, const void* a, int64_t i) {
   switch (dt) {
     case BrgemmDataType::kF32: return static_cast<const float*>(a)[i];
     case BrgemmDataType::kBf16:
-      return Bf16ToFloat(static_cast<const uint16_t*>(a)[i]);
+      return Bf16ToFloatDaz(static_cast<const uint16_t*>(a)[i]);
     case BrgemmDataType::kU8S8: return static_cast<const uint8_t*>(a)[i];
     case BrgemmDataType::kS8S8: return static_cast<const int8_t*>(a)[i];
   }
@@ -63,9 +63,9 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
                                   desc.ldb, g);
               break;
             case BrgemmDataType::kBf16:
-              acc += av * Bf16ToFloat(PackedB(
-                              static_cast<const uint16_t*>(b_ptrs[i]), k, n,
-                              desc.ldb, g));
+              acc += av * Bf16ToFloatDaz(
+                              PackedB(static_cast<const uint16_t*>(b_ptrs[i]),
+                                      k, n, desc.ldb, g));
               break;
             case BrgemmDataType::kU8S8:
             case BrgemmDataType::kS8S8:

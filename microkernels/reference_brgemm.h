@@ -3,8 +3,9 @@
 // Reads B through the packed-layout formula of brgemm_desc.h, so it checks
 // the packing routines and the kernels together. f32 and bf16 accumulate in
 // double (the kernels accumulate in f32 in another order, so callers compare
-// with a tolerance); int8 accumulates exactly in int32 with wrap-around, as
-// the instructions do.
+// with a tolerance); bf16 denormal operands are read as zero, as every bf16
+// kernel reads them (hgc's bf16 matmul semantics); int8 accumulates exactly
+// in int32 with wrap-around, as the instructions do.
 #ifndef HGC_MICROKERNELS_REFERENCE_BRGEMM_H_
 #define HGC_MICROKERNELS_REFERENCE_BRGEMM_H_
 

@@ -8,7 +8,8 @@
 // caller's, and E the reference's error bound of that element
 // (reference/error_bound.h: what summation order and one rounding per op,
 // propagated through the graph, allow a correct implementation). NaN
-// matches NaN and infinities match only themselves. E applies to every
+// matches NaN and infinities match only themselves, except where E is
+// infinite (a correct result may be anything there). E applies to every
 // output but bool: an integer computed from floats may be off by the steps
 // E counts, one computed from integers alone has E = 0; s8 and u8 also
 // keep their default atol of one step.

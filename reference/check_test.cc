@@ -145,6 +145,126 @@ graph @g(%a: s8[4, 16], %b: s8[16, 4]) -> s32[4, 4] {
   EXPECT_FALSE((*CompareWithReference(g, inputs, {off}))[0].ok());
 }
 
+// One-element f32 tensor of `shape` holding `values`.
+Tensor F32(Shape shape, const std::vector<double>& values) {
+  Tensor t = *Tensor::Create(TensorType(DType::kF32, std::move(shape)));
+  for (size_t i = 0; i < values.size(); ++i) t.SetDouble(i, values[i]);
+  return t;
+}
+
+TEST(CheckTest, InfinityFromAnIntervalAtASingularityIsUncertain) {
+  // The f32 products-then-sums of the reference cancel to 0 (FMAs give
+  // 5.96e-8, the exact sum is 2.98e-8): log of it is -inf for the
+  // reference, and anything for a correct implementation.
+  Module m = Parse(R"(
+graph @g(%a: f32[1, 3], %b: f32[3, 1], %x: f32[2]) -> (f32[1, 1], f32[2]) {
+  %c = matmul(%a, %b)
+  %l = log(%c)
+  %y = log(%x)
+  return %l, %y
+}
+)");
+  const Graph& g = *m.graphs().front();
+  std::vector<Tensor> inputs = {
+      F32({1, 3}, {1.75, 2.950000047683716, 3.950000047683716}),
+      F32({3, 1}, {0.8500000238418579, 0.5, -0.75}), F32({2}, {0.0, 0.5})};
+  BoundedResults r = *InterpretWithErrorBounds(g, inputs);
+  EXPECT_EQ(r.values[0].GetDouble(0), -INFINITY);
+  EXPECT_EQ(r.bounds[0].GetDouble(0), INFINITY);
+  std::vector<CompareResult> c = *CompareWithReference(
+      r, {F32({1, 1}, {-16.6355}), F32({2}, {-INFINITY, std::log(0.5)})});
+  EXPECT_TRUE(c[0].ok()) << c[0].Summary();
+  EXPECT_TRUE(c[1].ok()) << c[1].Summary();
+  // log of an exact 0 is -inf for certain.
+  EXPECT_EQ(r.bounds[1].GetDouble(0), 0);
+  c = *CompareWithReference(r,
+                            {r.values[0], F32({2}, {-16.6355, std::log(0.5)})});
+  EXPECT_FALSE(c[1].ok());
+}
+
+TEST(CheckTest, CertainInfinitiesStayExact) {
+  // inf / (2 +- E) and inf + (1 +- E) are inf whatever E; 0 * inf is NaN.
+  Module m = Parse(R"(
+graph @g(%a: f32[1, 4], %b: f32[4, 2], %x: f32[3]) -> f32[3] {
+  %c = matmul(%a, %b)
+  %s = reduce_sum(%c)
+  %t = reshape(%s) {shape = [1]}
+  %d = div(%x, %t)
+  return %d
+}
+)");
+  const Graph& g = *m.graphs().front();
+  std::vector<Tensor> inputs = {F32({1, 4}, {0.1, 0.2, 0.3, 0.4}),
+                                F32({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
+                                F32({3}, {INFINITY, -INFINITY, NAN})};
+  BoundedResults r = *InterpretWithErrorBounds(g, inputs);
+  EXPECT_EQ(r.values[0].GetDouble(0), INFINITY);
+  EXPECT_EQ(r.values[0].GetDouble(1), -INFINITY);
+  std::vector<CompareResult> c =
+      *CompareWithReference(r, {F32({3}, {-INFINITY, -INFINITY, NAN})});
+  EXPECT_FALSE(c[0].ok());
+  c = *CompareWithReference(r, {F32({3}, {INFINITY, 3.4e38, NAN})});
+  EXPECT_FALSE(c[0].ok());
+  c = *CompareWithReference(r, {F32({3}, {INFINITY, -INFINITY, 1})});
+  EXPECT_FALSE(c[0].ok());
+  c = *CompareWithReference(r, {r.values[0]});
+  EXPECT_TRUE(c[0].ok());
+}
+
+TEST(CheckTest, ZeroSumsOfUncertainSignAcceptEitherInfinity) {
+  // a * b: -1e-40 * 1e-40 underflows to -0 (the reference's +0 + -0 is +0,
+  // an fma from +0 gives -0), -1e-40 * -0 is an exact +0 in every order.
+  // 1 / x, with x an exact -0, is -inf for certain.
+  Module m = Parse(R"(
+graph @g(%a: f32[1, 1], %b: f32[1, 2], %x: f32[1]) -> (f32[1, 2], f32[1]) {
+  %c = matmul(%a, %b)
+  %one = constant() {value = 1.0} : f32[]
+  %d = div(%one, %c)
+  %y = div(%one, %x)
+  return %d, %y
+}
+)");
+  const Graph& g = *m.graphs().front();
+  std::vector<Tensor> inputs = {F32({1, 1}, {-1e-40}),
+                                F32({1, 2}, {1e-40, -0.0}), F32({1}, {-0.0})};
+  BoundedResults r = *InterpretWithErrorBounds(g, inputs);
+  EXPECT_EQ(r.values[0].GetDouble(0), INFINITY);
+  EXPECT_EQ(r.values[0].GetDouble(1), INFINITY);
+  EXPECT_EQ(r.values[1].GetDouble(0), -INFINITY);
+  std::vector<CompareResult> c = *CompareWithReference(
+      r, {F32({1, 2}, {-INFINITY, INFINITY}), F32({1}, {-INFINITY})});
+  EXPECT_TRUE(c[0].ok()) << c[0].Summary();
+  EXPECT_TRUE(c[1].ok()) << c[1].Summary();
+  // A sign bug in exact code still fails: the certain +0 sum and the
+  // elementwise division of an exact -0.
+  c = *CompareWithReference(
+      r, {F32({1, 2}, {INFINITY, -INFINITY}), F32({1}, {INFINITY})});
+  EXPECT_FALSE(c[0].ok()) << c[0].Summary();
+  EXPECT_FALSE(c[1].ok()) << c[1].Summary();
+}
+
+TEST(ErrorBoundTest, ZeroSumsOfExactZerosAreCertain) {
+  // Products that are exact zeros with a +0 among them give +0 in every
+  // order; all -0 products give +0 or -0; reduce_sum the same.
+  Module m = Parse(R"(
+graph @g(%a: f32[2, 2], %b: f32[2, 1]) -> (f32[2, 1], f32[2]) {
+  %c = matmul(%a, %b)
+  %s = reduce_sum(%a) {axes = [1]}
+  return %c, %s
+}
+)");
+  const Graph& g = *m.graphs().front();
+  // Row 0: (+0, -0) . (1, 1) = +0 + -0; row 1: (-0, -0) . (1, 1) = all -0.
+  std::vector<Tensor> inputs = {F32({2, 2}, {0.0, -0.0, -0.0, -0.0}),
+                                F32({2, 1}, {1.0, 1.0})};
+  BoundedResults r = *InterpretWithErrorBounds(g, inputs);
+  for (int out = 0; out < 2; ++out) {
+    ASSERT_NE(r.bounds[out].raw(), nullptr);
+    EXPECT_EQ(r.bounds[out].GetDouble(0), 0) << out;
+    EXPECT_GT(r.bounds[out].GetDouble(1), 0) << out;
+  }
+}
+
 TEST(RandomInputsTest, MatmulOperandsAreScaledByKToTheMinusQuarter) {
   Module m = Parse(R"(
 graph @g(%q: f32[2, 256], %k: f32[2, 256], %bias: f32[2, 2],

@@ -18,6 +18,20 @@
 //   different orders is off by about u sqrt(sum of squared partial sums),
 //   whether the terms share a sign or cancel (a small result of large
 //   terms).
+// * Gradual underflow: each matmul term adds 2^-148 to the bound of a
+//   nonzero result (below 2^-126 each f32 rounding of a product or a
+//   partial sum may be off by 2^-150; the reference rounds two per term),
+//   2^-124 in a bf16 matmul, whose dot products (vdpbf16ps, AMX) flush
+//   results below 2^-126 to zero. Denormal bf16 operands of a matmul are
+//   zeros for the values (reference/matmul.cc) and for the bounds alike.
+// * A zero has E > 0 (the underflow term, at least 2^-149), and so may
+//   come out as either zero, unless its sign is certain: a matmul or
+//   reduce_sum whose terms are all exact zeros of certain sign, not all
+//   -0, gives +0 in every order; terms that cancel or underflow
+//   (-1e-40 * 1e-40 is -0, and +0 + -0 = +0 while fma(-1e-40, 1e-40, +0)
+//   = -0) or only -0 terms do not. mul by an exact 0 keeps the other
+//   factor's uncertain sign. The division by such a zero is then an
+//   uncertain infinity (below).
 // * Errors of the operands propagate to first order, evaluated on the
 //   interval where that matters: add/sub Ea + Eb; mul Ea|b| + |a|Eb + EaEb;
 //   div (Ea + |r|Eb) / (|b| - Eb) (inf where Eb >= |b|); matmul in
@@ -41,8 +55,19 @@
 //   gives the steps its interval [x - E, x + E] spans; dequantize scales
 //   steps back. Integer outputs are still compared exactly (s8/u8 one
 //   step); their E matters only where it flows back into floats.
-// * A non-finite value has E = 0 (non-finite values must match exactly); a
-//   NaN bound (inf * 0 and the like) becomes inf.
+// * A non-finite value has E = 0 where it is certain (it must match
+//   exactly) and E = inf where it is not. An elementwise op evaluates
+//   itself at the corners of its operands' intervals: x / (0 +- E) or
+//   log(0 +- E) may come out as anything, inf / (2 +- E) is inf for
+//   certain. A sum (matmul, reduce_sum) is uncertain where an operand
+//   with E = inf, an infinity times a factor whose interval holds 0, or
+//   finite terms heavy enough to overflow in another order take part, or
+//   where no non-finite term does (an overflow); softmax and layernorm
+//   where an input with E = inf does. A NaN bound (inf * 0 and the like)
+//   becomes inf.
+// * E = inf on any value says that a correct result may be anything there;
+//   the comparison (support/tensor_compare.h) accepts every value, NaN and
+//   the infinities included.
 //
 // Cost: each matmul runs one more f32 matmul (of squares), and up to two
 // more where its operands carry error; bounds are f32 tensors of the values' shapes, omitted (no data)

@@ -2,7 +2,11 @@
 // the transpose flags swapping the last two dims of an operand.
 //
 // Floating point (f32, bf16, f16): products and sums in f32, k ascending,
-// one rounding of the f32 sum to the result dtype at the end. Integer
+// one rounding of the f32 sum to the result dtype at the end. A denormal
+// bf16 operand is read as a zero of its sign (hgc's bf16 matmul semantics:
+// the AVX512_BF16 and AMX dot products do that in hardware, and hgc's other
+// bf16 kernels do the same), so inf * 1e-40 is NaN in a bf16 matmul; f32
+// and f16 operands are read exactly. Integer
 // (u8/s8 pairs): exact products, sums modulo 2^32, i.e. exactly what an s32
 // accumulator with wrapping adds (VNNI) gives; results never wrap for
 // realistic K (|a*b| <= 255*128, so K < 65794 cannot overflow).
@@ -33,11 +37,11 @@ struct Dims {
   }
 };
 
-// A matrix as f32, for the float path.
+// A matrix element as f32, for the float path (bf16 denormals read as 0).
 float LoadF32(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DType::kF32: return t.data<float>()[i];
-    case DType::kBF16: return Bf16ToFloat(t.data<uint16_t>()[i]);
+    case DType::kBF16: return Bf16ToFloatDaz(t.data<uint16_t>()[i]);
     case DType::kF16: return HalfToFloat(t.data<uint16_t>()[i]);
     default: return static_cast<float>(t.GetDouble(i));
   }

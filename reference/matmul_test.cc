@@ -1,9 +1,11 @@
 // matmul of the reference interpreter against hand-computed values.
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "gtest/gtest.h"
-#include "reference/test_util.h"
 #include "reference/reference_interpreter.h"
+#include "reference/test_util.h"
 
 namespace hgc {
 namespace {
@@ -83,6 +85,27 @@ TEST(MatmulTest, Bf16AccumulatesInF32AndRoundsOnce) {
                                {1, 0.00390625, 0.00390625, 0.00390625})});
   EXPECT_EQ(c.dtype(), DType::kBF16);
   ExpectValues(c, {1.015625});
+}
+
+TEST(MatmulTest, Bf16ReadsDenormalOperandsAsZero) {
+  // 1e-40 is a bf16 denormal: read as 0, so inf * 1e-40 is NaN and
+  // 2^126 * 1e-40 adds nothing; 2^-126 (the smallest normal) is read
+  // as it is. f16 and f32 operands are read exactly (1e-7 is an f16
+  // denormal).
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor c =
+      Eval("matmul", {T(DType::kBF16, {2, 2}, {inf, 0, 0x1p126, 1}),
+                      T(DType::kBF16, {2, 2}, {1e-40, 0x1p-126, -1e-40, 2})});
+  EXPECT_TRUE(std::isnan(c.GetDouble(0)));
+  EXPECT_EQ(c.GetDouble(1), inf);
+  EXPECT_EQ(c.GetDouble(2), 0);
+  EXPECT_FALSE(std::signbit(c.GetDouble(2)));  // +0 + -0
+  EXPECT_EQ(c.GetDouble(3), 3);
+  Tensor h = Eval("matmul", {T(DType::kF16, {1, 1}, {2048}),
+                             T(DType::kF16, {1, 1}, {1.1920928955078125e-07})});
+  ExpectValues(h, {0.000244140625});
+  Tensor f = Eval("matmul", {F32({1, 1}, {inf}), F32({1, 1}, {1e-40})});
+  EXPECT_EQ(f.GetDouble(0), inf);
 }
 
 TEST(MatmulTest, F16AccumulatesInF32) {

@@ -14,6 +14,7 @@
 #include "ir/ops/op_helpers.h"
 #include "reference/error_bound.h"
 #include "reference/kernels.h"
+#include "support/float16.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -42,14 +43,14 @@ absl::StatusOr<Tensor> NewBound(const Shape& shape, int64_t max_bytes) {
   return reference::NewTensor(TensorType(DType::kF32, shape), max_bytes);
 }
 
-// Stores the bound of element i of `value`: 0 for a non-finite value, inf
-// for a NaN bound, never negative.
+// Stores the bound of element i of `value`: inf for a NaN bound, never
+// negative; a non-finite value keeps only an infinite bound (its result is
+// uncertain), anything less means it is certain (0).
 void StoreBound(Tensor& e, const Tensor& value, int64_t i, double bound) {
-  double v = value.GetDouble(i);
+  const double v = value.GetDouble(i);
+  if (std::isnan(bound)) bound = kInf;
   if (!std::isfinite(v)) {
-    bound = 0;
-  } else if (std::isnan(bound)) {
-    bound = kInf;
+    bound = bound == kInf ? kInf : 0;
   } else if (!(bound > 0)) {
     bound = 0;
   }
@@ -116,16 +117,65 @@ absl::StatusOr<Tensor> RunF32(absl::string_view kind,
                     options);
 }
 
+// `v` rounded to the floating-point `dtype` (f32 for the others).
+double RoundTo(DType dtype, double v) {
+  switch (dtype) {
+    case DType::kBF16:
+      return Bf16ToFloat(FloatToBf16(RoundToOddF32(v)));
+    case DType::kF16:
+      return HalfToFloat(FloatToHalf(RoundToOddF32(v)));
+    default:
+      return static_cast<float>(v);
+  }
+}
+
+// E of a non-finite result r = g(x_0 .. x_{n-1}) of an elementwise op whose
+// operands lie in [x_k - E_k, x_k + E_k]: 0 (r is certain) when g at every
+// corner of those intervals, rounded to `dtype`, gives r again (the same
+// infinity, or NaN), and inf (anything may come out) when one corner does
+// not or an operand is unbounded. A non-finite operand has E = 0 or inf, so
+// its corners are itself. For the monotone pieces elementwise ops are made
+// of, the corners are where r can change: a pole or the edge of a domain
+// inside an interval (x / (0 +- E), log(0 +- E)) makes two corners
+// differ, or one of them differ from r.
+template <typename G>
+double NonFiniteBound(G g, DType dtype, const double* v, const double* b, int n,
+                      double r) {
+  double corner[3];
+  for (int mask = 0; mask < (1 << n); ++mask) {
+    bool repeat = false;
+    for (int k = 0; k < n; ++k) {
+      if (b[k] == kInf) return kInf;
+      const bool high = (mask >> k) & 1;
+      if (high && b[k] == 0) repeat = true;
+      corner[k] = high ? v[k] + b[k] : v[k] - b[k];
+    }
+    if (repeat) continue;
+    const double c = RoundTo(dtype, g(corner));
+    if (!(c == r || (std::isnan(c) && std::isnan(r)))) return kInf;
+  }
+  return 0;
+}
+
 // The elementwise ops of one operand. f returns E of element i from
-// (x, Ex, r).
-template <typename F>
+// (x, Ex, r) for a finite r; g is the op on values, for a non-finite r
+// (NonFiniteBound).
+template <typename F, typename G>
 absl::StatusOr<Tensor> UnaryBound(const Tensor& x, const Tensor& ex,
-                                  const Tensor& r, int64_t max_bytes, F f) {
+                                  const Tensor& r, int64_t max_bytes, F f,
+                                  G g) {
   if (!Has(ex)) return Tensor();
   HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
   for (int64_t i = 0; i < r.num_elements(); ++i) {
     const double xe = ex.GetDouble(i);
-    StoreBound(e, r, i, xe == 0 ? 0.0 : f(x.GetDouble(i), xe, r.GetDouble(i)));
+    const double xv = x.GetDouble(i);
+    const double rv = r.GetDouble(i);
+    double bound = 0;
+    if (xe != 0) {
+      bound = std::isfinite(rv) ? f(xv, xe, rv)
+                                : NonFiniteBound(g, r.dtype(), &xv, &xe, 1, rv);
+    }
+    StoreBound(e, r, i, bound);
   }
   return e;
 }
@@ -149,11 +199,13 @@ double ToInteger(double x, DType dtype) {
 }
 
 // Binary (and select's) elementwise ops with numpy broadcasting. f returns
-// E of an output element from the operands' values and bounds and r.
-template <typename F>
+// E of an output element from the operands' values and bounds and a finite
+// r; g is the op on values, for a non-finite r (NonFiniteBound).
+template <typename F, typename G>
 absl::StatusOr<Tensor> BroadcastBound(absl::Span<const Tensor> xs,
                                       absl::Span<const Tensor> es,
-                                      const Tensor& r, int64_t max_bytes, F f) {
+                                      const Tensor& r, int64_t max_bytes, F f,
+                                      G g) {
   bool any = false;
   for (const Tensor& e : es) any = any || Has(e);
   if (!any) return Tensor();
@@ -167,9 +219,195 @@ absl::StatusOr<Tensor> BroadcastBound(absl::Span<const Tensor> xs,
       v[k] = xs[k].GetDouble(w.offset(k));
       b[k] = At(es[k], w.offset(k));
     }
-    StoreBound(e, r, i, f(v, b, r.GetDouble(i)));
+    const double rv = r.GetDouble(i);
+    StoreBound(e, r, i,
+               std::isfinite(rv)
+                   ? f(v, b, rv)
+                   : NonFiniteBound(g, r.dtype(), v, b,
+                                    static_cast<int>(xs.size()), rv));
   }
   return e;
+}
+
+// An f32 tensor of x's shape holding 1 where pred(x_i, E_i) holds and 0
+// elsewhere, or no tensor (no data) where it holds nowhere.
+template <typename P>
+absl::StatusOr<Tensor> Indicator(const Tensor& x, const Tensor& ex,
+                                 int64_t max_bytes, P pred) {
+  HGC_ASSIGN_OR_RETURN(Tensor t, NewBound(x.shape(), max_bytes));
+  bool any = false;
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const bool hit = pred(x.GetDouble(i), At(ex, i));
+    t.mutable_data<float>()[i] = hit ? 1.0f : 0.0f;
+    any = any || hit;
+  }
+  return any ? std::move(t) : Tensor();
+}
+
+// |x| + E where both are finite, else 0: what a finite term may weigh.
+double FiniteMagnitude(double x, double e) {
+  return std::isfinite(x) && std::isfinite(e) ? std::fabs(x) + e : 0.0;
+}
+bool NonFinite(double x, double) { return !std::isfinite(x); }
+bool Unbounded(double, double e) { return e == kInf; }
+// A finite value whose interval holds 0: its sign is not certain.
+bool ReachesZero(double x, double e) {
+  return std::isfinite(x) && e > 0 && std::fabs(x) <= e;
+}
+
+// Each f32 rounding of a product or a partial sum may be off by 2^-150
+// besides its relative error (gradual underflow): the reference rounds
+// twice per matmul term, an FMA kernel once, so two results may differ by
+// 4 * 2^-150 per term in absolute terms.
+constexpr double kUnderflowPerTerm = 0x1p-148;
+// bf16 matmuls: the AVX512_BF16 and AMX dot products flush results below
+// 2^-126 to zero and read such accumulators as zero (hgc's emulation
+// kernel reads f32 denormals as zero too), so each term may lose up to
+// 2^-126, and the partial sums of K blocks added into C as much again.
+constexpr double kBf16FlushPerTerm = 0x1p-124;
+// The bound of a zero whose sign is not certain, where nothing larger is
+// owed: the smallest f32 denormal (an interval holding both zeros).
+constexpr double kSignOfZero = 0x1p-149;
+
+bool IsZero(double x, double e) { return x == 0 && e == 0; }
+bool SignBit(double x, double) { return std::signbit(x); }
+bool NoSignBit(double x, double) { return !std::signbit(x); }
+bool MayBeNonZero(double x, double e) { return x != 0 || e > 0; }
+
+// An f32 sum of finite terms this large may overflow in some order.
+constexpr double kOverflowRisk = 0x1p127;
+
+// Whether a non-finite sum (matmul's K, reduce_sum) is certain: it is when
+// it comes from non-finite terms (`non_finite` > 0 of them) that are all
+// certain (`uncertain` == 0: no unbounded operand, no inf times a factor
+// that may be zero) and its finite terms weigh too little (`magnitude`)
+// to overflow in any order; otherwise an order or an operand's error can
+// turn inf into NaN or the other infinity, or overflow into inf.
+double NonFiniteSumBound(double non_finite, double uncertain,
+                         double magnitude) {
+  return non_finite > 0 && uncertain == 0 && magnitude < kOverflowRisk ? 0.0
+                                                                       : kInf;
+}
+
+// Sets E of the non-finite elements of matmul result r in `out` (inf or 0,
+// NonFiniteSumBound) from per-element counts: each indicator matrix pair
+// (matmul of 0/1 tensors) counts the terms where both hold.
+absl::Status MatmulNonFiniteBound(const Op& op, absl::Span<const Tensor> xs,
+                                  absl::Span<const Tensor> es, const Tensor& r,
+                                  const InterpretOptions& options, float* out) {
+  const int64_t n = r.num_elements();
+  bool any = false;
+  for (int64_t i = 0; i < n && !any; ++i) any = !std::isfinite(r.GetDouble(i));
+  if (!any) return absl::OkStatus();
+  const int64_t max_bytes = options.max_tensor_bytes;
+  auto all = [](double, double) { return true; };
+  Tensor ones[2], inf[2], unbounded[2], zero[2];
+  for (int s = 0; s < 2; ++s) {
+    HGC_ASSIGN_OR_RETURN(ones[s], Indicator(xs[s], es[s], max_bytes, all));
+    HGC_ASSIGN_OR_RETURN(inf[s], Indicator(xs[s], es[s], max_bytes, NonFinite));
+    HGC_ASSIGN_OR_RETURN(unbounded[s],
+                         Indicator(xs[s], es[s], max_bytes, Unbounded));
+    HGC_ASSIGN_OR_RETURN(zero[s],
+                         Indicator(xs[s], es[s], max_bytes, ReachesZero));
+  }
+  // sum over pairs of matmul(p.first, p.second), skipping empty ones.
+  auto count =
+      [&](std::initializer_list<std::pair<const Tensor*, const Tensor*>> pairs)
+      -> absl::StatusOr<std::vector<double>> {
+    std::vector<double> c(n, 0.0);
+    for (const auto& p : pairs) {
+      if (!Has(*p.first) || !Has(*p.second)) continue;
+      HGC_ASSIGN_OR_RETURN(Tensor t, RunF32("matmul", {*p.first, *p.second},
+                                            op.attrs(), r.shape(), options));
+      for (int64_t i = 0; i < n; ++i) c[i] += t.GetDouble(i);
+    }
+    return c;
+  };
+  HGC_ASSIGN_OR_RETURN(std::vector<double> non_finite,
+                       count({{&inf[0], &ones[1]}, {&ones[0], &inf[1]}}));
+  HGC_ASSIGN_OR_RETURN(std::vector<double> uncertain,
+                       count({{&unbounded[0], &ones[1]},
+                              {&ones[0], &unbounded[1]},
+                              {&inf[0], &zero[1]},
+                              {&zero[0], &inf[1]}}));
+  Tensor mag[2];
+  for (int s = 0; s < 2; ++s) {
+    HGC_ASSIGN_OR_RETURN(mag[s], NewBound(xs[s].shape(), max_bytes));
+    for (int64_t i = 0; i < xs[s].num_elements(); ++i) {
+      mag[s].mutable_data<float>()[i] =
+          static_cast<float>(FiniteMagnitude(xs[s].GetDouble(i), At(es[s], i)));
+    }
+  }
+  HGC_ASSIGN_OR_RETURN(std::vector<double> magnitude,
+                       count({{&mag[0], &mag[1]}}));
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isfinite(r.GetDouble(i))) continue;
+    out[i] = static_cast<float>(
+        NonFiniteSumBound(non_finite[i], uncertain[i], magnitude[i]));
+  }
+  return absl::OkStatus();
+}
+
+// Adds to `out` the absolute error gradual underflow allows a matmul result
+// r over `k` terms: k * kUnderflowPerTerm wherever r is not 0, and where r
+// is 0 unless its sign is certain. A zero is certain when every product is
+// an exact zero (a factor exactly 0) of certain sign (the other factor's
+// interval does not hold 0) and not all of them are -0: then every order
+// of the sum, from a +0 accumulator or not, gives +0. Otherwise a product
+// that underflows (-1e-40 * 1e-40 is -0 in f32, +0 + -0 = +0, while
+// fma(-1e-40, 1e-40, +0) = -0), an order in which terms cancel, or an
+// operand's error may flip its sign, which x / r turns into -inf vs inf.
+absl::Status MatmulUnderflowBound(const Op& op, absl::Span<const Tensor> xs,
+                                  absl::Span<const Tensor> es, const Tensor& r,
+                                  int64_t k, const InterpretOptions& options,
+                                  float* out) {
+  const int64_t n = r.num_elements();
+  const double per_term =
+      xs[0].dtype() == DType::kBF16 ? kBf16FlushPerTerm : kUnderflowPerTerm;
+  const double underflow = static_cast<double>(k) * per_term;
+  bool zeros = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = r.GetDouble(i);
+    if (v != 0 && std::isfinite(v)) {
+      out[i] += static_cast<float>(underflow);
+    } else if (v == 0) {
+      zeros = true;
+    }
+  }
+  if (!zeros || k == 0) return absl::OkStatus();
+  const int64_t max_bytes = options.max_tensor_bytes;
+  // Counts over the K terms of each element: sum over pairs of
+  // matmul(indicator of a, indicator of b).
+  using Pred = bool (*)(double, double);
+  auto count = [&](std::initializer_list<std::pair<Pred, Pred>> pairs)
+      -> absl::StatusOr<std::vector<double>> {
+    std::vector<double> c(n, 0.0);
+    for (const auto& p : pairs) {
+      HGC_ASSIGN_OR_RETURN(Tensor ia,
+                           Indicator(xs[0], es[0], max_bytes, p.first));
+      HGC_ASSIGN_OR_RETURN(Tensor ib,
+                           Indicator(xs[1], es[1], max_bytes, p.second));
+      if (!Has(ia) || !Has(ib)) continue;
+      HGC_ASSIGN_OR_RETURN(
+          Tensor t, RunF32("matmul", {ia, ib}, op.attrs(), r.shape(), options));
+      for (int64_t i = 0; i < n; ++i) c[i] += t.GetDouble(i);
+    }
+    return c;
+  };
+  // Products that may be nonzero, or exact zeros of uncertain sign.
+  HGC_ASSIGN_OR_RETURN(std::vector<double> uncertain,
+                       count({{MayBeNonZero, MayBeNonZero},
+                              {IsZero, ReachesZero},
+                              {ReachesZero, IsZero}}));
+  HGC_ASSIGN_OR_RETURN(std::vector<double> negative,
+                       count({{SignBit, NoSignBit}, {NoSignBit, SignBit}}));
+  for (int64_t i = 0; i < n; ++i) {
+    if (r.GetDouble(i) != 0) continue;
+    if (uncertain[i] > 0 || negative[i] == static_cast<double>(k)) {
+      out[i] += static_cast<float>(std::max(underflow, kSignOfZero));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Tensor> MatmulBound(const Op& op, absl::Span<const Tensor> xs,
@@ -224,7 +462,81 @@ absl::StatusOr<Tensor> MatmulBound(const Op& op, absl::Span<const Tensor> xs,
     }
     for (int64_t i = 0; i < n; ++i) out[i] += std::sqrt(v[i]);
   }
+  if (floating) {
+    HGC_RETURN_IF_ERROR(MatmulUnderflowBound(op, xs, es, r, k, options, out));
+    HGC_RETURN_IF_ERROR(MatmulNonFiniteBound(op, xs, es, r, options, out));
+  }
   return e;
+}
+
+// Per output element of a reduction `op` of x into r: the sum of
+// f(x_i, E_i) over its terms.
+template <typename F>
+absl::StatusOr<Tensor> ReduceTerms(const Op& op, const Tensor& x,
+                                   const Tensor& ex, const Tensor& r,
+                                   const InterpretOptions& options, F f) {
+  HGC_ASSIGN_OR_RETURN(Tensor t, NewBound(x.shape(), options.max_tensor_bytes));
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    t.mutable_data<float>()[i] =
+        static_cast<float>(f(x.GetDouble(i), At(ex, i)));
+  }
+  return RunF32("reduce_sum", {t}, op.attrs(), r.shape(), options);
+}
+
+// 1 where pred holds, for ReduceTerms.
+auto Count(bool (*pred)(double, double)) {
+  return [pred](double x, double e) { return pred(x, e) ? 1.0 : 0.0; };
+}
+
+// Adds kSignOfZero to the zero results of reduce_sum r whose sign is not
+// certain: terms that may be nonzero cancel (or underflow) to it, or all
+// terms are -0 (+0 from a +0 accumulator, -0 without one). A sum of exact
+// zeros of which one is +0 is +0 in every order.
+absl::Status ReduceZeroBound(const Op& op, const Tensor& x, const Tensor& ex,
+                             const Tensor& r, const InterpretOptions& options,
+                             float* out) {
+  const int64_t n = r.num_elements();
+  bool zeros = false;
+  for (int64_t i = 0; i < n && !zeros; ++i) zeros = r.GetDouble(i) == 0;
+  if (!zeros || x.num_elements() == 0) return absl::OkStatus();
+  const double terms = static_cast<double>(x.num_elements() / n);
+  HGC_ASSIGN_OR_RETURN(Tensor nonzero,
+                       ReduceTerms(op, x, ex, r, options, Count(MayBeNonZero)));
+  HGC_ASSIGN_OR_RETURN(Tensor negative,
+                       ReduceTerms(op, x, ex, r, options, Count(SignBit)));
+  for (int64_t i = 0; i < n; ++i) {
+    if (r.GetDouble(i) == 0 &&
+        (nonzero.GetDouble(i) > 0 || negative.GetDouble(i) == terms)) {
+      out[i] += static_cast<float>(kSignOfZero);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Sets E of the non-finite elements of reduce_sum / reduce_mean result r
+// in `out`, as MatmulNonFiniteBound does, from per-output counts of the
+// reduced terms.
+absl::Status ReduceNonFiniteBound(const Op& op, const Tensor& x,
+                                  const Tensor& ex, const Tensor& r,
+                                  const InterpretOptions& options, float* out) {
+  const int64_t n = r.num_elements();
+  bool any = false;
+  for (int64_t i = 0; i < n && !any; ++i) any = !std::isfinite(r.GetDouble(i));
+  // A mean over no elements is NaN for certain.
+  if (!any || x.num_elements() == 0) return absl::OkStatus();
+  HGC_ASSIGN_OR_RETURN(Tensor non_finite,
+                       ReduceTerms(op, x, ex, r, options, Count(NonFinite)));
+  HGC_ASSIGN_OR_RETURN(Tensor uncertain,
+                       ReduceTerms(op, x, ex, r, options, Count(Unbounded)));
+  HGC_ASSIGN_OR_RETURN(Tensor magnitude,
+                       ReduceTerms(op, x, ex, r, options, FiniteMagnitude));
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isfinite(r.GetDouble(i))) continue;
+    out[i] = static_cast<float>(NonFiniteSumBound(non_finite.GetDouble(i),
+                                                  uncertain.GetDouble(i),
+                                                  magnitude.GetDouble(i)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Tensor> ReduceBound(const Op& op, const Tensor& x,
@@ -265,6 +577,12 @@ absl::StatusOr<Tensor> ReduceBound(const Op& op, const Tensor& x,
                                       : std::sqrt(var.GetDouble(i));
     }
   }
+  if (floating && kind == "reduce_sum") {
+    HGC_RETURN_IF_ERROR(ReduceZeroBound(op, x, ex, r, options, out));
+  }
+  if (floating) {
+    HGC_RETURN_IF_ERROR(ReduceNonFiniteBound(op, x, ex, r, options, out));
+  }
   return e;
 }
 
@@ -296,16 +614,24 @@ absl::StatusOr<Tensor> SoftmaxBound(const Op& op, const Tensor& x,
     for (int64_t in = 0; in < s.inner; ++in) {
       const int64_t base = o * s.mid * s.inner + in;
       double mx = -kInf, w = 0;
+      bool unbounded = false;
       for (int64_t j = 0; j < s.mid; ++j) {
         const int64_t i = base + j * s.inner;
         mx = std::max(mx, x.GetDouble(i));
         w += Mul0(At(ex, i), r.GetDouble(i));
+        unbounded = unbounded || At(ex, i) == kInf;
       }
       for (int64_t j = 0; j < s.mid; ++j) {
         const int64_t i = base + j * s.inner;
         const double p = r.GetDouble(i);
         double bound = 0;
-        if (p != 0) {
+        if (unbounded) {
+          // An input that may be anything (inf, NaN) moves the whole row.
+          bound = kInf;
+        } else if (!std::isfinite(p)) {
+          // NaN rows (an inf or NaN input) are NaN in any order.
+          bound = 0;
+        } else if (p != 0) {
           bound = p * std::expm1(At(ex, i) + w) +
                   p * (own + kF32Unit * std::fabs(x.GetDouble(i) - mx));
           if (r.dtype() != DType::kF32) bound += Flip(r.dtype(), p);
@@ -348,8 +674,10 @@ absl::StatusOr<Tensor> LayernormBound(const Op& op, absl::Span<const Tensor> xs,
     var /= n;
     const double sigma = std::sqrt(var + epsilon);
     double mean_e = 0, mix_e = 0;
+    bool unbounded = false;
     for (int64_t j = 0; j < group; ++j) {
       const double xe = At(es[0], base + j);
+      unbounded = unbounded || xe == kInf;
       const double xhat = (x.GetDouble(base + j) - mean) / sigma;
       mean_e += xe;
       mix_e += Mul0(xe, std::fabs(xhat));
@@ -368,6 +696,14 @@ absl::StatusOr<Tensor> LayernormBound(const Op& op, absl::Span<const Tensor> xs,
                      Mul0(At(es[1], j), std::fabs(xhat)) + At(es[2], j) +
                      2 * kF32Unit * (std::fabs(xhat * g) + std::fabs(y));
       if (r.dtype() != DType::kF32) bound += Flip(r.dtype(), y);
+      // An input that may be anything moves the whole group; otherwise a
+      // non-finite y (an inf or NaN in the group or in gamma and beta) is
+      // certain.
+      if (unbounded || At(es[1], j) == kInf || At(es[2], j) == kInf) {
+        bound = kInf;
+      } else if (!std::isfinite(y)) {
+        bound = 0;
+      }
       StoreBound(e, r, i, bound);
     }
   }
@@ -441,85 +777,136 @@ absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
                         : kind == "gelu"    ? 4
                         : kind == "sigmoid" ? 2
                                             : 1;
+    auto fn1 = [&fn](const double* v) { return fn(v[0]); };
     const bool in_error = Has(es[0]);
     HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
     for (int64_t i = 0; i < r.num_elements(); ++i) {
       const double rv = r.GetDouble(i);
       const double xe = in_error ? es[0].GetDouble(i) : 0.0;
-      const double own = ulps * Flip(dt, rv);
-      StoreBound(e, r, i,
-                 xe == 0 ? own
-                         : IntervalDelta(fn, xs[0].GetDouble(i), xe, rv) +
-                               Flip(dt, rv) + own);
+      const double xv = xs[0].GetDouble(i);
+      double bound;
+      if (!std::isfinite(rv)) {
+        bound = xe == 0 ? 0.0 : NonFiniteBound(fn1, dt, &xv, &xe, 1, rv);
+      } else {
+        const double own = ulps * Flip(dt, rv);
+        bound =
+            xe == 0 ? own : IntervalDelta(fn, xv, xe, rv) + Flip(dt, rv) + own;
+      }
+      StoreBound(e, r, i, bound);
     }
     return e;
   }
   if (kind == "add" || kind == "sub") {
-    return BroadcastBound(xs, es, r, max_bytes,
-                          [&](const double*, const double* b, double rv) {
-                            const double s = b[0] + b[1];
-                            return s == 0 ? 0.0 : s + Flip(dt, rv);
-                          });
+    const bool add = kind == "add";
+    return BroadcastBound(
+        xs, es, r, max_bytes,
+        [&](const double*, const double* b, double rv) {
+          const double s = b[0] + b[1];
+          return s == 0 ? 0.0 : s + Flip(dt, rv);
+        },
+        [add](const double* v) { return add ? v[0] + v[1] : v[0] - v[1]; });
   }
   if (kind == "mul") {
     return BroadcastBound(
-        xs, es, r, max_bytes, [&](const double* v, const double* b, double rv) {
+        xs, es, r, max_bytes,
+        [&](const double* v, const double* b, double rv) {
           const double s = Mul0(b[0], std::fabs(v[1])) +
                            Mul0(b[1], std::fabs(v[0])) + b[0] * b[1];
-          return s == 0 ? 0.0 : s + Flip(dt, rv);
-        });
+          if (s == 0) {
+            // 0 times a factor of uncertain sign: a zero of either sign.
+            const bool sign =
+                rv == 0 && (ReachesZero(v[0], b[0]) || ReachesZero(v[1], b[1]));
+            return sign ? kSignOfZero : 0.0;
+          }
+          return s + Flip(dt, rv);
+        },
+        [](const double* v) { return v[0] * v[1]; });
   }
   if (kind == "div") {
     return BroadcastBound(
-        xs, es, r, max_bytes, [&](const double* v, const double* b, double rv) {
+        xs, es, r, max_bytes,
+        [&](const double* v, const double* b, double rv) {
           if (b[0] == 0 && b[1] == 0) return 0.0;
           const double den = std::fabs(v[1]) - b[1];
           if (!(den > 0)) return kInf;
           return (b[0] + Mul0(b[1], std::fabs(rv))) / den + Flip(dt, rv);
-        });
+        },
+        [](const double* v) { return v[0] / v[1]; });
   }
   if (kind == "max" || kind == "min") {
-    return BroadcastBound(xs, es, r, max_bytes,
-                          [](const double*, const double* b, double) {
-                            return std::max(b[0], b[1]);
-                          });
+    const bool is_max = kind == "max";
+    return BroadcastBound(
+        xs, es, r, max_bytes,
+        [](const double*, const double* b, double) {
+          return std::max(b[0], b[1]);
+        },
+        [is_max](const double* v) {
+          if (std::isnan(v[0]) || std::isnan(v[1])) return v[0] + v[1];
+          return is_max ? std::max(v[0], v[1]) : std::min(v[0], v[1]);
+        });
   }
   if (kind == "select") {
-    return BroadcastBound(xs, es, r, max_bytes,
-                          [](const double* v, const double* b, double) {
-                            return v[0] != 0 ? b[1] : b[2];
-                          });
+    return BroadcastBound(
+        xs, es, r, max_bytes,
+        [](const double* v, const double* b, double) {
+          return v[0] != 0 ? b[1] : b[2];
+        },
+        [](const double* v) { return v[0] != 0 ? v[1] : v[2]; });
   }
+  auto identity = [](const double* v) { return v[0]; };
   if (kind == "cast") {
     const DType from = xs[0].dtype();
     if (dt == DType::kBool) return Tensor();
     if (IsFloat(dt) || !IsFloat(from)) {
-      return UnaryBound(xs[0], es[0], r, max_bytes,
-                        [&](double, double xe, double rv) {
-                          return xe + (IsFloat(dt) ? Flip(dt, rv) : 0.0);
-                        });
+      return UnaryBound(
+          xs[0], es[0], r, max_bytes,
+          [&](double, double xe, double rv) {
+            return xe + (IsFloat(dt) ? Flip(dt, rv) : 0.0);
+          },
+          identity);
     }
     return UnaryBound(
-        xs[0], es[0], r, max_bytes, [&](double x, double xe, double rv) {
+        xs[0], es[0], r, max_bytes,
+        [&](double x, double xe, double rv) {
           return IntervalDelta([dt](double v) { return ToInteger(v, dt); }, x,
                                xe, rv);
-        });
+        },
+        identity);
   }
+  // Integer results: always finite.
   if (kind == "quantize") {
     const double smallest = ScaleRange(op).first;
-    return UnaryBound(xs[0], es[0], r, max_bytes,
-                      [&](double, double xe, double) {
-                        return std::ceil(xe / smallest) + 1;
-                      });
+    return UnaryBound(
+        xs[0], es[0], r, max_bytes,
+        [&](double, double xe, double) { return std::ceil(xe / smallest) + 1; },
+        identity);
   }
   if (kind == "dequantize") {
     const double largest = ScaleRange(op).second;
-    return UnaryBound(xs[0], es[0], r, max_bytes,
-                      [&](double, double xe, double rv) {
-                        return xe * largest + Flip(dt, rv);
-                      });
+    return UnaryBound(
+        xs[0], es[0], r, max_bytes,
+        [&](double, double xe, double rv) {
+          return xe * largest + Flip(dt, rv);
+        },
+        identity);
   }
-  if (kind == "matmul") return MatmulBound(op, xs, es, r, options);
+  if (kind == "matmul") {
+    if (xs[0].dtype() != DType::kBF16) {
+      return MatmulBound(op, xs, es, r, options);
+    }
+    // The operands as a bf16 matmul reads them: denormals are zeros.
+    Tensor flushed[2];
+    for (int s = 0; s < 2; ++s) {
+      HGC_ASSIGN_OR_RETURN(flushed[s],
+                           reference::NewTensor(xs[s].type(), max_bytes));
+      const uint16_t* from = xs[s].data<uint16_t>();
+      uint16_t* to = flushed[s].mutable_data<uint16_t>();
+      for (int64_t i = 0; i < xs[s].num_elements(); ++i) {
+        to[i] = FloatToBf16(Bf16ToFloatDaz(from[i]));
+      }
+    }
+    return MatmulBound(op, flushed, es, r, options);
+  }
   if (kind == "reduce_sum" || kind == "reduce_mean" || kind == "reduce_max") {
     return ReduceBound(op, xs[0], es[0], r, options);
   }

@@ -21,7 +21,10 @@
 //   compiler; sequential f32 sums would make the oracle the least accurate
 //   party).
 // * matmul accumulates in f32 with k ascending (design.md: "accumulate in
-//   f32"), then rounds once to bf16/f16 for those dtypes. u8/s8 pairs give
+//   f32"), then rounds once to bf16/f16 for those dtypes. In a bf16 matmul
+//   a denormal operand is read as a zero of its sign (as the AVX512_BF16
+//   and AMX dot products read it); f16 and f32 operands are exact. u8/s8
+//   pairs give
 //   s32: exact products summed modulo 2^32, identical to s32 accumulation
 //   with wrapping adds (it cannot wrap for K < 65794).
 // * Integer add/sub/mul/neg/abs and reduce_sum wrap in the operand type

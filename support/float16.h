@@ -34,6 +34,15 @@ inline float Bf16ToFloat(uint16_t b) {
   return BitsToFloat(static_cast<uint32_t>(b) << 16);
 }
 
+// bf16 -> f32 with a denormal read as a zero of its sign: how the operands
+// of a bf16 matmul are read in hgc (the AVX512_BF16 and AMX dot products
+// do so in hardware, whatever MXCSR says).
+inline float Bf16ToFloatDaz(uint16_t b) {
+  return (b & 0x7F80u) == 0
+             ? BitsToFloat(static_cast<uint32_t>(b & 0x8000u) << 16)
+             : Bf16ToFloat(b);
+}
+
 // f32 -> IEEE binary16, rounding to nearest even, with overflow to infinity,
 // gradual underflow to subnormals, and NaN preserved.
 uint16_t FloatToHalf(float f);

@@ -28,6 +28,16 @@ TEST(Bf16Test, RoundToOddAvoidsDoubleRounding) {
   EXPECT_EQ(RoundToOddF32(1.5), 1.5f);
 }
 
+TEST(Bf16Test, DazReadsDenormalsAsSignedZeros) {
+  EXPECT_EQ(FloatBits(Bf16ToFloatDaz(0x0001)), 0u);           // 2^-133
+  EXPECT_EQ(FloatBits(Bf16ToFloatDaz(0x807F)), 0x80000000u);  // -denormal
+  EXPECT_EQ(Bf16ToFloatDaz(0x0080), 0x1p-126f);               // smallest normal
+  EXPECT_EQ(Bf16ToFloatDaz(0x3F80), 1.0f);
+  EXPECT_TRUE(std::isinf(Bf16ToFloatDaz(0x7F80)));
+  EXPECT_TRUE(std::isnan(Bf16ToFloatDaz(0x7FC0)));
+  EXPECT_EQ(FloatBits(Bf16ToFloatDaz(0x8000)), 0x80000000u);
+}
+
 TEST(HalfTest, ExactValuesRoundTrip) {
   for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 0.5f, 6.103515625e-05f,
                   5.9604644775390625e-08f}) {

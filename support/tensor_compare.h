@@ -9,6 +9,9 @@
 //     where an error bound is given (the reference interpreter's estimate
 //     of how far a correct result may be from it, reference/error_bound.h;
 //     for integers a count of steps, 0 where no float value reaches them).
+//   * the bound of the element is infinite: any value matches, NaN and
+//     infinities included (the reference's way of saying that a correct
+//     result may be anything there, e.g. x / y where y's interval holds 0).
 // Anything else (NaN vs a number, inf vs finite, opposite infinities) is a
 // mismatch. Errors are measured on the values as doubles (bf16/f16 decoded):
 //   max_abs_error  max |actual - expected| over all elements (inf when a

@@ -112,6 +112,23 @@ TEST(TensorCompareTest, NaNAndInfinities) {
   EXPECT_EQ(r.num_mismatches, 1);
 }
 
+TEST(TensorCompareTest, InfiniteBoundAcceptsAnythingFiniteBoundNot) {
+  Tensor expected = Make(DType::kF32, {4}, {kInf, -kInf, kNaN, 1});
+  Tensor actual = Make(DType::kF32, {4}, {-kInf, -17.3, 2, kNaN});
+  Tensor bound = Make(DType::kF32, {4}, {kInf, kInf, kInf, kInf});
+  CompareResult r = *CompareTensors(actual, expected, std::nullopt, &bound);
+  EXPECT_TRUE(r.ok()) << r.Summary();
+  // The largest finite bound still leaves infinities and NaN exact.
+  Tensor large = Make(DType::kF32, {4}, {3.4e38, 3.4e38, 3.4e38, 3.4e38});
+  r = *CompareTensors(actual, expected, std::nullopt, &large);
+  EXPECT_EQ(r.num_mismatches, 4) << r.Summary();
+  // Bools ignore bounds.
+  Tensor t = Make(DType::kBool, {1}, {1});
+  Tensor f = Make(DType::kBool, {1}, {0});
+  Tensor one = Make(DType::kF32, {1}, {kInf});
+  EXPECT_FALSE(CompareTensors(f, t, std::nullopt, &one)->ok());
+}
+
 TEST(TensorCompareTest, WideIntegersAreExactUnlessOverridden) {
   Tensor expected = Make(DType::kS32, {3}, {1, 2, -128});
   Tensor actual = Make(DType::kS32, {3}, {1, 3, -128});

@@ -265,6 +265,27 @@ graph @g(%a: f32[2, 2], %b: f32[2, 1]) -> (f32[2, 1], f32[2]) {
   }
 }
 
+TEST(ErrorBoundTest, AFlipIsAtLeastOneDenormalStep) {
+  // gelu of the smallest f16 denormal rounds to it or to 0 (its exact
+  // value is just above the tie); gelu(0) = 0 and log(1) = 0 exactly.
+  Module m = Parse(R"(
+graph @g(%x: f16[2], %y: f32[1]) -> (f16[2], f32[1]) {
+  %g = gelu(%x)
+  %l = log(%y)
+  return %g, %l
+}
+)");
+  const Graph& g = *m.graphs().front();
+  Tensor x = *Tensor::Create(TensorType(DType::kF16, {2}));
+  x.SetDouble(0, 0x1p-24);
+  x.SetDouble(1, 0.0);
+  BoundedResults r = *InterpretWithErrorBounds(g, {x, F32({1}, {1.0})});
+  EXPECT_EQ(r.values[0].GetDouble(0), 0x1p-24);
+  EXPECT_GE(r.bounds[0].GetDouble(0), 0x1p-24);
+  EXPECT_EQ(r.bounds[0].GetDouble(1), 0);
+  EXPECT_EQ(r.bounds[1].raw(), nullptr);
+}
+
 TEST(RandomInputsTest, MatmulOperandsAreScaledByKToTheMinusQuarter) {
   Module m = Parse(R"(
 graph @g(%q: f32[2, 256], %k: f32[2, 256], %bias: f32[2, 2],

@@ -44,8 +44,10 @@
 //   |gamma| (E_i + mean E + |xhat_i| mean(|xhat| E)) / sigma + |xhat| Egamma
 //   + Ebeta; reshape and transpose move E with the elements; select takes
 //   the chosen operand's E.
-// * An op rounding to dtype d adds 2 u_d |r| (a flip of its last rounding:
-//   both sides round, each by up to u |r|) whenever its operands carry
+// * An op rounding to dtype d adds 2 u_d |r|, and at least the smallest
+//   denormal of d (a flip of its last rounding: both sides round, each by
+//   up to u |r| or, among the denormals, half their step; exact zeros of
+//   math functions, gelu(0) or log(1), stay exact) whenever its operands carry
 //   error, and always for matmul (bf16/f16 results), softmax and layernorm,
 //   whose internal sums differ by order. Softmax and layernorm also add
 //   (4 + sqrt(N)) u_f32 relative to their row's scale (exp/rsqrt within a

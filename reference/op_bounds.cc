@@ -34,9 +34,26 @@ double At(const Tensor& e, int64_t i) { return Has(e) ? e.GetDouble(i) : 0.0; }
 // infinite m.
 double Mul0(double e, double m) { return e == 0 ? 0.0 : e * m; }
 
-// 2 u |r|: the last rounding of r to `dtype` flipping.
+// The smallest positive value of floating-point `dtype` (0 for integers):
+// the spacing of its denormals.
+double DenormMin(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return 0x1p-149;
+    case DType::kBF16:
+      return 0x1p-133;
+    case DType::kF16:
+      return 0x1p-24;
+    default:
+      return 0;
+  }
+}
+
+// The last rounding of r to `dtype` flipping: 2 u |r|, and at least one
+// step of the denormals, where the spacing stops shrinking with |r| (f16
+// rounds 2.98e-8 to 0 and 2.99e-8 to 5.96e-8).
 double Flip(DType dtype, double r) {
-  return 2 * UnitRoundoff(dtype) * std::fabs(r);
+  return std::max(2 * UnitRoundoff(dtype) * std::fabs(r), DenormMin(dtype));
 }
 
 absl::StatusOr<Tensor> NewBound(const Shape& shape, int64_t max_bytes) {
@@ -404,7 +421,9 @@ absl::Status MatmulUnderflowBound(const Op& op, absl::Span<const Tensor> xs,
   for (int64_t i = 0; i < n; ++i) {
     if (r.GetDouble(i) != 0) continue;
     if (uncertain[i] > 0 || negative[i] == static_cast<double>(k)) {
-      out[i] += static_cast<float>(std::max(underflow, kSignOfZero));
+      // A narrow result rounds the f32 sum once more: a denormal step.
+      out[i] += static_cast<float>(
+          std::max({underflow, kSignOfZero, DenormMin(r.dtype())}));
     }
   }
   return absl::OkStatus();
@@ -435,7 +454,10 @@ absl::StatusOr<Tensor> MatmulBound(const Op& op, absl::Span<const Tensor> xs,
                                               op.attrs(), r.shape(), options));
     for (int64_t i = 0; i < n; ++i) {
       out[i] += SumOrder(k, r.GetDouble(i), terms.GetDouble(i));
-      if (r.dtype() != DType::kF32) out[i] += Flip(r.dtype(), r.GetDouble(i));
+      // Zeros: MatmulUnderflowBound.
+      if (r.dtype() != DType::kF32 && r.GetDouble(i) != 0) {
+        out[i] += Flip(r.dtype(), r.GetDouble(i));
+      }
     }
   }
   // Independent errors of the K terms add in quadrature:
@@ -507,7 +529,7 @@ absl::Status ReduceZeroBound(const Op& op, const Tensor& x, const Tensor& ex,
   for (int64_t i = 0; i < n; ++i) {
     if (r.GetDouble(i) == 0 &&
         (nonzero.GetDouble(i) > 0 || negative.GetDouble(i) == terms)) {
-      out[i] += static_cast<float>(kSignOfZero);
+      out[i] += static_cast<float>(std::max(kSignOfZero, DenormMin(r.dtype())));
     }
   }
   return absl::OkStatus();
@@ -563,7 +585,11 @@ absl::StatusOr<Tensor> ReduceBound(const Op& op, const Tensor& x,
                                               r.shape(), options));
     for (int64_t i = 0; i < n; ++i) {
       out[i] += SumOrder(count, r.GetDouble(i) * per, terms.GetDouble(i)) / per;
-      if (r.dtype() != DType::kF32) out[i] += Flip(r.dtype(), r.GetDouble(i));
+      // Zeros of reduce_sum: ReduceZeroBound.
+      if (r.dtype() != DType::kF32 &&
+          (r.GetDouble(i) != 0 || kind == "reduce_mean")) {
+        out[i] += Flip(r.dtype(), r.GetDouble(i));
+      }
     }
   }
   if (Has(ex)) {
@@ -788,7 +814,8 @@ absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
       if (!std::isfinite(rv)) {
         bound = xe == 0 ? 0.0 : NonFiniteBound(fn1, dt, &xv, &xe, 1, rv);
       } else {
-        const double own = ulps * Flip(dt, rv);
+        // An exact zero (gelu(0), log(1)) stays exact.
+        const double own = rv == 0 && fn(xv) == 0 ? 0.0 : ulps * Flip(dt, rv);
         bound =
             xe == 0 ? own : IntervalDelta(fn, xv, xe, rv) + Flip(dt, rv) + own;
       }

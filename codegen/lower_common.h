@@ -196,8 +196,8 @@ absl::StatusOr<std::vector<int64_t>> BroadcastStrides(const Shape& type,
 // the inputs marked from_in_row (a pointer to the row's element 0 as well;
 // the caller may offset a tile's pointer back by col_begin).
 // `on_result`, when given, is called inside the loop with each vector of
-// results as stored and the vector's lane mask (a fused reduction over the
-// written values).
+// results (in compute form, as stored) and the vector's lane mask (a fused
+// reduction over the written values).
 using RowResultFn =
     std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>;
 absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
@@ -206,6 +206,12 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      llvm::Value* out_row = nullptr,
                      llvm::Value* in_row = nullptr,
                      const RowResultFn& on_result = nullptr);
+
+// Stores `value` (16 lanes in their compute form, already exact in
+// `dtype`) to lanes [col, col + 16) of the `dtype` row at `row` (its
+// element 0) under `mask`.
+void StoreRowVector(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value,
+                    llvm::Value* row, llvm::Value* col, llvm::Value* mask);
 
 // A <16 x i1> mask of the lanes of the vector starting at column `col`
 // that lie before `end`.

@@ -338,20 +338,8 @@ class Emitter {
       }
       for (DType t : r.round_to) y = RoundToDType(b_, y, t);
       if (r.denormals_as_zero) y = EmitDenormalsAsZero(b_, y);
-      if (r.denormals_as_zero) y = EmitDenormalsAsZero(b_, y);
-      if (r.dst_type == DType::kF32) return Store(y, dst, col, mask);
-      // A 16-bit float: y is exact in it after the rounding above.
-      llvm::Value* bits = r.dst_type == DType::kBF16 ? EmitF32ToBf16(b_, y)
-                                                     : EmitF32ToF16(b_, y);
-      auto* vt = llvm::FixedVectorType::get(b_.getInt16Ty(), kVectorWidth);
-      b_.CreateMaskedStore(
-          bits,
-          b_.CreateBitCast(
-              b_.CreateInBoundsGEP(
-                  b_.getInt16Ty(),
-                  b_.CreateBitCast(dst, b_.getInt16Ty()->getPointerTo()), col),
-              vt->getPointerTo()),
-          llvm::Align(2), mask);
+      // y is exact in dst_type after the rounding above.
+      StoreRowVector(b_, r.dst_type, y, dst, col, mask);
     });
   }
 

@@ -22,6 +22,17 @@ Expr Offset(const StridedOperand& x, const Expr& b, const Expr& h) {
   return x.offset + b * x.strides[0] + h * x.strides[1];
 }
 
+// `rows` rows of `cols` contiguous elements of a Q, K or V operand of
+// type `type` copied into f32 scratch: widened when bf16 / f16, with bf16
+// denormals read as zeros, as a bf16 matmul reads its operands.
+tile::Stmt CopyRowsToF32(View src, Expr src_row, View dst, Expr dst_row,
+                         Expr rows, Expr cols, DType type) {
+  tile::Copy copy{src, src_row, 1, dst, dst_row, 1, rows, cols};
+  copy.src_type = type;
+  copy.denormals_as_zero = type == DType::kBF16;
+  return tile::Stmt{std::move(copy)};
+}
+
 // Where one (batch, head)'s Q, K, V and O start.
 struct HeadBases {
   Expr q, k, v, o;
@@ -80,18 +91,10 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
   View q_rows{p.q, q_base + i0 * m.q.strides[2], 4};
   if (p.qs >= 0 && p.q_program < 0) {
     // A bf16 / f16 Q without ops: its rows widened.
-    tile::Copy widen{
+    nb.Append(CopyRowsToF32(
         View{p.q, q_base + i0 * m.q.strides[2], DTypeSize(p.q_type)},
-        m.q.strides[2],
-        1,
-        View{p.qs, 0, 4},
-        m.head_dim,
-        1,
-        rows,
-        m.head_dim};
-    widen.src_type = p.q_type;
-    widen.denormals_as_zero = p.q_type == DType::kBF16;
-    nb.Append(tile::Stmt{std::move(widen)});
+        m.q.strides[2], View{p.qs, 0, 4}, m.head_dim, rows, m.head_dim,
+        p.q_type));
     q_rows = View{p.qs, 0, 4};
   } else if (p.qs >= 0) {
     nb.For("r", 0, rows, false, [&](Expr r) {
@@ -235,13 +238,8 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
       View k_rows{p.k, k_base, k_bytes};
       int64_t k_row = m.k.strides[2], k_col = m.k.strides[3];
       if (p.kc >= 0) {
-        tile::Copy widen{k_rows,           m.k.strides[2], 1,
-                         View{p.kc, 0, 4}, m.head_dim,     1,
-                         m.seq_kv,         m.head_dim};
-        widen.src_type = p.k_type;
-        widen.denormals_as_zero = p.k_type == DType::kBF16;
-        widen.denormals_as_zero = p.k_type == DType::kBF16;
-        nb.Append(tile::Stmt{std::move(widen)});
+        nb.Append(CopyRowsToF32(k_rows, m.k.strides[2], View{p.kc, 0, 4},
+                                m.head_dim, m.seq_kv, m.head_dim, p.k_type));
         k_rows = View{p.kc, 0, 4};
         k_row = m.head_dim;
         k_col = 1;
@@ -250,30 +248,14 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
                                       p.kt_ld, m.seq_kv, m.head_dim}});
     } else if (p.kt >= 0) {
       // K stored transposed, as bf16 / f16: its rows widened.
-      tile::Copy widen{View{p.k, k_base, k_bytes},
-                       m.k.strides[3],
-                       1,
-                       View{p.kt, 0, 4},
-                       p.kt_ld,
-                       1,
-                       m.head_dim,
-                       m.seq_kv};
-      widen.src_type = p.k_type;
-      widen.denormals_as_zero = p.k_type == DType::kBF16;
-      nb.Append(tile::Stmt{std::move(widen)});
+      nb.Append(CopyRowsToF32(View{p.k, k_base, k_bytes}, m.k.strides[3],
+                              View{p.kt, 0, 4}, p.kt_ld, m.head_dim, m.seq_kv,
+                              p.k_type));
     }
     if (p.vp >= 0) {
-      tile::Copy copy{View{p.v, v_base, DTypeSize(p.v_type)},
-                      m.v.strides[2],
-                      1,
-                      View{p.vp, 0, 4},
-                      p.v_ld,
-                      1,
-                      m.seq_kv,
-                      m.head_dim_v};
-      copy.src_type = p.v_type;
-      copy.denormals_as_zero = p.v_type == DType::kBF16;
-      nb.Append(tile::Stmt{std::move(copy)});
+      nb.Append(CopyRowsToF32(View{p.v, v_base, DTypeSize(p.v_type)},
+                              m.v.strides[2], View{p.vp, 0, 4}, p.v_ld,
+                              m.seq_kv, m.head_dim_v, p.v_type));
     }
     nb.For("qb", chunk * per_chunk,
            Min(chunk * per_chunk + per_chunk, q_blocks), false, [&](Expr qb) {

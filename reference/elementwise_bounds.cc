@@ -1,0 +1,267 @@
+// The error-bound rules of the elementwise ops (reference/op_bounds.h):
+// math functions, the broadcast binary ops and select, cast, quantize and
+// dequantize.
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "reference/kernels.h"
+#include "reference/op_bounds_internal.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace reference {
+namespace op_bounds_internal {
+namespace {
+
+// The elementwise ops of one operand. f returns E of element i from
+// (x, Ex, r) for a finite r; g is the op on values, for a non-finite r
+// (NonFiniteBound).
+template <typename F, typename G>
+absl::StatusOr<Tensor> UnaryBound(const Tensor& x, const Tensor& ex,
+                                  const Tensor& r, int64_t max_bytes, F f,
+                                  G g) {
+  if (!Has(ex)) return Tensor();
+  HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
+  for (int64_t i = 0; i < r.num_elements(); ++i) {
+    const double xe = ex.GetDouble(i);
+    const double xv = x.GetDouble(i);
+    const double rv = r.GetDouble(i);
+    double bound = 0;
+    if (xe != 0) {
+      bound = std::isfinite(rv) ? f(xv, xe, rv)
+                                : NonFiniteBound(g, r.dtype(), &xv, &xe, 1, rv);
+    }
+    StoreBound(e, r, i, bound);
+  }
+  return e;
+}
+
+// max |f(x +- E) - r|, inf where f leaves its domain.
+template <typename Fn>
+double IntervalDelta(Fn fn, double x, double ex, double r) {
+  const double up = std::fabs(fn(x + ex) - r);
+  const double down = std::fabs(fn(x - ex) - r);
+  if (std::isnan(up) || std::isnan(down)) return kInf;
+  return std::max(up, down);
+}
+
+// Round half to even and saturate into integer `dtype` (bool: x != 0).
+double ToInteger(double x, DType dtype) {
+  if (dtype == DType::kBool) return x != 0 ? 1 : 0;
+  if (std::isnan(x)) return 0;
+  const double lo = static_cast<double>(reference::IntMin(dtype));
+  const double hi = static_cast<double>(reference::IntMax(dtype));
+  return std::clamp(std::nearbyint(x), lo, hi);
+}
+
+// Binary (and select's) elementwise ops with numpy broadcasting. f returns
+// E of an output element from the operands' values and bounds and a finite
+// r; g is the op on values, for a non-finite r (NonFiniteBound).
+template <typename F, typename G>
+absl::StatusOr<Tensor> BroadcastBound(absl::Span<const Tensor> xs,
+                                      absl::Span<const Tensor> es,
+                                      const Tensor& r, int64_t max_bytes, F f,
+                                      G g) {
+  bool any = false;
+  for (const Tensor& e : es) any = any || Has(e);
+  if (!any) return Tensor();
+  HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
+  StridedWalker w(r.shape());
+  for (const Tensor& x : xs)
+    w.AddOperand(BroadcastStrides(x.shape(), r.shape()));
+  double v[3], b[3];
+  for (int64_t i = 0; i < r.num_elements(); ++i, w.Next()) {
+    for (size_t k = 0; k < xs.size(); ++k) {
+      v[k] = xs[k].GetDouble(w.offset(k));
+      b[k] = At(es[k], w.offset(k));
+    }
+    const double rv = r.GetDouble(i);
+    StoreBound(e, r, i,
+               std::isfinite(rv)
+                   ? f(v, b, rv)
+                   : NonFiniteBound(g, r.dtype(), v, b,
+                                    static_cast<int>(xs.size()), rv));
+  }
+  return e;
+}
+
+// The largest and smallest scale of a quantize/dequantize op (f32-rounded).
+std::pair<double, double> ScaleRange(const Op& op) {
+  const Attribute* a = op.FindAttr("scale");
+  std::vector<double> scales;
+  if (a != nullptr && a->is_number()) scales.push_back(a->as_number());
+  if (a != nullptr && a->is_number_list()) scales = a->as_number_list();
+  double lo = kInf, hi = 0;
+  for (double sc : scales) {
+    const double f = static_cast<float>(sc);
+    lo = std::min(lo, f);
+    hi = std::max(hi, f);
+  }
+  if (scales.empty()) lo = hi = 1;
+  return {lo, hi};
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> MathFunctionBound(const Op& op, const Tensor& x,
+                                         const Tensor& ex, const Tensor& r,
+                                         int64_t max_bytes) {
+  const absl::string_view kind = op.kind();
+  const DType dt = r.dtype();
+  const Attribute* approx = op.FindAttr("approximate");
+  const bool tanh_form =
+      approx != nullptr && approx->is_string() && approx->as_string() == "tanh";
+  auto fn = [kind, tanh_form](double v) -> double {
+    if (kind == "exp") return std::exp(v);
+    if (kind == "log") return std::log(v);
+    if (kind == "sqrt") return std::sqrt(v);
+    if (kind == "rsqrt") return 1.0 / std::sqrt(v);
+    if (kind == "tanh") return std::tanh(v);
+    if (kind == "sigmoid") return 1.0 / (1.0 + std::exp(-v));
+    return Gelu(v, tanh_form);
+  };
+  // Compiled code evaluates these to within a few ulp, not correctly
+  // rounded (codegen/llvm/vector_math.h), so even an exact input carries
+  // that much into what follows (a cancellation downstream amplifies it).
+  const double ulps = kind == "sqrt"      ? 0
+                      : kind == "gelu"    ? 4
+                      : kind == "sigmoid" ? 2
+                                          : 1;
+  auto fn1 = [&fn](const double* v) { return fn(v[0]); };
+  const bool in_error = Has(ex);
+  HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
+  for (int64_t i = 0; i < r.num_elements(); ++i) {
+    const double rv = r.GetDouble(i);
+    const double xe = in_error ? ex.GetDouble(i) : 0.0;
+    const double xv = x.GetDouble(i);
+    double bound;
+    if (!std::isfinite(rv)) {
+      bound = xe == 0 ? 0.0 : NonFiniteBound(fn1, dt, &xv, &xe, 1, rv);
+    } else {
+      // An exact zero (gelu(0), log(1)) stays exact.
+      const double own = rv == 0 && fn(xv) == 0 ? 0.0 : ulps * Flip(dt, rv);
+      bound =
+          xe == 0 ? own : IntervalDelta(fn, xv, xe, rv) + Flip(dt, rv) + own;
+    }
+    StoreBound(e, r, i, bound);
+  }
+  return e;
+}
+
+absl::StatusOr<Tensor> BroadcastOpBound(const Op& op,
+                                        absl::Span<const Tensor> xs,
+                                        absl::Span<const Tensor> es,
+                                        const Tensor& r, int64_t max_bytes) {
+  const absl::string_view kind = op.kind();
+  const DType dt = r.dtype();
+  if (kind == "add" || kind == "sub") {
+    const bool add = kind == "add";
+    return BroadcastBound(
+        xs, es, r, max_bytes,
+        [&](const double*, const double* b, double rv) {
+          const double s = b[0] + b[1];
+          return s == 0 ? 0.0 : s + Flip(dt, rv);
+        },
+        [add](const double* v) { return add ? v[0] + v[1] : v[0] - v[1]; });
+  }
+  if (kind == "mul") {
+    return BroadcastBound(
+        xs, es, r, max_bytes,
+        [&](const double* v, const double* b, double rv) {
+          const double s = Mul0(b[0], std::fabs(v[1])) +
+                           Mul0(b[1], std::fabs(v[0])) + b[0] * b[1];
+          if (s == 0) {
+            // 0 times a factor of uncertain sign: a zero of either sign.
+            const bool sign =
+                rv == 0 && (ReachesZero(v[0], b[0]) || ReachesZero(v[1], b[1]));
+            return sign ? kSignOfZero : 0.0;
+          }
+          return s + Flip(dt, rv);
+        },
+        [](const double* v) { return v[0] * v[1]; });
+  }
+  if (kind == "div") {
+    return BroadcastBound(
+        xs, es, r, max_bytes,
+        [&](const double* v, const double* b, double rv) {
+          if (b[0] == 0 && b[1] == 0) return 0.0;
+          const double den = std::fabs(v[1]) - b[1];
+          if (!(den > 0)) return kInf;
+          return (b[0] + Mul0(b[1], std::fabs(rv))) / den + Flip(dt, rv);
+        },
+        [](const double* v) { return v[0] / v[1]; });
+  }
+  if (kind == "max" || kind == "min") {
+    const bool is_max = kind == "max";
+    return BroadcastBound(
+        xs, es, r, max_bytes,
+        [](const double*, const double* b, double) {
+          return std::max(b[0], b[1]);
+        },
+        [is_max](const double* v) {
+          if (std::isnan(v[0]) || std::isnan(v[1])) return v[0] + v[1];
+          return is_max ? std::max(v[0], v[1]) : std::min(v[0], v[1]);
+        });
+  }
+  if (kind == "select") {
+    return BroadcastBound(
+        xs, es, r, max_bytes,
+        [](const double* v, const double* b, double) {
+          return v[0] != 0 ? b[1] : b[2];
+        },
+        [](const double* v) { return v[0] != 0 ? v[1] : v[2]; });
+  }
+  return absl::InternalError(
+      absl::StrCat("op '", kind, "' is not a broadcast elementwise op"));
+}
+
+absl::StatusOr<Tensor> CastBound(const Tensor& x, const Tensor& ex,
+                                 const Tensor& r, int64_t max_bytes) {
+  const DType dt = r.dtype();
+  auto identity = [](const double* v) { return v[0]; };
+  const DType from = x.dtype();
+  if (dt == DType::kBool) return Tensor();
+  if (IsFloat(dt) || !IsFloat(from)) {
+    return UnaryBound(
+        x, ex, r, max_bytes,
+        [&](double, double xe, double rv) {
+          return xe + (IsFloat(dt) ? Flip(dt, rv) : 0.0);
+        },
+        identity);
+  }
+  return UnaryBound(
+      x, ex, r, max_bytes,
+      [&](double xv, double xe, double rv) {
+        return IntervalDelta([dt](double v) { return ToInteger(v, dt); }, xv,
+                             xe, rv);
+      },
+      identity);
+}
+
+absl::StatusOr<Tensor> QuantizeBound(const Op& op, const Tensor& x,
+                                     const Tensor& ex, const Tensor& r,
+                                     int64_t max_bytes) {
+  const DType dt = r.dtype();
+  auto identity = [](const double* v) { return v[0]; };
+  if (op.kind() == "quantize") {
+    // Integer results: always finite.
+    const double smallest = ScaleRange(op).first;
+    return UnaryBound(
+        x, ex, r, max_bytes,
+        [&](double, double xe, double) { return std::ceil(xe / smallest) + 1; },
+        identity);
+  }
+  const double largest = ScaleRange(op).second;
+  return UnaryBound(
+      x, ex, r, max_bytes,
+      [&](double, double xe, double rv) { return xe * largest + Flip(dt, rv); },
+      identity);
+}
+
+}  // namespace op_bounds_internal
+}  // namespace reference
+}  // namespace hgc

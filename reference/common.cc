@@ -89,6 +89,14 @@ int64_t IntMax(DType dtype) {
   }
 }
 
+Split SplitAt(const Shape& shape, int64_t axis) {
+  Split s;
+  for (int64_t d = 0; d < axis; ++d) s.outer *= shape[d];
+  s.mid = shape[axis];
+  for (size_t d = axis + 1; d < shape.size(); ++d) s.inner *= shape[d];
+  return s;
+}
+
 Shape BroadcastStrides(absl::Span<const int64_t> operand,
                        absl::Span<const int64_t> out) {
   Shape strides(out.size(), 0);

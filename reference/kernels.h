@@ -133,6 +133,13 @@ void StoreWrapped(Tensor& t, int64_t i, int64_t v);
 int64_t IntMin(DType dtype);
 int64_t IntMax(DType dtype);
 
+// A tensor viewed as [outer, mid, inner] around dimension `axis` (softmax,
+// layernorm and reductions walk rows of `mid` elements `inner` apart).
+struct Split {
+  int64_t outer = 1, mid = 1, inner = 1;
+};
+Split SplitAt(const Shape& shape, int64_t axis);
+
 // Strides (in elements) with which an operand of shape `operand`, broadcast
 // numpy-style to `out`, is read at each dimension of `out`: the operand's
 // row-major stride, or 0 where the operand has no such dimension or size 1.

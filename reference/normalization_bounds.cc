@@ -5,28 +5,13 @@
 #include <cstdint>
 
 #include "ir/ops/op_helpers.h"
+#include "reference/kernels.h"
 #include "reference/op_bounds_internal.h"
 #include "support/status_macros.h"
 
 namespace hgc {
 namespace reference {
 namespace op_bounds_internal {
-namespace {
-
-// x viewed as [outer, mid, inner] around `axis`.
-struct Rows {
-  int64_t outer = 1, mid = 1, inner = 1;
-};
-Rows RowsAt(const Shape& shape, int64_t axis) {
-  Rows s;
-  for (int64_t d = 0; d < axis; ++d) s.outer *= shape[d];
-  s.mid = shape[axis];
-  for (size_t d = axis + 1; d < shape.size(); ++d) s.inner *= shape[d];
-  return s;
-}
-
-}  // namespace
-
 absl::StatusOr<Tensor> SoftmaxBound(const Op& op, const Tensor& x,
                                     const Tensor& ex, const Tensor& r,
                                     int64_t max_bytes) {
@@ -35,7 +20,7 @@ absl::StatusOr<Tensor> SoftmaxBound(const Op& op, const Tensor& x,
       int64_t axis,
       NormalizeAxis("softmax", axis_attr ? axis_attr->as_int() : -1,
                     x.shape().size()));
-  const Rows s = RowsAt(x.shape(), axis);
+  const Split s = SplitAt(x.shape(), axis);
   HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
   const double n = static_cast<double>(s.mid);
   const double own = (4 + std::sqrt(n)) * kF32Unit;
@@ -84,7 +69,7 @@ absl::StatusOr<Tensor> LayernormBound(const Op& op, absl::Span<const Tensor> xs,
       int64_t axis,
       NormalizeAxis("layernorm", axis_attr ? axis_attr->as_int() : -1,
                     x.shape().size()));
-  const Rows s = RowsAt(x.shape(), axis);
+  const Split s = SplitAt(x.shape(), axis);
   const int64_t group = s.mid * s.inner;
   HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
   if (group == 0) return e;

@@ -16,19 +16,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// x viewed as [outer, mid, inner] around dimension `axis`.
-struct Split {
-  int64_t outer = 1, mid = 1, inner = 1;
-};
-
-Split SplitAt(const Shape& shape, int64_t axis) {
-  Split s;
-  for (int64_t d = 0; d < axis; ++d) s.outer *= shape[d];
-  s.mid = shape[axis];
-  for (size_t d = axis + 1; d < shape.size(); ++d) s.inner *= shape[d];
-  return s;
-}
-
 }  // namespace
 
 absl::StatusOr<Tensor> EvalReduce(const KernelArgs& args) {

@@ -121,13 +121,18 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
                      : View{p.k, k_base + j0 * m.k.strides[2], 4};
     qk.c = View{p.s, 0, 4};
     nb.Append(tile::Stmt{std::move(qk)});
-    nb.For("r", 0, rows, false, [&](Expr r) {
+    // A row's score pass (the scores' rounding, the score ops, the block
+    // max) and its softmax pass (exp, sum, normalization, prob ops). The
+    // row loop runs row r + 1's score pass before row r's softmax pass:
+    // the two are independent, so one row's max and sum chains overlap
+    // the other's work instead of stalling the row.
+    const DType s_type = m.qk->result()->type().dtype;
+    auto block_max_of = [&](Expr r) -> std::optional<View> {
+      if (p.score_program < 0) return std::nullopt;
+      return one_block ? View{p.stats, r, 4} : View{p.stats, 2 * mb + r, 4};
+    };
+    auto score_pass = [&](Expr r) {
       View s_row{p.s, r * p.s_ld, 4};
-      Expr row = row_base + i0 + r;
-      const View max{p.stats, r, 4}, sum{p.stats, mb + r, 4};
-      // The score ops' pass also takes the row's (block's) max.
-      std::optional<View> block_max;
-      const DType s_type = m.qk->result()->type().dtype;
       if (p.score_program < 0 && s_type != DType::kF32) {
         // The scores' own rounding, which no score op does.
         tile::RowScale round;
@@ -137,10 +142,16 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
         nb.Append(tile::Stmt{std::move(round)});
       }
       if (p.score_program >= 0) {
-        block_max = one_block ? max : View{p.stats, 2 * mb + r, 4};
-        nb.Append(tile::Stmt{tile::RowMap{p.score_program, row, j0, j0 + keys,
-                                          s_row, s_row, block_max}});
+        nb.Append(tile::Stmt{tile::RowMap{p.score_program, row_base + i0 + r,
+                                          j0, j0 + keys, s_row, s_row,
+                                          block_max_of(r)}});
       }
+    };
+    auto softmax_pass = [&](Expr r) {
+      View s_row{p.s, r * p.s_ld, 4};
+      Expr row = row_base + i0 + r;
+      const View max{p.stats, r, 4}, sum{p.stats, mb + r, 4};
+      const std::optional<View> block_max = block_max_of(r);
       if (one_block) {
         if (!block_max) {
           nb.Append(tile::Stmt{tile::RowReduce{
@@ -171,7 +182,13 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
                                           s_row, s_row, std::nullopt}});
       }
       if (next) PrefetchNextHead(nb, p, *next, i0 + r);
+    };
+    score_pass(Expr(0));
+    nb.For("r", 0, rows - 1, false, [&](Expr r) {
+      score_pass(r + 1);
+      softmax_pass(r);
     });
+    softmax_pass(rows - 1);
     tile::Brgemm pv;
     pv.kernel = pick(p.pv_kernel);
     pv.a = View{p.s, 0, 4};

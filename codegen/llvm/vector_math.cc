@@ -202,7 +202,11 @@ llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
                                           m.Mul(xc, m.C(1.44269504088896341)));
   llvm::Value* r = m.Fma(n, m.C(-0.693145751953125), xc);
   r = m.Fma(n, m.C(-1.428606765330187045e-06), r);
-  llvm::Value* u = m.Add(m.Fma(m.Mul(r, r), m.Poly(r, kExpP), r), m.C(1.0));
+  // e^r = 1 + r (1 + r P(r)): two fmas after P. The inner sum rounds near
+  // 1 and is then scaled by |r| <= ln2 / 2, so the result stays within an
+  // ulp, one operation shorter than ExpCore's 1 + (r + r^2 P(r)).
+  llvm::Value* u =
+      m.Fma(r, m.Fma(r, m.Poly(r, kExpP), m.C(1.0)), m.C(1.0));
   if (scalef) {
     // u * 2^n, rounded once (denormal results too: a softmax weight of
     // 1e-40 times an infinite value is still infinite).

@@ -122,10 +122,10 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
     qk.c = View{p.s, 0, 4};
     nb.Append(tile::Stmt{std::move(qk)});
     // A row's score pass (the scores' rounding, the score ops, the block
-    // max) and its softmax pass (exp, sum, normalization, prob ops). The
-    // row loop runs row r + 1's score pass before row r's softmax pass:
-    // the two are independent, so one row's max and sum chains overlap
-    // the other's work instead of stalling the row.
+    // max) and its softmax pass (exp, sum, normalization, prob ops). Row
+    // r + 1's score pass runs before row r's softmax pass: the two are
+    // independent, so one row's max and sum chains overlap the other's
+    // work instead of stalling the row.
     const DType s_type = m.qk->result()->type().dtype;
     auto block_max_of = [&](Expr r) -> std::optional<View> {
       if (p.score_program < 0) return std::nullopt;
@@ -183,12 +183,13 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
       }
       if (next) PrefetchNextHead(nb, p, *next, i0 + r);
     };
-    score_pass(Expr(0));
-    nb.For("r", 0, rows - 1, false, [&](Expr r) {
-      score_pass(r + 1);
-      softmax_pass(r);
+    // Step t runs row t's score pass and row t - 1's softmax pass, each as
+    // a loop of zero or one trips (the first and last steps lack one), so
+    // that each pass is emitted once.
+    nb.For("t", 0, rows + 1, false, [&](Expr t) {
+      nb.For("rs", t, Min(t + 1, rows), false, score_pass);
+      nb.For("r", Select(Lt(0, t), t - 1, t), t, false, softmax_pass);
     });
-    softmax_pass(rows - 1);
     tile::Brgemm pv;
     pv.kernel = pick(p.pv_kernel);
     pv.a = View{p.s, 0, 4};

@@ -212,12 +212,22 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.k_type = m.k.param->type().dtype;
   p.v_type = m.v.param->type().dtype;
   p.softmax_type = m.softmax->result()->type().dtype;
+  // Casts to f32 of a value the tile already holds in f32 change nothing;
+  // any other prob op (a round trip through bf16 / f16, say) rounds P, so
+  // it must see the normalized P the reference rounds.
+  const bool prob_ops_widen_only =
+      std::all_of(m.prob_ops.begin(), m.prob_ops.end(), [](const Op* x) {
+        return x->kind_id() == OpKind::kCast &&
+               x->result()->type().dtype == DType::kF32;
+      });
   p.normalize = p.softmax_type != DType::kF32 ||
-                m.pv->operand(0)->type().dtype != DType::kF32;
+                m.pv->operand(0)->type().dtype != DType::kF32 ||
+                !prob_ops_widen_only;
   if (p.normalize && m.seq_kv > p.blocks.nb) {
     // The rounding needs each row's whole sum before P·V.
     return absl::UnimplementedError(
-        "a bf16 / f16 softmax or P over more than one key block");
+        "a bf16 / f16 softmax or P (or a P rounded by prob ops) over more "
+        "than one key block");
   }
   if (const DType t = m.pv->result()->type().dtype; t != DType::kF32) {
     p.out_casts.push_back(t);
@@ -277,12 +287,6 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
                        /*from_tile=*/true, /*matmul_operand=*/false,
                        "score_ops"));
   }
-  // Casts to f32 of a value the tile already holds in f32 change nothing.
-  const bool prob_ops_widen_only =
-      std::all_of(m.prob_ops.begin(), m.prob_ops.end(), [](const Op* x) {
-        return x->kind_id() == OpKind::kCast &&
-               x->result()->type().dtype == DType::kF32;
-      });
   if (!prob_ops_widen_only) {
     HGC_ASSIGN_OR_RETURN(
         p.prob_program,

@@ -57,8 +57,9 @@ struct AttentionPlan {
   int q_program = -1, score_program = -1, prob_program = -1;
   DType softmax_type = DType::kF32;
   // Rows divided by their sum before P·V (and rounded: a bf16 / f16
-  // softmax, or bf16 / f16 P), as the reference rounds them; P·V's result
-  // then needs no division.
+  // softmax, a bf16 / f16 P, or prob ops that round P, such as a cast
+  // round trip), as the reference rounds them; P·V's result then needs no
+  // division.
   bool normalize = false;
   // The roundings of P·V's result on its way out: its own type when not
   // f32, then the casts after it, in order.

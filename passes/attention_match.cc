@@ -165,7 +165,7 @@ class Matcher {
     return true;
   }
   absl::StatusOr<const Value*> ScoreOp(const Op& op);
-  absl::Status SideOperand(const Op& op, const Value* v, bool scalar_only);
+  absl::Status SideOperand(const Op& op, const Value* v);
   absl::StatusOr<View> ViewOf(const Value* v, std::vector<const Op*>* scales);
   absl::StatusOr<View> OutputView();
   absl::Status AssignDims(const View& q, const View& k, const View& v,
@@ -178,18 +178,16 @@ class Matcher {
   AttentionMatch m_;
 };
 
-// A side operand of a score op: a one-element literal constant, or (unless
-// scalar_only) a parameter broadcasting to the scores.
-absl::Status Matcher::SideOperand(const Op& op, const Value* v,
-                                  bool scalar_only) {
+// A side operand of a score op: a one-element literal constant, or a
+// parameter broadcasting to the scores (a runtime scale f32[], a mask, a
+// bias); the score program reads either per element.
+absl::Status Matcher::SideOperand(const Op& op, const Value* v) {
   if (TakeScalarConstant(v)) return absl::OkStatus();
-  if (!scalar_only && v->is_param() &&
-      BroadcastsTo(v->type(), op.result()->type().shape)) {
+  if (v->is_param() && BroadcastsTo(v->type(), op.result()->type().shape)) {
     return absl::OkStatus();
   }
-  return Unfit(absl::StrCat(op.kind(), " reads %", v->name(), ", not ",
-                            scalar_only ? "a scalar literal constant"
-                                        : "a parameter or scalar constant"));
+  return Unfit(absl::StrCat(op.kind(), " reads %", v->name(),
+                            ", not a parameter or scalar constant"));
 }
 
 // Checks one op between the scores and softmax; returns its chain operand.
@@ -211,8 +209,7 @@ absl::StatusOr<const Value*> Matcher::ScoreOp(const Op& op) {
     if (!chain(op.operand(c)) || (k == OpKind::kDiv && c != 0)) {
       return Unfit(absl::StrCat(op.kind(), " does not apply to the scores"));
     }
-    bool scalar_only = k == OpKind::kMul || k == OpKind::kDiv;
-    ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(1 - c), scalar_only));
+    ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(1 - c)));
     return op.operand(c);
   }
   if (k == OpKind::kSelect) {
@@ -222,8 +219,8 @@ absl::StatusOr<const Value*> Matcher::ScoreOp(const Op& op) {
     if (cond->type().dtype != DType::kBool) {
       return Unfit("select's condition is not bool");
     }
-    ATTN_RETURN_IF_ERROR(SideOperand(op, cond, false));
-    ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(3 - c), false));
+    ATTN_RETURN_IF_ERROR(SideOperand(op, cond));
+    ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(3 - c)));
     return op.operand(c);
   }
   return Unfit(absl::StrCat(op.kind(), " between the scores and softmax"));

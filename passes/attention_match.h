@@ -63,9 +63,9 @@ struct AttentionMatch {
   // (b * heads + h) * seq_q + i, and whose last dim is j.
   const Op* qk = nullptr;
   // Elementwise ops from S to softmax's operand, in graph order (scale by
-  // a scalar, mask by add / select / max with tensors that broadcast to
-  // scores_shape, casts). Their other operands are body parameters or
-  // scalar literal constants.
+  // mul / div with a scalar or a tensor, constant or given at run time;
+  // mask by add / select / max; casts). Their other operands are scalar
+  // literal constants or body parameters that broadcast to scores_shape.
   std::vector<const Op*> score_ops;
   const Op* softmax = nullptr;  // over the last axis
   // Elementwise ops from softmax's result to the P·V matmul's A operand

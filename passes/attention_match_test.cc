@@ -193,6 +193,23 @@ graph @g(%q: f32[1, 2, 6, 8], %k: f32[1, 2, 6, 8], %v: f32[1, 2, 6, 8],
             (std::vector<std::string>{"select", "select", "max"}));
 }
 
+TEST(AttentionMatchTest, ScalesGivenAtRunTime) {
+  // A runtime scalar and a per-head tensor: side operands like a mask.
+  Matched m(R"(
+graph @g(%q: f32[1, 2, 6, 8], %k: f32[1, 2, 6, 8], %v: f32[1, 2, 6, 8],
+         %scale: f32[], %per_head: f32[1, 2, 1, 1]) -> f32[1, 2, 6, 8] {
+  %s = matmul(%q, %k) {transpose_b = true}
+  %a = mul(%scale, %s)
+  %b = div(%a, %per_head)
+  %p = softmax(%b)
+  %o = matmul(%p, %v)
+  return %o
+}
+)");
+  ExpectDims(*m, 1, 2, 1, 6, 6, 8, 8);
+  EXPECT_EQ(Kinds(m->score_ops), (std::vector<std::string>{"mul", "div"}));
+}
+
 TEST(AttentionMatchTest, GroupedQueryByBatchBroadcast) {
   Matched m(R"(
 graph @g(%q: f32[2, 2, 3, 5, 8], %k: f32[2, 2, 1, 5, 8], %v: f32[2, 2, 1, 5, 8]) -> f32[2, 2, 3, 5, 8] {
@@ -291,12 +308,12 @@ graph @g(%q: f32[1, 2, 4, 8], %k: f32[1, 2, 4, 8], %v: f32[1, 2, 4, 8]) -> f32[1
   return %o
 }
 )")));
-  // A scale by a tensor, and the scores read twice.
+  // A score op whose other operand is computed (the scores squared), and
+  // the scores read twice.
   EXPECT_TRUE(absl::IsUnimplemented(Refused(R"(
-graph @g(%q: f32[1, 2, 4, 8], %k: f32[1, 2, 4, 8], %v: f32[1, 2, 4, 8],
-         %w: f32[4, 4]) -> f32[1, 2, 4, 8] {
+graph @g(%q: f32[1, 2, 4, 8], %k: f32[1, 2, 4, 8], %v: f32[1, 2, 4, 8]) -> f32[1, 2, 4, 8] {
   %s = matmul(%q, %k) {transpose_b = true}
-  %t = mul(%s, %w)
+  %t = mul(%s, %s)
   %p = softmax(%t)
   %o = matmul(%p, %v)
   return %o

@@ -10,10 +10,13 @@
 // of Q) whose results nothing else reads. A block is outlined only when
 // MatchAttention accepts its body; otherwise the pass retries without the
 // trailing ops and without the operand relabels, and leaves the ops to the
-// `fusion` pass when nothing fits. Non-scalar constants (a folded causal
-// mask) stay outside as operands; one-element literal constants are copied
-// in. Preconditions: a verified module. Guarantees: the module verifies and
-// computes the same values; graph signatures are unchanged.
+// `fusion` pass when nothing fits. Reshapes inside the score chain (CLIP,
+// BLOOM, fairseq) are not walked: attention-reshapes, before it in O2,
+// moves them to the block's operands and output. Non-scalar constants (a
+// folded causal mask) stay outside as operands; one-element literal
+// constants are copied in. Preconditions: a verified module. Guarantees:
+// the module verifies and computes the same values; graph signatures are
+// unchanged.
 #ifndef HGC_PASSES_ATTENTION_FUSION_H_
 #define HGC_PASSES_ATTENTION_FUSION_H_
 

@@ -12,8 +12,9 @@ TEST(PassRegistryTest, EveryPassIsRegisteredOnceWithConsistentNames) {
   const PassRegistry& registry = GlobalPassRegistry();
   std::vector<std::string> args = registry.Arguments();
   EXPECT_EQ(args, (std::vector<std::string>{
-                      "attention-fusion", "canonicalize", "cse", "dce",
-                      "fold-constants", "fusion", "mlp-fusion", "verify"}));
+                      "attention-fusion", "attention-reshapes",
+                      "canonicalize", "cse", "dce", "fold-constants",
+                      "fusion", "mlp-fusion", "verify"}));
   for (const std::string& arg : args) {
     std::unique_ptr<Pass> pass = *registry.Create(arg);
     EXPECT_EQ(pass->argument(), arg);

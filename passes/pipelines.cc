@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "passes/attention_fusion.h"
+#include "passes/attention_reshapes.h"
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
@@ -28,6 +29,12 @@ void AddO2Pipeline(PassManager& pm) {
   // Literal-only subgraphs (including constants canonicalize made) become
   // single constants.
   pm.AddPass<FoldConstantsPass>();
+  // Attention scores regrouped between [B*H, S, S] and [B, H, S, S] (CLIP,
+  // BLOOM, fairseq) rebuilt in one shape, so attention-fusion sees one
+  // block; the relabels it leaves at a block's ends (a reshape of a
+  // reshape, a reshape to the same shape) are merged by the canonicalize
+  // below.
+  pm.AddPass<AttentionReshapesPass>();
   // Folding can expose new identities (x * folded_one).
   pm.AddPass<CanonicalizePass>();
   // Before fusion: duplicates merged, so a shared value is seen as shared

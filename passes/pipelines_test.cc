@@ -10,8 +10,8 @@ namespace {
 TEST(PipelinesTest, NamedPipelines) {
   EXPECT_EQ(DescribeNamedPipeline("O0"), "verify");
   EXPECT_EQ(DescribeNamedPipeline("O2"),
-            "canonicalize,fold-constants,canonicalize,cse,dce,attention-fusion,"
-            "fusion,mlp-fusion,dce");
+            "canonicalize,fold-constants,attention-reshapes,canonicalize,cse,"
+            "dce,attention-fusion,fusion,mlp-fusion,dce");
   EXPECT_TRUE(IsNamedPipeline("O2"));
   EXPECT_FALSE(IsNamedPipeline("O3"));
 }

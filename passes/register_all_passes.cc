@@ -1,6 +1,7 @@
 #include "passes/register_all_passes.h"
 
 #include "passes/attention_fusion.h"
+#include "passes/attention_reshapes.h"
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
@@ -17,6 +18,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   registry.Register<FoldConstantsPass>();
   registry.Register<CsePass>();
   registry.Register<DcePass>();
+  registry.Register<AttentionReshapesPass>();
   registry.Register<AttentionFusionPass>();
   registry.Register<FusionPass>();
   registry.Register<MlpFusionPass>();

@@ -1,0 +1,74 @@
+// attention-reshapes: moves the reshapes that regroup the leading (batch x
+// head) dims of attention scores out of the score chain, so that
+// attention-fusion sees one block in one shape.
+//
+// HF CLIP, BLOOM and fairseq compute the scores as a 3-D bmm over B·H and
+// view them as [B, H, S, S] around each mask (and back for softmax or for
+// P·V), which attention-fusion does not take. Such a block, matmul ->
+// (reshape | score op)* -> softmax -> (reshape | cast)* -> matmul, is
+// rebuilt in one batch shape T: the one with the fewest dims from which
+// every batch shape of the chain is a merge of consecutive dims (CLIP's
+// [4, 7, 7] <-> [2, 2, 7, 7] gives [2, 2]; an existing shape when one
+// fits, so most ops keep theirs):
+//   - the reshapes in the chain disappear;
+//   - Q and K (the scores matmul's operands) and V are reshaped to T's batch
+//     dims instead, and P·V's result is reshaped back to its old shape;
+//   - a side operand of a score op (a mask, a bias, a scale) is reshaped to
+//     T's batch dims when it must be (BLOOM's ALiBi [B·H, 1, S] becomes
+//     [B, H, 1, S]); a literal constant is re-declared with the new shape.
+// Going to T only ever splits an operand's batch dims, and a split is
+// exact whether the operand is full or broadcast over the dim; merging
+// would not be (a mask [2, 1, 1, S] has no [B·H] form), which is why T is
+// the finest shape and not, say, softmax's. Every rewrite is a
+// relabeling: the same elements in the same row-major order are computed
+// by the same ops, so results are bit-identical.
+//
+// A block is left alone unless every value from the scores matmul to the
+// P·V matmul has that single reader, every reshape in the chain keeps the
+// last two dims (rows and keys) and only regroups the others, softmax is
+// over the last axis, and T exists: batch shapes [2, 6] and [3, 4] of one
+// chain have none. The score ops walked are those attention-fusion takes
+// (casts, mul / div / add / max, select).
+//
+// Preconditions: a verified module. Guarantees: the module verifies, graph
+// signatures are unchanged, every value computed is the same; the P·V
+// result keeps its name.
+#ifndef HGC_PASSES_ATTENTION_RESHAPES_H_
+#define HGC_PASSES_ATTENTION_RESHAPES_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "passes/pass.h"
+
+namespace hgc {
+
+// The dims an operand that broadcasts over batch dims `from` takes over
+// batch dims `to` (same element count), so that it broadcasts to the same
+// elements in the same row-major order; nullopt when no shape does.
+// `dims` are right-aligned with `from` (missing leading dims are 1).
+// Regrouping a full [8] into [2, 4] gives [2, 4], a broadcast [1] gives
+// [1, 1]; merging [2, 1] from [2, 4] into [8] has no answer.
+std::optional<std::vector<int64_t>> RegroupBatchDims(
+    const std::vector<int64_t>& dims, const std::vector<int64_t>& from,
+    const std::vector<int64_t>& to);
+
+// Rewrites the attention blocks of one graph; returns how many.
+absl::StatusOr<int> MoveAttentionReshapes(Graph& graph);
+
+class AttentionReshapesPass : public Pass {
+ public:
+  absl::string_view name() const override { return "AttentionReshapes"; }
+  absl::string_view argument() const override { return "attention-reshapes"; }
+  absl::string_view description() const override {
+    return "move reshapes that regroup batch x head dims (CLIP, BLOOM, "
+           "fairseq) out of attention score chains";
+  }
+  absl::StatusOr<bool> Run(Module& module) override;
+};
+
+}  // namespace hgc
+
+#endif  // HGC_PASSES_ATTENTION_RESHAPES_H_

@@ -87,8 +87,9 @@ class BlockFinder {
  private:
   // Appends the ops from `v` back to the scores matmul (the matmul first
   // in `out` once complete) when `v` is read only by `consumer` and each op
-  // between is a scale, mask or cast; restores `out` and returns false
-  // otherwise.
+  // between is elementwise arithmetic (a scale, mask or cap) or a cast;
+  // restores `out` and returns false otherwise (MatchAttention then
+  // decides).
   bool WalkScores(Value* v, const Op* consumer, std::vector<Op*>& out,
                   int depth) {
     Op* def = v->defining_op();
@@ -99,16 +100,7 @@ class BlockFinder {
       out.insert(out.begin(), def);
       return true;
     }
-    const OpKind k = def->kind_id();
-    std::vector<int> chain;
-    if (k == OpKind::kCast || k == OpKind::kDiv) {
-      chain = {0};
-    } else if (k == OpKind::kMul || k == OpKind::kAdd || k == OpKind::kMax) {
-      chain = {0, 1};
-    } else if (k == OpKind::kSelect) {
-      chain = {1, 2};
-    }
-    for (int c : chain) {
+    for (int c : ScoreChainOperands(*def)) {
       std::vector<Op*> tried = out;
       out.insert(out.begin(), def);
       if (WalkScores(def->operand(c), def, out, depth + 1)) return true;

@@ -4,7 +4,8 @@
 // codegen can run each block as one kernel.
 //
 // In every top-level graph, from each softmax it walks back through score
-// ops (scale, mask, casts) to the scores matmul and forward through casts
+// ops (elementwise arithmetic: scales, masks, caps; casts; see
+// ScoreChainOperands) to the scores matmul and forward through casts
 // to the P·V matmul and the trailing casts, transposes and reshapes; then
 // back from the matmuls' operands through reshapes, transposes (and scales
 // of Q) whose results nothing else reads. A block is outlined only when

@@ -203,10 +203,18 @@ absl::StatusOr<const Value*> Matcher::ScoreOp(const Op& op) {
     }
     return op.operand(0);
   }
-  if (k == OpKind::kMul || k == OpKind::kDiv || k == OpKind::kAdd ||
-      k == OpKind::kMax) {
+  // The score program evaluates any elementwise arithmetic per element:
+  // scales, masks by add / sub / max / min, tanh soft-capping (Gemma),
+  // whichever side the scores are on.
+  if (IsUnary(k)) {
+    if (!chain(op.operand(0))) {
+      return Unfit(absl::StrCat(op.kind(), " does not apply to the scores"));
+    }
+    return op.operand(0);
+  }
+  if (IsBinary(k) && !IsComparison(k)) {
     int c = chain(op.operand(0)) ? 0 : 1;
-    if (!chain(op.operand(c)) || (k == OpKind::kDiv && c != 0)) {
+    if (!chain(op.operand(c))) {
       return Unfit(absl::StrCat(op.kind(), " does not apply to the scores"));
     }
     ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(1 - c)));
@@ -490,6 +498,14 @@ absl::StatusOr<AttentionMatch> Matcher::Run() {
 
 absl::StatusOr<AttentionMatch> MatchAttention(const Graph& graph) {
   return Matcher(graph).Run();
+}
+
+std::vector<int> ScoreChainOperands(const Op& op) {
+  const OpKind k = op.kind_id();
+  if (k == OpKind::kCast || IsUnary(k)) return {0};
+  if (IsBinary(k) && !IsComparison(k)) return {0, 1};
+  if (k == OpKind::kSelect) return {1, 2};
+  return {};
 }
 
 }  // namespace hgc

@@ -10,7 +10,7 @@
 //   K(b, g, j, d)   key j of kv head g = h / group     j < seq_kv
 //   V(b, g, j, e)   value feature e                    e < head_dim_v
 //   S(b, h, i, j) = sum_d Q(b, h, i, d) * K(b, g, j, d)
-//   P = softmax over j of score_ops(S)    (score_ops: scale, mask, casts)
+//   P = softmax over j of score_ops(S)    (score_ops: scale, mask, cap, casts)
 //   O(b, h, i, e) = sum_j prob_ops(P)(b, h, i, j) * V(b, g, j, e)
 //
 // Q, K and V are read in place through element strides over a body
@@ -62,10 +62,11 @@ struct AttentionMatch {
   // row-major flattening over all dims but the last is the row index
   // (b * heads + h) * seq_q + i, and whose last dim is j.
   const Op* qk = nullptr;
-  // Elementwise ops from S to softmax's operand, in graph order (scale by
-  // mul / div with a scalar or a tensor, constant or given at run time;
-  // mask by add / select / max; casts). Their other operands are scalar
-  // literal constants or body parameters that broadcast to scores_shape.
+  // Elementwise ops from S to softmax's operand, in graph order: scales
+  // (a scalar or a tensor, constant or given at run time), masks (add, sub,
+  // select, max, min), unary ops such as tanh soft-capping, casts. Their
+  // other operands are scalar literal constants or body parameters that
+  // broadcast to scores_shape.
   std::vector<const Op*> score_ops;
   const Op* softmax = nullptr;  // over the last axis
   // Elementwise ops from softmax's result to the P·V matmul's A operand
@@ -85,6 +86,13 @@ struct AttentionMatch {
 // (reshape, transpose) are folded into strides wherever they appear
 // between a parameter and Q/K/V, and between P·V and the result.
 absl::StatusOr<AttentionMatch> MatchAttention(const Graph& graph);
+
+// Which operands of `op` may carry the scores when `op` stands between the
+// scores matmul and softmax: {0} for a cast or a unary op, {0, 1} for
+// binary arithmetic (not a comparison), {1, 2} for select, none for any
+// other op. attention-fusion and attention-reshapes walk score chains by
+// it; MatchAttention takes the same ops.
+std::vector<int> ScoreChainOperands(const Op& op);
 
 }  // namespace hgc
 

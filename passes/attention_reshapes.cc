@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/builder.h"
 #include "ir/dtype.h"
+#include "passes/attention_match.h"
 #include "passes/graph_utils.h"
 #include "support/status_macros.h"
 
@@ -59,23 +60,11 @@ bool IsBatchRegroup(const Op& op) {
   return in.size() >= 2 && out.size() >= 2 && MatrixDims(in) == MatrixDims(out);
 }
 
-// Which operands of a score op may carry the scores; empty for ops outside
-// what attention-fusion walks.
+// Which operands of a chain op (a score op, or a reshape) may carry the
+// scores; empty for ops outside what attention-fusion walks.
 std::vector<int> ChainOperands(const Op& op) {
-  switch (op.kind_id()) {
-    case OpKind::kCast:
-    case OpKind::kDiv:
-    case OpKind::kReshape:
-      return {0};
-    case OpKind::kMul:
-    case OpKind::kAdd:
-    case OpKind::kMax:
-      return {0, 1};
-    case OpKind::kSelect:
-      return {1, 2};
-    default:
-      return {};
-  }
+  if (op.kind_id() == OpKind::kReshape) return {0};
+  return ScoreChainOperands(op);
 }
 
 // One attention block: the ops from the scores matmul to the P·V matmul,

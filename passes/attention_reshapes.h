@@ -28,7 +28,7 @@
 // last two dims (rows and keys) and only regroups the others, softmax is
 // over the last axis, and T exists: batch shapes [2, 6] and [3, 4] of one
 // chain have none. The score ops walked are those attention-fusion takes
-// (casts, mul / div / add / max, select).
+// (ScoreChainOperands: casts, unary and binary arithmetic, select).
 //
 // Preconditions: a verified module. Guarantees: the module verifies, graph
 // signatures are unchanged, every value computed is the same; the P·V

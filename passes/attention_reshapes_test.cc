@@ -312,13 +312,13 @@ graph @axis(%q: f32[8, 4, 8], %k: f32[8, 4, 8], %v: f32[2, 4, 4, 8])
   return %o
 }
 )",
-      // tanh is no score op attention-fusion takes.
+      // A transpose is no score op attention-fusion takes.
       R"(
-graph @tanh(%q: f32[8, 4, 8], %k: f32[8, 4, 8], %v: f32[2, 4, 4, 8])
+graph @transposed(%q: f32[8, 4, 8], %k: f32[8, 4, 8], %v: f32[2, 4, 4, 8])
     -> f32[2, 4, 4, 8] {
   %s = matmul(%q, %k) {transpose_b = true}
   %s4 = reshape(%s) {shape = [2, 4, 4, 4]}
-  %t = tanh(%s4)
+  %t = transpose(%s4) {perm = [0, 1, 3, 2]}
   %p = softmax(%t) {axis = -1}
   %o = matmul(%p, %v)
   return %o

@@ -208,7 +208,7 @@ absl::Status AddPackB(LowerState& state, tile::Nest& nest, const Op& op,
 // scratch and no post-ops still needs one, to round its C into the output.
 absl::Status AddPostOps(tile::Nest& nest, const Op& op, LayerPlan& p,
                         const std::function<int(const Value*)>& param_buffer,
-                        size_t index) {
+                        const ConstantBinder& constants, size_t index) {
   const Layer& l = p.l;
   if ((l.post.empty() || l.kernel_post_ops()) && !l.c_scratch) {
     return absl::OkStatus();
@@ -224,7 +224,7 @@ absl::Status AddPostOps(tile::Nest& nest, const Op& op, LayerPlan& p,
   RowProgram prog;
   HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, param_buffers,
                                       l.matmul->result()->type().shape, l.out,
-                                      nest.FrameIndex(p.out), prog));
+                                      nest.FrameIndex(p.out), prog, constants));
   RowInput c;
   c.value = l.matmul->result();
   c.buffer = nest.FrameIndex(p.c);
@@ -326,6 +326,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   auto param_buffer = [&](const Value* p) {
     return nest.AddFrameBuffer(param_ref(p), p->name(), p->type().ToString());
   };
+  const ConstantBinder constants = NestConstantBinder(state, nest);
   std::vector<LayerPlan> plans(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     LayerPlan& p = plans[i];
@@ -362,7 +363,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
                             absl::StrCat("c", i), "f32/s32 C scratch")
                       : p.out;
     if (l.bias != nullptr) p.bias = param_buffer(l.bias);
-    HGC_RETURN_IF_ERROR(AddPostOps(nest, op, p, param_buffer, i));
+    HGC_RETURN_IF_ERROR(AddPostOps(nest, op, p, param_buffer, constants, i));
     const Value* bp = l.matmul->operand(1);
     if (p.blocked) {
       HGC_RETURN_IF_ERROR(AddPackB(state, nest, op, p, i, param_ref(bp)));

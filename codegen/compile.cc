@@ -175,6 +175,7 @@ absl::Status AssignBuffers(
 absl::Status LowerOp(LowerState& state, const Op& op, CompileStats& stats) {
   Program& program = *state.program;
   const size_t before = program.steps.size();
+  const size_t constants_before = program.constants.size();
   absl::Status lowered = absl::UnimplementedError("no native lowering");
   if (IsMatmulGroup(op)) {
     lowered = codegen::LowerMatmulGroup(state, op);
@@ -197,6 +198,9 @@ absl::Status LowerOp(LowerState& state, const Op& op, CompileStats& stats) {
   if (!absl::IsUnimplemented(lowered) && !absl::IsFailedPrecondition(lowered)) {
     return lowered;
   }
+  // Literal tables the failed lowering bound are not read by the fallback.
+  program.constants.erase(program.constants.begin() + constants_before,
+                          program.constants.end());
   if (op.kind_id() == OpKind::kReshape) {
     program.steps.push_back(
         CopyStep(absl::StrCat("reshape.", op.result()->name()),

@@ -66,6 +66,25 @@ llvm::Value* ToMemory(llvm::IRBuilder<>& b, DType dtype, llvm::Value* x) {
   }
 }
 
+// The 16-lane splat of a constant input's number in the compute form
+// EmitRow gives `dtype`'s operands (ToOperand): f32 for all floats, i32 /
+// i8 bit patterns for integers (a u8 200 is i8 0xc8), i1 for bool.
+llvm::Constant* SplatConstant(llvm::IRBuilder<>& b, DType dtype, double value) {
+  llvm::Constant* lane = nullptr;
+  if (IsFloat(dtype)) {
+    lane = llvm::ConstantFP::get(b.getFloatTy(), static_cast<float>(value));
+  } else if (dtype == DType::kBool) {
+    lane = b.getInt1(value != 0);
+  } else {
+    const auto bits = static_cast<uint64_t>(static_cast<int64_t>(value));
+    lane = llvm::ConstantInt::get(
+        ComputeType(b.getContext(), dtype),
+        dtype == DType::kS32 ? bits & 0xffffffffu : bits & 0xffu);
+  }
+  return llvm::ConstantVector::getSplat(
+      llvm::ElementCount::getFixed(kVectorWidth), lane);
+}
+
 // Per-lane scale (f32) and zero point (i32) vectors of a per-channel
 // quantize / dequantize: read from constant tables, by column when the
 // channel is the row's dim, else splat from the row's coordinate.
@@ -223,9 +242,8 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
         for (size_t i = 0; i < program.inputs.size(); ++i) {
           const RowInput& in = program.inputs[i];
           if (in.is_constant) {
-            vals[in.value] = llvm::ConstantVector::getSplat(
-                llvm::ElementCount::getFixed(kVectorWidth),
-                llvm::ConstantFP::get(f32, in.constant));
+            vals[in.value] =
+                SplatConstant(b, in.value->type().dtype, in.constant);
           } else if (bases[i].vector) {
             auto* vt = llvm::FixedVectorType::get(bases[i].elem, kVectorWidth);
             llvm::Value* p = b.CreateBitCast(

@@ -34,6 +34,11 @@ int64_t LowerState::AddConstantSlot(int64_t bytes) {
   return static_cast<int64_t>(program->constants.size()) - 1;
 }
 
+int64_t LowerState::AddConstant(Tensor value) {
+  program->constants.push_back(std::move(value));
+  return static_cast<int64_t>(program->constants.size()) - 1;
+}
+
 std::string LowerState::StepName(const std::string& prefix) {
   return absl::StrCat(prefix, "_", next_step_id++);
 }

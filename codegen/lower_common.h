@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
+#include "ir/tensor.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -70,6 +71,9 @@ struct LowerState {
   // Appends a constant-cache slot of `bytes` bytes (contents written by an
   // init step) and returns its index.
   int64_t AddConstantSlot(int64_t bytes);
+  // Appends a constant-cache slot holding `value` (a literal constant a
+  // step reads) and returns its index.
+  int64_t AddConstant(Tensor value);
   // A fresh function name "<prefix>_<n>".
   std::string StepName(const std::string& prefix);
 };
@@ -142,8 +146,11 @@ struct RowInput {
   // Element offset of the value's element at output coordinate idx:
   // sum(idx[d] * strides[d]) (one stride per dim of the iteration space).
   std::vector<int64_t> strides;
-  bool is_constant = false;  // a scalar splat
-  float constant = 0;
+  // A literal whose elements are all equal: `constant` in every lane, in
+  // the compute form of value's dtype (bf16 / f16 widened to f32, integers
+  // exact, bool 0 / 1).
+  bool is_constant = false;
+  double constant = 0;
   // Memory holds f32 and the value is a bf16 / f16 rounding of it (a
   // low-precision matmul's result in the kernel's f32 C).
   bool rounded_from_f32 = false;
@@ -217,16 +224,26 @@ void StoreRowVector(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value,
 // that lie before `end`.
 llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col, llvm::Value* end);
 
-// Builds the RowProgram that evaluates `body` (its params are bound to the
-// frame buffers `param_buffers`; scalar `constant` ops become splats) over
-// `shape`, writing `result` to `out_buffer`. `skip` values are provided by
-// the caller (appended to inputs before the call). Unimplemented when the
-// body has anything but elemental ops and scalar constants.
+// Gives a literal constant that is not a splat a buffer of the step being
+// built: `value` is the constant's evaluated contents; returns the frame
+// index the row program reads it from (with broadcasting strides, as it
+// reads a const parameter).
+using ConstantBinder =
+    std::function<absl::StatusOr<int>(const Op& constant, Tensor value)>;
+
+// Builds the RowProgram that evaluates `ops` (elemental ops and literal
+// `constant` ops; params bound to the frame buffers `param_buffers`) over
+// `shape`, writing `result` to `out_buffer`. A constant whose elements are
+// all equal becomes a splat; any other goes to `bind_constant`, or is
+// Unimplemented without one. Values the caller provides itself are
+// appended to program.inputs after the call. Unimplemented when the ops
+// are anything but elemental ops and constants.
 absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
                              const std::vector<const Value*>& params,
                              const std::vector<int>& param_buffers,
                              const Shape& shape, const Value* result,
-                             int out_buffer, RowProgram& program);
+                             int out_buffer, RowProgram& program,
+                             const ConstantBinder& bind_constant = nullptr);
 
 // max(a, b) as x86's vmaxps computes it: b when either is NaN. Softmax
 // may use it: a NaN score still reaches exp and makes the whole row NaN, as

@@ -1,8 +1,11 @@
 #include "codegen/lower_elementwise.h"
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/tile_emitter.h"
@@ -11,6 +14,23 @@
 
 namespace hgc {
 namespace codegen {
+
+ConstantBinder NestConstantBinder(LowerState& state, tile::Nest& nest) {
+  auto bound = std::make_shared<absl::flat_hash_map<const Op*, int>>();
+  return [&state, &nest, bound](const Op& constant,
+                                Tensor value) -> absl::StatusOr<int> {
+    if (auto it = bound->find(&constant); it != bound->end()) {
+      return it->second;
+    }
+    const Value* v = constant.result();
+    const int64_t slot = state.AddConstant(std::move(value));
+    const int index = nest.FrameIndex(
+        nest.AddFrameBuffer(BufferRef::Constant(slot), v->name(),
+                            absl::StrCat(v->type().ToString(), " literal")));
+    (*bound)[&constant] = index;
+    return index;
+  };
+}
 
 absl::Status LowerElementwise(LowerState& state, const Op& op) {
   std::vector<const Op*> ops;
@@ -44,11 +64,14 @@ absl::Status LowerElementwise(LowerState& state, const Op& op) {
   }
   const int out = nest.FrameIndex(nest.AddFrameBuffer(
       state.refs.at(result), result->name(), result->type().ToString()));
+  // A rank-0 result is a row of one element (every operand is rank 0,
+  // so it broadcasts with stride 0).
+  const Shape shape =
+      result->type().shape.empty() ? Shape{1} : result->type().shape;
   RowProgram program;
-  HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, param_buffers,
-                                      result->type().shape, body_result, out,
-                                      program));
-  const Shape& shape = result->type().shape;
+  HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, param_buffers, shape,
+                                      body_result, out, program,
+                                      NestConstantBinder(state, nest)));
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
   const int body = nest.AddProgram(std::move(program), "body");

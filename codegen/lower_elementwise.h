@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "codegen/lower_common.h"
+#include "codegen/tile_ir.h"
 #include "ir/graph.h"
 
 namespace hgc {
@@ -17,10 +18,17 @@ namespace codegen {
 
 // Adds the step for `op` (a fusion op of kind "elementwise" or an op for
 // which IsElementalOp holds) to state.program->steps; its buffers come from
-// state.refs. Unimplemented (and nothing added) for what the row evaluator
-// does not cover: non-scalar literal constants inside the body, a
-// per-channel quantize of a broadcast value.
+// state.refs. A rank-0 result is one row of one element. Unimplemented (and
+// nothing added) for what the row evaluator does not cover: a per-channel
+// quantize of a broadcast value.
 absl::Status LowerElementwise(LowerState& state, const Op& op);
+
+// The ConstantBinder (lower_common.h) of `nest`'s row programs: each
+// literal table gets a constant-cache slot of its own holding its value,
+// as a const parameter has (filled at compile time, so SetConstants has
+// nothing to do for it), and a frame buffer of the nest named after it;
+// a constant read by several programs of the nest is bound once.
+ConstantBinder NestConstantBinder(LowerState& state, tile::Nest& nest);
 
 }  // namespace codegen
 }  // namespace hgc

@@ -13,6 +13,7 @@
 #include "codegen/matmul_layers.h"
 #include "codegen/tile_emitter.h"
 #include "codegen/tile_ir.h"
+#include "codegen/transpose_step.h"
 #include "microkernels/brgemm_abi.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/kernel_cache.h"
@@ -160,7 +161,7 @@ absl::Status AddPackB(LowerState& state, tile::Nest& nest, const Op& op,
   const int64_t es = l.in_bytes;
   const int64_t kp = p.padded_k;
   const int64_t slice = kp * l.n * es;  // bytes of one batch's panels
-  const int64_t slices = l.b_batched ? l.batch : 1;
+  const int64_t slices = l.b_batch.matrices;
   BufferRef dst =
       p.b_const ? BufferRef::Constant(state.AddConstantSlot(slice * slices))
                 : BufferRef::Arena(state.AllocArena(slice * slices));
@@ -204,11 +205,55 @@ absl::Status AddPackB(LowerState& state, tile::Nest& nest, const Op& op,
   return absl::OkStatus();
 }
 
+// Transposes A (stored K x M, transpose_a) into M x K rows the kernels
+// read: once at SetConstants for a constant A, else before every run, into
+// a scratch of A's size; p.a is then that scratch.
+absl::Status AddTransposeA(LowerState& state, tile::Nest& nest, const Op& op,
+                           LayerPlan& p, const BufferRef& src) {
+  const Layer& l = p.l;
+  const Value* a = l.matmul->operand(0);
+  const int64_t matrices = l.a_batch.matrices;
+  const bool once = state.const_only->IsConstOnly(op.operand(a->index()));
+  HGC_ASSIGN_OR_RETURN(
+      TransposePlan plan,
+      PlanTranspose(Shape{matrices, l.k, l.m}, {0, 2, 1}, l.in_bytes));
+  const int64_t bytes = matrices * l.m * l.k * l.in_bytes;
+  const BufferRef dst = once ? BufferRef::Constant(state.AddConstantSlot(bytes))
+                             : BufferRef::Arena(state.AllocArena(bytes));
+  tile::Pack pack;
+  pack.init = once;
+  pack.text = absl::StrCat("transpose %", a->name(), " -> %", a->name(), "_t (",
+                           matrices, " x ", l.m, " x ", l.k, ")");
+  pack.step.name = absl::StrCat(op.result()->name(), ".transpose_a");
+  pack.step.buffers = {src, dst};
+  pack.step.host = [plan](void* const* bufs) {
+    RunTranspose(plan, bufs[0], bufs[1]);
+    return absl::OkStatus();
+  };
+  nest.AddPack(std::move(pack));
+  p.a = nest.AddFrameBuffer(dst, absl::StrCat(a->name(), "_t"),
+                            once ? "transposed once" : "transposed per run");
+  return absl::OkStatus();
+}
+
+// The index of the matrix `map` says output batch `b` (of `batch`) reads.
+tile::Expr MatrixIndex(const BatchMap& map, const tile::Expr& b,
+                       int64_t batch) {
+  tile::Expr index = 0;
+  for (const BatchMap::Run& r : map.runs) {
+    tile::Expr i = b / r.inner;
+    // The outermost run's index needs no wrap-around.
+    if (r.inner * r.extent != batch) i = i % r.extent;
+    index = index + i * r.stride;
+  }
+  return index;
+}
+
 // The post-op program from C to the layer's output; a layer with a C
 // scratch and no post-ops still needs one, to round its C into the output.
 absl::Status AddPostOps(tile::Nest& nest, const Op& op, LayerPlan& p,
                         const std::function<int(const Value*)>& param_buffer,
-                        size_t index) {
+                        const ConstantBinder& constants, size_t index) {
   const Layer& l = p.l;
   if ((l.post.empty() || l.kernel_post_ops()) && !l.c_scratch) {
     return absl::OkStatus();
@@ -224,7 +269,7 @@ absl::Status AddPostOps(tile::Nest& nest, const Op& op, LayerPlan& p,
   RowProgram prog;
   HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, param_buffers,
                                       l.matmul->result()->type().shape, l.out,
-                                      nest.FrameIndex(p.out), prog));
+                                      nest.FrameIndex(p.out), prog, constants));
   RowInput c;
   c.value = l.matmul->result();
   c.buffer = nest.FrameIndex(p.c);
@@ -262,14 +307,13 @@ void BuildTileLoop(tile::NestBuilder& nb, const LayerPlan& p) {
         l.m % t.mb == 0 ? Expr(0) : nb.Let("m_tail", Lt(l.m - m0, t.mb));
     Expr n_tail =
         l.n % t.nb == 0 ? Expr(0) : nb.Let("n_tail", Lt(l.n - n0, t.nb));
-    Expr a_off = m0 * l.k;
-    if (l.a_batched) a_off = bi * (l.m * l.k) + a_off;
+    // Broadcast batch dims read the same matrix (stride 0).
+    Expr a_off = MatrixIndex(l.a_batch, bi, l.batch) * (l.m * l.k) + m0 * l.k;
     // Blocked B: panel n0 / nb starts at n0 * Kp and its rows are as wide
     // as the panel; plain B rows are N wide.
-    Expr b_off = p.blocked ? n0 * p.padded_k : n0;
-    if (l.b_batched) {
-      b_off = bi * ((p.blocked ? p.padded_k : l.k) * l.n) + b_off;
-    }
+    Expr b_off = MatrixIndex(l.b_batch, bi, l.batch) *
+                     ((p.blocked ? p.padded_k : l.k) * l.n) +
+                 (p.blocked ? n0 * p.padded_k : n0);
     Expr b_row = p.blocked ? Select(n_tail, l.n - n0, t.nb) : Expr(l.n);
     Expr c_off = nb.Let("c_off", bi * (l.m * l.n) + m0 * l.n + n0);
     auto kernel = [&](int role) {
@@ -326,6 +370,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   auto param_buffer = [&](const Value* p) {
     return nest.AddFrameBuffer(param_ref(p), p->name(), p->type().ToString());
   };
+  const ConstantBinder constants = NestConstantBinder(state, nest);
   std::vector<LayerPlan> plans(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     LayerPlan& p = plans[i];
@@ -347,7 +392,12 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   for (size_t i = 0; i < plans.size(); ++i) {
     LayerPlan& p = plans[i];
     const Layer& l = p.l;
-    p.a = i == 0 ? param_buffer(l.matmul->operand(0)) : plans[i - 1].out;
+    const Value* a = l.matmul->operand(0);
+    if (l.a_transposed) {
+      HGC_RETURN_IF_ERROR(AddTransposeA(state, nest, op, p, param_ref(a)));
+    } else {
+      p.a = i == 0 ? param_buffer(a) : plans[i - 1].out;
+    }
     const int64_t elements = l.batch * l.m * l.n;
     p.out = i + 1 == plans.size()
                 ? nest.AddFrameBuffer(state.refs.at(op.result()),
@@ -362,7 +412,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
                             absl::StrCat("c", i), "f32/s32 C scratch")
                       : p.out;
     if (l.bias != nullptr) p.bias = param_buffer(l.bias);
-    HGC_RETURN_IF_ERROR(AddPostOps(nest, op, p, param_buffer, i));
+    HGC_RETURN_IF_ERROR(AddPostOps(nest, op, p, param_buffer, constants, i));
     const Value* bp = l.matmul->operand(1);
     if (p.blocked) {
       HGC_RETURN_IF_ERROR(AddPackB(state, nest, op, p, i, param_ref(bp)));

@@ -18,11 +18,18 @@
 // layers (none where each thread reads only rows it wrote); intermediates
 // live in the arena.
 //
+// Batch dims broadcast numpy-style: each operand's matrix for a batch index
+// is computed from per-run strides (BatchMap), 0 on the dims it broadcasts
+// over (grouped-query attention's K with fewer heads than Q, a [M, K] A
+// times a batch of B).
+//
 // B operands that depend only on constants are packed ONCE by an init step
 // (microkernels/pack.h) into a constant slot. Other f32 B operands are read
 // in place (plain layout, ldb = N), or, when transposed (attention's K^T),
 // packed per call by a host step into arena scratch, as are all non-const
-// bf16 / int8 B operands (VNNI layouts).
+// bf16 / int8 B operands (VNNI layouts). A transpose_a A (K x M) is
+// transposed into M x K rows the same way: once when constant, else per
+// call.
 //
 // C: the kernel writes f32 (s32 for int8) into the layer's output when the
 // matmul result has that type and the output has 4-byte elements (the
@@ -81,8 +88,9 @@ int64_t ChooseKChunk(int64_t k);
 // Adds the init steps (weight packing), host steps (per-call packing) and
 // the LLVM step for `op`, a fusion op of kind "matmul" or "mlp". Its
 // buffers come from state.refs. Unimplemented (nothing added) for what this
-// lowering does not cover: non-f32 matmuls, transpose_a, partially
-// broadcast batch dims, post-ops that change the shape.
+// lowering does not cover (SplitLayers, matmul_layers.h): other dtypes
+// (f16), transpose_a on a later layer of an mlp, post-ops that change the
+// shape.
 absl::Status LowerMatmulGroup(LowerState& state, const Op& op);
 
 }  // namespace codegen

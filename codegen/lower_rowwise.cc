@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/llvm/elemental_emitter.h"
+#include "codegen/lower_elementwise.h"
 #include "codegen/tile_emitter.h"
 #include "codegen/tile_ir.h"
 #include "support/status_macros.h"
@@ -118,6 +119,7 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   const int out =
       nest.AddFrameBuffer(state.refs.at(op.result()), op.result()->name(),
                           op.result()->type().ToString());
+  const ConstantBinder constants = NestConstantBinder(state, nest);
   // Producers into a per-thread scratch row, unless x is an operand.
   int pre_program = -1;
   int x_buffer = -1;
@@ -134,7 +136,7 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
     ops.insert(ops.end(), pre.begin(), pre.end());
     RowProgram program;
     HGC_RETURN_IF_ERROR(
-        BuildRowProgram(ops, params, pbuf, shape, x, -1, program));
+        BuildRowProgram(ops, params, pbuf, shape, x, -1, program, constants));
     pre_program = nest.AddProgram(std::move(program), "pre");
     x_buffer = nest.AddPerThread(state.AllocArena(state.num_threads * len * 4),
                                  len * 4, "x_row", "f32 row of the producers");
@@ -162,7 +164,8 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
     ops.insert(ops.end(), post.begin(), post.end());
     RowProgram program;
     HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, pbuf, shape, last,
-                                        nest.FrameIndex(out), program));
+                                        nest.FrameIndex(out), program,
+                                        constants));
     RowInput y;
     y.value = row_op->result();
     y.buffer = nest.FrameIndex(out);

@@ -29,19 +29,42 @@ int64_t Prod(const Shape& s, size_t begin, size_t end) {
   return p;
 }
 
-// Whether `operand` (rank >= 2) has the batch dims of `out` (true), none
-// that matter (all 1: false), or something else (error).
-absl::StatusOr<bool> BatchedLike(const Shape& operand, const Shape& out) {
-  int64_t count = Prod(operand, 0, operand.size() - 2);
-  if (count == 1) return false;
-  if (operand.size() == out.size() &&
-      std::equal(operand.begin(), operand.end() - 2, out.begin())) {
-    return true;
-  }
-  return absl::UnimplementedError("partially broadcast batch dims");
-}
-
 }  // namespace
+
+absl::StatusOr<BatchMap> MapBatch(const Shape& operand, const Shape& out) {
+  if (operand.size() < 2 || operand.size() > out.size()) {
+    return absl::UnimplementedError("operand rank");
+  }
+  const size_t dims = out.size() - 2;
+  const size_t shift = out.size() - operand.size();
+  BatchMap map;
+  map.matrices = Prod(operand, 0, operand.size() - 2);
+  int64_t inner = 1;   // output batches per step of dim d
+  int64_t stride = 1;  // operand matrices per step of its dim aligned to d
+  for (size_t d = dims; d-- > 0;) {
+    const int64_t extent = out[d];
+    int64_t step = 0;  // broadcast (or missing) dims read one matrix
+    if (d >= shift) {
+      const int64_t own = operand[d - shift];
+      if (own != extent && own != 1) {
+        return absl::UnimplementedError("batch dims do not broadcast");
+      }
+      if (own == extent && extent != 1) step = stride;
+      stride *= own;
+    }
+    if (step != 0) {
+      BatchMap::Run* last = map.runs.empty() ? nullptr : &map.runs.back();
+      if (last != nullptr && last->inner * last->extent == inner &&
+          last->stride * last->extent == step) {
+        last->extent *= extent;  // one index walks both dims
+      } else {
+        map.runs.push_back({inner, extent, step});
+      }
+    }
+    inner *= extent;
+  }
+  return map;
+}
 
 void MatchKernelPostOps(Layer& l) {
   if (l.kind != microkernels::BrgemmDataType::kF32 || l.c_scratch ||
@@ -99,8 +122,9 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
     const Op& mm = *l.matmul;
     l.out = l.post.empty() ? mm.result() : l.post.back()->result();
     const Attribute* ta = mm.FindAttr("transpose_a");
-    if (ta != nullptr && ta->is_bool() && ta->as_bool()) {
-      return absl::UnimplementedError("transpose_a");
+    l.a_transposed = ta != nullptr && ta->is_bool() && ta->as_bool();
+    if (l.a_transposed && i > 0) {
+      return absl::UnimplementedError("transpose_a of a computed A");
     }
     for (const Value* v : {mm.operand(0), mm.operand(1), mm.result()}) {
       if (v->type().rank() < 2) {
@@ -125,14 +149,13 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
     const Shape& as = a->type().shape;
     l.m = out[out.size() - 2];
     l.n = out.back();
-    l.k = as.back();
+    l.k = l.a_transposed ? as[as.size() - 2] : as.back();
     l.batch = Prod(out, 0, out.size() - 2);
     if (l.batch == 0 || l.m == 0 || l.n == 0 || l.k == 0) {
       return absl::UnimplementedError("empty matmul");
     }
-    HGC_ASSIGN_OR_RETURN(l.a_batched, BatchedLike(as, out));
-    HGC_ASSIGN_OR_RETURN(l.b_batched,
-                         BatchedLike(mm.operand(1)->type().shape, out));
+    HGC_ASSIGN_OR_RETURN(l.a_batch, MapBatch(as, out));
+    HGC_ASSIGN_OR_RETURN(l.b_batch, MapBatch(mm.operand(1)->type().shape, out));
     // Post-ops keep the tile's shape and read only this layer, params and
     // constants.
     absl::flat_hash_set<const Value*> local = {mm.result()};

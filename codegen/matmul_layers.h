@@ -14,13 +14,37 @@
 namespace hgc {
 namespace codegen {
 
+// Which matrix of an operand the layer's output matrix `b` (its flat batch
+// index) reads: the operand's batch dims broadcast to the output's (numpy
+// rules, the operand's aligned to the right), so the matrix is
+//   sum over runs of (b / inner % extent) * stride
+// where a run is a stretch of output batch dims the operand walks with one
+// stride (adjacent dims merged, broadcast dims left out: stride 0). A
+// matrix shared by every batch has no runs.
+struct BatchMap {
+  struct Run {
+    int64_t inner = 1;   // output batches per step of the run's index
+    int64_t extent = 1;  // values of the run's index
+    int64_t stride = 0;  // operand matrices per step of it
+  };
+  std::vector<Run> runs;  // innermost first
+  int64_t matrices = 1;   // the operand's own matrices
+};
+
+// The BatchMap of an operand of shape `operand` (rank >= 2) in a matmul
+// whose result has shape `out`; Unimplemented if they do not broadcast.
+absl::StatusOr<BatchMap> MapBatch(const Shape& operand, const Shape& out);
+
 // One matmul and the post-ops on its result.
 struct Layer {
   const Op* matmul = nullptr;
   std::vector<const Op*> post;
   const Value* out = nullptr;
   int64_t batch = 1, m = 0, n = 0, k = 0;
-  bool a_batched = false, b_batched = false;
+  BatchMap a_batch, b_batch;
+  // A is stored K x M (transpose_a): the lowering transposes it into a
+  // scratch first, as the kernels read M x K rows.
+  bool a_transposed = false;
   microkernels::BrgemmDataType kind = microkernels::BrgemmDataType::kF32;
   int64_t in_bytes = 4;  // bytes per A / B element
   // The kernel's C is f32 or s32; it is written straight into the layer's
@@ -43,8 +67,9 @@ void MatchKernelPostOps(Layer& l);
 
 // The layers of `body` in order. Unimplemented when the body is not a chain
 // of matmuls (f32, bf16, u8 x s8, s8 x s8; B a group operand, A the group's
-// input or the previous layer) each followed by shape-keeping post-ops that
-// read only their layer, group operands and literal constants.
+// input or the previous layer, with transpose_a only the group's input;
+// batch dims broadcast either way) each followed by shape-keeping post-ops
+// that read only their layer, group operands and literal constants.
 absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body);
 
 }  // namespace codegen

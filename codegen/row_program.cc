@@ -1,5 +1,7 @@
 // Building row programs (lower_common.h): which values an elementwise chain
 // reads, how operands broadcast, and what EmitRow can lower.
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -77,11 +79,50 @@ bool IsPerChannel(const Op& op) {
   return false;
 }
 
+namespace {
+
+// Whether every element of `t` has element 0's bytes (vacuously for an
+// empty tensor): such a literal is one number, whatever its shape.
+bool IsSplat(const Tensor& t) {
+  const int64_t size = DTypeSize(t.dtype());
+  for (int64_t i = 1; i < t.num_elements(); ++i) {
+    if (std::memcmp(t.raw(), t.raw() + i * size, size) != 0) return false;
+  }
+  return true;
+}
+
+// The row input that provides literal `constant`: a splat, or the buffer
+// `bind_constant` gives its contents, read with broadcasting strides.
+absl::StatusOr<RowInput> ConstantInput(const Op& constant, const Shape& shape,
+                                       const ConstantBinder& bind_constant) {
+  HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(constant, {}));
+  RowInput in;
+  in.value = constant.result();
+  if (IsSplat(t)) {
+    // bf16 / f16 values and every s32 are exact in a double.
+    in.is_constant = true;
+    in.constant = t.num_elements() > 0 ? t.GetDouble(0) : 0.0;
+    return in;
+  }
+  if (!bind_constant) {
+    return absl::UnimplementedError("a literal table in this row program");
+  }
+  absl::StatusOr<std::vector<int64_t>> strides =
+      BroadcastStrides(t.type().shape, shape);
+  if (!strides.ok()) return absl::UnimplementedError("no broadcast");
+  in.strides = *std::move(strides);
+  HGC_ASSIGN_OR_RETURN(in.buffer, bind_constant(constant, std::move(t)));
+  return in;
+}
+
+}  // namespace
+
 absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
                              const std::vector<const Value*>& params,
                              const std::vector<int>& param_buffers,
                              const Shape& shape, const Value* result,
-                             int out_buffer, RowProgram& program) {
+                             int out_buffer, RowProgram& program,
+                             const ConstantBinder& bind_constant) {
   program.shape = shape;
   program.result = result;
   program.out_buffer = out_buffer;
@@ -97,18 +138,8 @@ absl::Status BuildRowProgram(const std::vector<const Op*>& ops,
   }
   for (const Op* op : ops) {
     if (op->kind_id() == OpKind::kConstant) {
-      HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(*op, {}));
-      // Float scalars only: bf16 and f16 values are exact in f32, their
-      // compute representation.
-      const DType dt = t.dtype();
-      if (t.num_elements() != 1 ||
-          (dt != DType::kF32 && dt != DType::kBF16 && dt != DType::kF16)) {
-        return absl::UnimplementedError("non-scalar or integer constant");
-      }
-      RowInput in;
-      in.value = op->result();
-      in.is_constant = true;
-      in.constant = static_cast<float>(t.GetDouble(0));
+      HGC_ASSIGN_OR_RETURN(RowInput in,
+                           ConstantInput(*op, shape, bind_constant));
       program.inputs.push_back(std::move(in));
       continue;
     }

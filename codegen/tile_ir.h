@@ -266,8 +266,8 @@ struct Kernel {
 };
 
 // Host work the nest needs before its loops: packing a B operand into the
-// kernels' blocked layout, once (`init`: at SetConstants, for constants)
-// or before every run.
+// kernels' blocked layout, or transposing a transpose_a A into rows, once
+// (`init`: at SetConstants, for constants) or before every run.
 struct Pack {
   std::string text;  // "pack %w -> %w_packed (...)"
   bool init = false;

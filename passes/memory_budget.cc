@@ -22,6 +22,23 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
 // SizeInBytes() does not overflow.
 int64_t Bytes(const Value* v) { return v->type().SizeInBytes(); }
 
+// Bytes of the literal tables (constants written as lists) in the body of
+// fusion op `op`: codegen gives each a constant slot of its own.
+int64_t BodyTableBytes(const Op& op) {
+  const Graph* body =
+      op.kind_id() == OpKind::kFusion ? FusionBody(op) : nullptr;
+  if (body == nullptr) return 0;
+  int64_t bytes = 0;
+  for (const auto& o : body->ops()) {
+    const Attribute* value = o->FindAttr("value");
+    if (o->kind_id() == OpKind::kConstant && value != nullptr &&
+        value->is_list()) {
+      bytes = SaturatingAdd(bytes, Bytes(o->result()));
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
 int64_t MemoryEstimate::total() const {
@@ -34,6 +51,7 @@ MemoryEstimate EstimateMemory(const Graph& graph) {
   e.arena_bytes = PlanBuffers(graph).arena_size;
   absl::flat_hash_set<const Op*> const_only = ConstOnlyOps(graph);
   for (const auto& op : graph.ops()) {
+    e.constant_bytes = SaturatingAdd(e.constant_bytes, BodyTableBytes(*op));
     bool cached =
         const_only.contains(op.get()) ||
         (op->kind_id() == OpKind::kConstant && op->num_operands() == 0);

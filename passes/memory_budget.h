@@ -14,10 +14,12 @@
 namespace hgc {
 
 struct MemoryEstimate {
-  int64_t arena_bytes = 0;     // intermediates (passes/buffer_planning.h)
-  int64_t constant_bytes = 0;  // literal constants and const-only values
-  int64_t param_bytes = 0;     // every parameter, const ones included
-  int64_t result_bytes = 0;    // every returned value
+  int64_t arena_bytes = 0;  // intermediates (passes/buffer_planning.h)
+  // Literal constants (those in fusion bodies written as lists too) and
+  // const-only values.
+  int64_t constant_bytes = 0;
+  int64_t param_bytes = 0;   // every parameter, const ones included
+  int64_t result_bytes = 0;  // every returned value
   // The sum, saturated at INT64_MAX (never overflows).
   int64_t total() const;
 };

@@ -27,6 +27,25 @@ graph @g(%x: f32[4, 4], %w: f32[4, 4] const) -> f32[4, 4] {
   EXPECT_TRUE(CheckMemoryBudget(*m.graphs()[0]).ok());
 }
 
+TEST(MemoryBudgetTest, CountsLiteralTablesInFusionBodies) {
+  Module m = pass_test::Parse(R"(
+graph @g(%x: f32[2, 3, 8]) -> f32[2, 3, 8] {
+  %y = fusion(%x) {body = @g_fused_0, kind = "elementwise"} : f32[2, 3, 8]
+  return %y
+}
+
+graph @g_fused_0(%x: f32[2, 3, 8]) -> f32[2, 3, 8] {
+  %t = constant() {value = [1.0, 2.0, 3.0]} : f32[1, 3, 1]
+  %s = constant() {value = 0.5} : f32[1, 3, 1]
+  %a = mul(%x, %t)
+  %b = add(%a, %s)
+  return %b
+}
+)");
+  MemoryEstimate e = EstimateMemory(*m.graphs()[0]);
+  EXPECT_EQ(e.constant_bytes, 12);  // %t; the splat %s needs no slot
+}
+
 TEST(MemoryBudgetTest, RefusesAGraphLargerThanTheMachine) {
   // Every tensor is under the per-tensor cap; together they are 2 PiB.
   std::string text = "graph @big(%x: f32[16384, 65536]) -> (";

@@ -66,6 +66,102 @@ void PrefetchNextHead(tile::NestBuilder& nb, const AttentionPlan& p,
                      m.out_strides[2], out_bytes * m.head_dim_v, true}});
 }
 
+// The key block a query block's row passes work on: query rows from i0,
+// keys [j0, j0 + keys), row_base the head's first row in the scores.
+struct KeyBlock {
+  Expr i0, j0, keys, row_base;
+};
+
+// Where row r's block max goes (none without score ops, which take it).
+std::optional<View> BlockMax(const AttentionPlan& p, Expr r) {
+  if (p.score_program < 0) return std::nullopt;
+  const int64_t mb = p.blocks.mb;
+  return p.m.seq_kv <= p.blocks.nb ? View{p.stats, r, 4}
+                                   : View{p.stats, 2 * mb + r, 4};
+}
+
+// Row r's score pass: the scores' own rounding, or the score ops, which
+// also take the row's (block's) max.
+void ScorePass(tile::NestBuilder& nb, const AttentionPlan& p,
+               const KeyBlock& kb, Expr r) {
+  const View s_row{p.s, r * p.s_ld, 4};
+  const DType s_type = p.m.qk->result()->type().dtype;
+  if (p.score_program < 0 && s_type != DType::kF32) {
+    // The scores' own rounding, which no score op does.
+    tile::RowScale round;
+    round.src = round.dst = s_row;
+    round.len = kb.keys;
+    round.round_to = {s_type};
+    nb.Append(tile::Stmt{std::move(round)});
+  }
+  if (p.score_program >= 0) {
+    nb.Append(tile::Stmt{tile::RowMap{p.score_program, kb.row_base + kb.i0 + r,
+                                      kb.j0, kb.j0 + kb.keys, s_row, s_row,
+                                      BlockMax(p, r)}});
+  }
+}
+
+// Row r's softmax pass: exp and sum (plain with one key block, online
+// with several), the normalization a rounded P needs, the prob ops, and
+// the next head's prefetch.
+void SoftmaxPass(tile::NestBuilder& nb, const AttentionPlan& p,
+                 const KeyBlock& kb, const std::optional<HeadBases>& next,
+                 Expr r) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb;
+  const View s_row{p.s, r * p.s_ld, 4};
+  const View max{p.stats, r, 4}, sum{p.stats, mb + r, 4};
+  const std::optional<View> block_max = BlockMax(p, r);
+  if (m.seq_kv <= p.blocks.nb) {
+    if (!block_max) {
+      nb.Append(tile::Stmt{tile::RowReduce{tile::RowReduce::Op::kMax, s_row,
+                                           kb.keys, max, false, {}, false}});
+    }
+    nb.Append(tile::Stmt{tile::RowExp{s_row, s_row, kb.keys, max, sum}});
+    if (p.normalize) {
+      tile::RowScale normalize;
+      normalize.src = normalize.dst = s_row;
+      normalize.len = kb.keys;
+      normalize.factor = sum;
+      normalize.divide = true;
+      if (p.softmax_type != DType::kF32) {
+        normalize.round_to = {p.softmax_type};
+      }
+      // Without prob ops the softmax result is P·V's A operand.
+      normalize.denormals_as_zero =
+          p.prob_program < 0 && m.pv->operand(0)->type().dtype == DType::kBF16;
+      nb.Append(tile::Stmt{std::move(normalize)});
+    }
+  } else {
+    nb.Append(tile::Stmt{tile::OnlineSoftmax{s_row, kb.keys, max, sum,
+                                             View{p.o, r * m.head_dim_v, 4},
+                                             m.head_dim_v, block_max}});
+  }
+  if (p.prob_program >= 0) {
+    nb.Append(tile::Stmt{tile::RowMap{p.prob_program, kb.row_base + kb.i0 + r,
+                                      kb.j0, kb.j0 + kb.keys, s_row, s_row,
+                                      std::nullopt}});
+  }
+  if (next) PrefetchNextHead(nb, p, *next, kb.i0 + r);
+}
+
+// The row passes of `rows` query rows over one key block. Row r + 1's
+// score pass runs before row r's softmax pass: the two are independent,
+// so one row's max and sum chains overlap the other row's work instead of
+// stalling it. Step t runs row t's score pass and row t - 1's softmax
+// pass, each as a loop of zero or one trips (the first and last steps
+// lack one), so that each pass is emitted once.
+void BuildRowPasses(tile::NestBuilder& nb, const AttentionPlan& p,
+                    const KeyBlock& kb, Expr rows,
+                    const std::optional<HeadBases>& next) {
+  nb.For("t", 0, rows + 1, false, [&](Expr t) {
+    nb.For("rs", t, Min(t + 1, rows), false,
+           [&](Expr r) { ScorePass(nb, p, kb, r); });
+    nb.For("r", Select(Lt(0, t), t - 1, t), t, false,
+           [&](Expr r) { SoftmaxPass(nb, p, kb, next, r); });
+  });
+}
+
 // One block of query rows: its K/V stream and the write-out.
 void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
                      const HeadBases& head,
@@ -121,75 +217,7 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
                      : View{p.k, k_base + j0 * m.k.strides[2], 4};
     qk.c = View{p.s, 0, 4};
     nb.Append(tile::Stmt{std::move(qk)});
-    // A row's score pass (the scores' rounding, the score ops, the block
-    // max) and its softmax pass (exp, sum, normalization, prob ops). Row
-    // r + 1's score pass runs before row r's softmax pass: the two are
-    // independent, so one row's max and sum chains overlap the other's
-    // work instead of stalling the row.
-    const DType s_type = m.qk->result()->type().dtype;
-    auto block_max_of = [&](Expr r) -> std::optional<View> {
-      if (p.score_program < 0) return std::nullopt;
-      return one_block ? View{p.stats, r, 4} : View{p.stats, 2 * mb + r, 4};
-    };
-    auto score_pass = [&](Expr r) {
-      View s_row{p.s, r * p.s_ld, 4};
-      if (p.score_program < 0 && s_type != DType::kF32) {
-        // The scores' own rounding, which no score op does.
-        tile::RowScale round;
-        round.src = round.dst = s_row;
-        round.len = keys;
-        round.round_to = {s_type};
-        nb.Append(tile::Stmt{std::move(round)});
-      }
-      if (p.score_program >= 0) {
-        nb.Append(tile::Stmt{tile::RowMap{p.score_program, row_base + i0 + r,
-                                          j0, j0 + keys, s_row, s_row,
-                                          block_max_of(r)}});
-      }
-    };
-    auto softmax_pass = [&](Expr r) {
-      View s_row{p.s, r * p.s_ld, 4};
-      Expr row = row_base + i0 + r;
-      const View max{p.stats, r, 4}, sum{p.stats, mb + r, 4};
-      const std::optional<View> block_max = block_max_of(r);
-      if (one_block) {
-        if (!block_max) {
-          nb.Append(tile::Stmt{tile::RowReduce{
-              tile::RowReduce::Op::kMax, s_row, keys, max, false, {}, false}});
-        }
-        nb.Append(tile::Stmt{tile::RowExp{s_row, s_row, keys, max, sum}});
-        if (p.normalize) {
-          tile::RowScale normalize;
-          normalize.src = normalize.dst = s_row;
-          normalize.len = keys;
-          normalize.factor = sum;
-          normalize.divide = true;
-          if (p.softmax_type != DType::kF32) {
-            normalize.round_to = {p.softmax_type};
-          }
-          // Without prob ops the softmax result is P·V's A operand.
-          normalize.denormals_as_zero =
-              p.prob_program < 0 &&
-              m.pv->operand(0)->type().dtype == DType::kBF16;
-          nb.Append(tile::Stmt{std::move(normalize)});
-        }
-      } else {
-        nb.Append(tile::Stmt{tile::OnlineSoftmax{
-            s_row, keys, max, sum, View{p.o, r * dv, 4}, dv, block_max}});
-      }
-      if (p.prob_program >= 0) {
-        nb.Append(tile::Stmt{tile::RowMap{p.prob_program, row, j0, j0 + keys,
-                                          s_row, s_row, std::nullopt}});
-      }
-      if (next) PrefetchNextHead(nb, p, *next, i0 + r);
-    };
-    // Step t runs row t's score pass and row t - 1's softmax pass, each as
-    // a loop of zero or one trips (the first and last steps lack one), so
-    // that each pass is emitted once.
-    nb.For("t", 0, rows + 1, false, [&](Expr t) {
-      nb.For("rs", t, Min(t + 1, rows), false, score_pass);
-      nb.For("r", Select(Lt(0, t), t - 1, t), t, false, softmax_pass);
-    });
+    BuildRowPasses(nb, p, KeyBlock{i0, j0, keys, row_base}, rows, next);
     tile::Brgemm pv;
     pv.kernel = pick(p.pv_kernel);
     pv.a = View{p.s, 0, 4};

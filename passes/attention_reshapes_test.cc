@@ -3,7 +3,6 @@
 // golden files are in testdata/attention/.
 #include "passes/attention_reshapes.h"
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -14,40 +13,11 @@
 namespace hgc {
 namespace {
 
+using pass_test::ExpectBitIdentical;
 using pass_test::Optimize;
 using pass_test::Parse;
 using pass_test::RunPipeline;
 using Dims = std::vector<int64_t>;
-
-// Runs `pipeline` on the first graph of `text` and expects every output
-// to be bit-identical to the original's on seeded inputs: the rewrites
-// only relabel.
-void ExpectBitIdentical(const std::string& text, const std::string& pipeline) {
-  Module original = Parse(text);
-  Module rewritten = Parse(text);
-  ASSERT_TRUE(RunPipeline(rewritten, pipeline).ok());
-  const Graph& before = *original.graphs().front();
-  const Graph& after = *rewritten.FindGraph(before.name());
-  std::vector<Tensor> inputs;
-  for (int i = 0; i < before.num_params(); ++i) {
-    absl::StatusOr<Tensor> t =
-        RandomTensor(before.param(i)->type(), 7, before.param(i)->name());
-    ASSERT_TRUE(t.ok()) << t.status();
-    inputs.push_back(*std::move(t));
-  }
-  absl::StatusOr<std::vector<Tensor>> expected = Interpret(before, inputs);
-  absl::StatusOr<std::vector<Tensor>> actual = Interpret(after, inputs);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  ASSERT_TRUE(actual.ok()) << actual.status();
-  ASSERT_EQ(expected->size(), actual->size());
-  for (size_t i = 0; i < actual->size(); ++i) {
-    const Tensor& a = (*actual)[i];
-    const Tensor& e = (*expected)[i];
-    ASSERT_EQ(a.type(), e.type());
-    EXPECT_EQ(std::memcmp(a.raw(), e.raw(), a.size_in_bytes()), 0)
-        << "output " << i;
-  }
-}
 
 // The number of attention groups O2 makes in the first graph.
 int AttentionGroupsAtO2(const std::string& text) {

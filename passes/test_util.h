@@ -4,6 +4,7 @@
 #ifndef HGC_PASSES_TEST_UTIL_H_
 #define HGC_PASSES_TEST_UTIL_H_
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -62,10 +63,13 @@ inline int CountOps(const Graph& graph, const std::string& kind) {
   return n;
 }
 
-// Runs the first graph of `text` before and after `pipeline` on seeded
-// random inputs and expects the same outputs within dtype tolerances.
-inline void ExpectSameNumbers(const std::string& text,
-                              const std::string& pipeline, uint64_t seed = 1) {
+// The outputs of the first graph of `text` before and after `pipeline`,
+// run by the interpreter on the same seeded random inputs. Check
+// HasFatalFailure() after it.
+inline void RunBeforeAndAfter(const std::string& text,
+                              const std::string& pipeline, uint64_t seed,
+                              std::vector<Tensor>& expected,
+                              std::vector<Tensor>& actual) {
   Module original = Parse(text);
   Module optimized = CloneModule(original);
   absl::Status s = RunPipeline(optimized, pipeline);
@@ -79,16 +83,43 @@ inline void ExpectSameNumbers(const std::string& text,
     ASSERT_TRUE(t.ok()) << t.status();
     inputs.push_back(*t);
   }
-  absl::StatusOr<std::vector<Tensor>> expected = Interpret(before, inputs);
-  absl::StatusOr<std::vector<Tensor>> actual = Interpret(after, inputs);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  ASSERT_TRUE(actual.ok()) << actual.status();
-  ASSERT_EQ(expected->size(), actual->size());
-  for (size_t i = 0; i < actual->size(); ++i) {
-    absl::StatusOr<CompareResult> r =
-        CompareTensors((*actual)[i], (*expected)[i]);
+  absl::StatusOr<std::vector<Tensor>> e = Interpret(before, inputs);
+  absl::StatusOr<std::vector<Tensor>> a = Interpret(after, inputs);
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(e->size(), a->size());
+  expected = *std::move(e);
+  actual = *std::move(a);
+}
+
+// Runs the first graph of `text` before and after `pipeline` on seeded
+// random inputs and expects the same outputs within dtype tolerances.
+inline void ExpectSameNumbers(const std::string& text,
+                              const std::string& pipeline, uint64_t seed = 1) {
+  std::vector<Tensor> expected, actual;
+  RunBeforeAndAfter(text, pipeline, seed, expected, actual);
+  if (::testing::Test::HasFatalFailure()) return;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    absl::StatusOr<CompareResult> r = CompareTensors(actual[i], expected[i]);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_TRUE(r->ok()) << "output " << i << ": " << r->Summary();
+  }
+}
+
+// The same, expecting bit-identical outputs (a rewrite that only
+// relabels).
+inline void ExpectBitIdentical(const std::string& text,
+                               const std::string& pipeline,
+                               uint64_t seed = 1) {
+  std::vector<Tensor> expected, actual;
+  RunBeforeAndAfter(text, pipeline, seed, expected, actual);
+  if (::testing::Test::HasFatalFailure()) return;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    ASSERT_EQ(actual[i].type(), expected[i].type());
+    EXPECT_EQ(std::memcmp(actual[i].raw(), expected[i].raw(),
+                          actual[i].size_in_bytes()),
+              0)
+        << "output " << i;
   }
 }
 

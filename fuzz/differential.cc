@@ -23,6 +23,7 @@
 #include "reference/reference_interpreter.h"
 #include "support/npy.h"
 #include "support/random_fill.h"
+#include "support/random_inputs.h"
 #include "support/diagnostics.h"
 #include "support/source_location.h"
 #include "support/tensor_compare.h"
@@ -103,16 +104,19 @@ std::string RunOneSeed(uint64_t seed, const FuzzOptions& options,
                         FormatError(parsed.status(), sm));
   }
   const Graph& graph = *parsed->graphs().front();
+  // Random inputs as `hgc --run --seed` makes them (the fill per
+  // parameter chosen on the graph), so that the repro line reproduces.
   std::vector<Tensor> inputs;
-  for (int i = 0; i < graph.num_params(); ++i) {
-    const Value* p = graph.param(i);
-    if (special) {
-      inputs.push_back(SpecialTensor(p->type(), seed, i));
-    } else {
-      absl::StatusOr<Tensor> t = RandomTensor(p->type(), seed, p->name());
-      if (!t.ok()) return absl::StrCat("inputs: ", t.status().message());
-      inputs.push_back(std::move(*t));
+  if (special) {
+    for (int i = 0; i < graph.num_params(); ++i) {
+      inputs.push_back(SpecialTensor(graph.param(i)->type(), seed, i));
     }
+  } else {
+    absl::StatusOr<std::vector<Tensor>> random = RandomInputs(graph, seed);
+    if (!random.ok()) {
+      return absl::StrCat("inputs: ", random.status().message());
+    }
+    inputs = *std::move(random);
   }
   // One reference run (values and error bounds) judges every execution.
   absl::StatusOr<BoundedResults> reference =

@@ -9,9 +9,15 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "passes/strided_view.h"
 
 namespace hgc {
 namespace {
+
+using strided_view::Contiguous;
+using strided_view::MergeDims;
+using strided_view::Reshape;
+using strided_view::View;
 
 #define ATTN_RETURN_IF_ERROR(expr)              \
   do {                                          \
@@ -30,91 +36,6 @@ bool IsFloatType(DType t) {
 bool BoolAttr(const Op& op, absl::string_view name) {
   const Attribute* a = op.FindAttr(name);
   return a != nullptr && a->is_bool() && a->as_bool();
-}
-
-// A value seen as elements of a parameter: element x of the value is element
-// offset + sum(x_i * strides[i]) of `param`.
-struct View {
-  const Value* param = nullptr;
-  int64_t offset = 0;
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;
-};
-
-View Contiguous(const Value* v) {
-  View view;
-  view.param = v;
-  view.shape.assign(v->type().shape.begin(), v->type().shape.end());
-  view.strides.assign(view.shape.size(), 0);
-  int64_t stride = 1;
-  for (size_t i = view.shape.size(); i-- > 0;) {
-    view.strides[i] = stride;
-    stride *= view.shape[i];
-  }
-  return view;
-}
-
-// `view` read in row-major order as `shape` (a reshape), when strides can
-// express it (numpy's no-copy reshape rule); nullopt otherwise. Both shapes
-// have the same (non-zero) number of elements.
-std::optional<View> Reshape(const View& view, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> old_dims, old_strides;
-  for (size_t i = 0; i < view.shape.size(); ++i) {
-    if (view.shape[i] == 1) continue;
-    old_dims.push_back(view.shape[i]);
-    old_strides.push_back(view.strides[i]);
-  }
-  View out = view;
-  out.shape = shape;
-  out.strides.assign(shape.size(), 0);
-  const size_t old_n = old_dims.size(), new_n = shape.size();
-  size_t oi = 0, oj = 1, ni = 0, nj = 1;
-  while (ni < new_n && oi < old_n) {
-    int64_t np = shape[ni], op = old_dims[oi];
-    while (np != op) {
-      if (np < op) {
-        if (nj >= new_n) return std::nullopt;
-        np *= shape[nj++];
-      } else {
-        if (oj >= old_n) return std::nullopt;
-        op *= old_dims[oj++];
-      }
-    }
-    for (size_t k = oi; k + 1 < oj; ++k) {
-      if (old_strides[k] != old_dims[k + 1] * old_strides[k + 1]) {
-        return std::nullopt;
-      }
-    }
-    out.strides[nj - 1] = old_strides[oj - 1];
-    for (size_t k = nj - 1; k > ni; --k) {
-      out.strides[k - 1] = out.strides[k] * shape[k];
-    }
-    ni = nj++;
-    oi = oj++;
-  }
-  // Trailing dims of size 1: any stride.
-  for (size_t k = ni; k < new_n; ++k) out.strides[k] = 1;
-  return out;
-}
-
-// The single stride that steps through dims [lo, hi) of (sizes, strides)
-// flattened row-major, or nullopt when there is none. Dims of size 1 are
-// skipped; an all-broadcast range (stride 0) merges to stride 0.
-std::optional<int64_t> MergeDims(const std::vector<int64_t>& sizes,
-                                 const std::vector<int64_t>& strides,
-                                 size_t lo, size_t hi) {
-  std::optional<int64_t> inner;
-  int64_t expected = 0;
-  for (size_t i = hi; i-- > lo;) {
-    if (sizes[i] == 1) continue;
-    if (!inner.has_value()) {
-      inner = strides[i];
-    } else if (strides[i] != expected) {
-      return std::nullopt;
-    }
-    expected = strides[i] * sizes[i];
-  }
-  return inner.value_or(0);
 }
 
 // Whether `type` broadcasts to `shape` without growing it.

@@ -138,6 +138,9 @@ class Generator {
   Value* Bf16();
   Value* Int8();
   Value* Attention();
+  // Attention's optional extra score op (graph_recipes.cc).
+  Value* ExtraScoreOp(Value* s, int64_t b, int64_t h, int64_t sq,
+                      int64_t skv);
   Value* Mixed();
 
   Rng rng_;

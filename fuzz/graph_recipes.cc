@@ -223,6 +223,39 @@ Value* Generator::Int8() {
   return y;
 }
 
+// One more score op as exports write them: a scale given at run time (a
+// scalar input or a per-head tensor), tanh soft-capping, a penalty
+// subtracted, or a min cap.
+Value* Generator::ExtraScoreOp(Value* s, int64_t b, int64_t h, int64_t sq,
+                               int64_t skv) {
+  const DType sd = s->type().dtype;
+  auto scalar = [&](double value) {
+    return Op("constant", {}, {{"value", Attribute::Float(value)}},
+              {TensorType(sd, {})});
+  };
+  switch (rng_.Int(0, 3)) {
+    case 0: {
+      Value* scale = rng_.Chance(0.5) ? Input(TensorType(sd, {}))
+                                      : Input(TensorType(sd, {1, h, 1, 1}));
+      return Op(rng_.Chance(0.5) ? "mul" : "div", {s, scale});
+    }
+    case 1: {
+      Value* cap = scalar(rng_.Chance(0.5) ? 50.0 : 1.5);
+      Value* u = cap == nullptr ? nullptr : Op("div", {s, cap});
+      Value* t = u == nullptr ? nullptr : Op("tanh", {u});
+      return t == nullptr ? nullptr : Op("mul", {t, cap});
+    }
+    case 2: {
+      Value* penalty = Input(TensorType(sd, {b, 1, sq, skv}));
+      return Op("sub", {s, penalty});
+    }
+    default: {
+      Value* cap = scalar(0.5);
+      return cap == nullptr ? nullptr : Op("min", {s, cap});
+    }
+  }
+}
+
 Value* Generator::Attention() {
   static const std::vector<int64_t> kSeq = {1, 3, 7, 16, 33, 64};
   static const std::vector<int64_t> kHead = {8, 16, 32, 64, 24};
@@ -278,6 +311,10 @@ Value* Generator::Attention() {
         {TensorType(sd, {})});
     if (c == nullptr) return nullptr;
     s = Op(rng_.Chance(0.7) ? "mul" : "div", {s, c});
+    if (s == nullptr) return nullptr;
+  }
+  if (rng_.Chance(0.3)) {
+    s = ExtraScoreOp(s, b, h, sq, skv);
     if (s == nullptr) return nullptr;
   }
   switch (rng_.Int(0, 4)) {

@@ -16,15 +16,22 @@ namespace codegen {
 
 AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
                                       int64_t seq_kv, int64_t d, int64_t dv,
-                                      int num_threads, int64_t l2_bytes) {
+                                      int num_threads, int64_t l2_bytes,
+                                      bool whole_rows) {
   AttentionBlocks b;
   b.mb = std::min<int64_t>(seq_q, 64);
-  // A Kᵀ block (d x nb), a V block (nb x dv) and the S tile (mb x nb) in
-  // half of L2: long key blocks leave fewer row passes and kernel calls per
-  // score, which costs more than the S tile leaving L1.
-  int64_t nb = (l2_bytes / 2) / (4 * (d + dv + b.mb));
-  nb = std::clamp<int64_t>(nb / 16 * 16, 64, 512);
-  b.nb = std::min(nb, seq_kv);
+  if (whole_rows) {
+    b.nb = seq_kv;
+    const int64_t rows = (l2_bytes / 2) / (4 * std::max<int64_t>(seq_kv, 1));
+    b.mb = std::min(b.mb, std::clamp<int64_t>(rows, 8, 64));
+  } else {
+    // A Kᵀ block (d x nb), a V block (nb x dv) and the S tile (mb x nb) in
+    // half of L2: long key blocks leave fewer row passes and kernel calls
+    // per score, which costs more than the S tile leaving L1.
+    int64_t nb = (l2_bytes / 2) / (4 * (d + dv + b.mb));
+    nb = std::clamp<int64_t>(nb / 16 * 16, 64, 512);
+    b.nb = std::min(nb, seq_kv);
+  }
   const int64_t q_blocks = (seq_q + b.mb - 1) / b.mb;
   if (batch_heads < 2 * num_threads) {
     b.q_chunks =
@@ -41,6 +48,10 @@ using microkernels::BrgemmDesc;
 // 1 KiB apart or a multiple of that fall into a few L1 sets and evict each
 // other (a 64-key Kᵀ panel of 512-key rows does not stay in L1), so such
 // strides get one more cache line.
+// The longest rows a rounded softmax or P takes whole (an S tile of 8 such
+// rows is 2 MiB); longer ones run as an interpreter fallback.
+constexpr int64_t kMaxWholeRowKeys = 65536;
+
 int64_t SpreadStride(int64_t floats) {
   const int64_t ld = (floats + 15) / 16 * 16;
   return ld % 256 == 0 ? ld + 16 : ld;
@@ -205,9 +216,6 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   if (body->results()[0]->type() != op.result()->type()) {
     return absl::UnimplementedError("body result type differs");
   }
-  p.blocks = ChooseAttentionBlocks(m.batch * m.heads, m.seq_q, m.seq_kv,
-                                   m.head_dim, m.head_dim_v, state.num_threads,
-                                   HostCacheInfo().l2_bytes);
   p.q_type = m.q.param->type().dtype;
   p.k_type = m.k.param->type().dtype;
   p.v_type = m.v.param->type().dtype;
@@ -223,12 +231,16 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.normalize = p.softmax_type != DType::kF32 ||
                 m.pv->operand(0)->type().dtype != DType::kF32 ||
                 !prob_ops_widen_only;
-  if (p.normalize && m.seq_kv > p.blocks.nb) {
-    // The rounding needs each row's whole sum before P·V.
-    return absl::UnimplementedError(
+  // The rounding needs each row's whole sum before P·V: the keys come in
+  // one block, the query blocks shrink to keep the S tile in L2.
+  if (p.normalize && m.seq_kv > kMaxWholeRowKeys) {
+    return absl::UnimplementedError(absl::StrCat(
         "a bf16 / f16 softmax or P (or a P rounded by prob ops) over more "
-        "than one key block");
+        "than ", kMaxWholeRowKeys, " keys"));
   }
+  p.blocks = ChooseAttentionBlocks(m.batch * m.heads, m.seq_q, m.seq_kv,
+                                   m.head_dim, m.head_dim_v, state.num_threads,
+                                   HostCacheInfo().l2_bytes, p.normalize);
   if (const DType t = m.pv->result()->type().dtype; t != DType::kF32) {
     p.out_casts.push_back(t);
   }

@@ -28,10 +28,13 @@ struct AttentionBlocks {
 // an L2 cache of `l2_bytes`: mb is 64 rows, nb keeps a Kᵀ block, a V block
 // and the S tile within half of L2 (64 to 512 keys); query blocks are split
 // into chunks only when there are fewer than two (batch, head) pairs per
-// thread.
+// thread. With `whole_rows` (a softmax or P rounded before P·V needs each
+// row's whole sum first) nb is seq_kv and mb (8 to 64 rows) keeps the S
+// tile within half of L2.
 AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
                                       int64_t seq_kv, int64_t d, int64_t dv,
-                                      int num_threads, int64_t l2_bytes);
+                                      int num_threads, int64_t l2_bytes,
+                                      bool whole_rows = false);
 
 // The plan of one attention group's nest: its match, blocks and types,
 // the rounding the graph asks for, scratch strides, and the indices of the

@@ -67,8 +67,16 @@ absl::Status CheckSupported(const AttentionMatch& m) {
       return absl::UnimplementedError("an integer attention operand");
     }
   }
-  if (m.q.strides[3] != 1 || m.v.strides[3] != 1 || m.out_strides[3] != 1) {
-    return absl::UnimplementedError("Q, V or O rows are not contiguous");
+  // Q and V rows that are not contiguous ([D, S] storage, say) are copied
+  // into scratch rows; only f32 ones (the widening copies read rows).
+  if (m.out_strides[3] != 1) {
+    return absl::UnimplementedError("O rows are not contiguous");
+  }
+  if ((m.q.strides[3] != 1 &&
+       (m.q.param->type().dtype != DType::kF32 || !m.q_ops.empty())) ||
+      (m.v.strides[3] != 1 && m.v.param->type().dtype != DType::kF32)) {
+    return absl::UnimplementedError(
+        "bf16 / f16 (or scaled) Q or V rows that are not contiguous");
   }
   return absl::OkStatus();
 }
@@ -192,11 +200,13 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
                       absl::StrCat("f32[", m.seq_kv, ", ", m.head_dim_v,
                                    "] V rows of one head, ", p.v_ld, " apart"));
   }
-  if (!m.q_ops.empty() || p.q_type != DType::kF32) {
+  if (!m.q_ops.empty() || p.q_type != DType::kF32 || m.q.strides[3] != 1) {
     p.qs = per_thread(
         mb * m.head_dim, "qs",
         absl::StrCat("f32[", mb, ", ", m.head_dim, "] Q rows ",
-                     m.q_ops.empty() ? "widened" : "after the Q ops"));
+                     !m.q_ops.empty()            ? "after the Q ops"
+                     : p.q_type != DType::kF32  ? "widened"
+                                                 : "copied"));
   }
 }
 
@@ -255,10 +265,12 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   // V rows a multiple of 1 KiB apart ([B, S, H, D] with H·D a multiple of
   // 256, say) thrash L1 in P·V; they are copied per head, like Kᵀ.
   const int64_t v_stride = std::max(m.v.strides[2], m.head_dim_v);
-  p.v_packed = v_stride % 256 == 0 || p.v_type != DType::kF32;
+  p.v_packed =
+      v_stride % 256 == 0 || p.v_type != DType::kF32 || m.v.strides[3] != 1;
   p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
   p.prefetch = p.blocks.q_chunks == 1 && m.seq_kv <= p.blocks.nb &&
-               p.k_packed && m.batch * m.heads > 1;
+               p.k_packed && m.batch * m.heads > 1 &&
+               m.q.strides[3] == 1 && m.v.strides[3] == 1;
   auto operand = [&](const Value* param) {
     const Value* v = op.operand(param->index());
     return nest.AddFrameBuffer(state.refs.at(v), v->name(),

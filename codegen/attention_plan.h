@@ -43,7 +43,9 @@ struct AttentionPlan {
   AttentionMatch m;
   AttentionBlocks blocks;
   bool k_packed = false;  // Kᵀ packed per (batch, head) into `kt`
-  bool v_packed = false;  // V rows copied per (batch, head) into `vp`
+  // V rows copied per (batch, head) into `vp` (widened, off a 1 KiB stride,
+  // or gathered when not contiguous).
+  bool v_packed = false;
   // Element types of Q, K, V (f32, bf16 or f16; a bf16 / f16 operand is
   // widened to f32 as it is copied into scratch: exact, and its products
   // are exact in f32, as the matmuls' f32 accumulation asks).
@@ -71,8 +73,9 @@ struct AttentionPlan {
 
 // Plans `op` (a fusion op of kind "attention") into `nest`: its frame
 // buffers, per-thread scratch, programs and kernels. Unimplemented for
-// what the kernel does not cover (integer types, Q or V rows that are not
-// contiguous, a rounded softmax or P over several key blocks, ...).
+// what the kernel does not cover (integer types, O rows or bf16 / f16 Q
+// or V rows that are not contiguous, a rounded softmax or P over more than
+// 65536 keys, ...).
 absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
                                             tile::Nest& nest);
 

@@ -33,6 +33,24 @@ tile::Stmt CopyRowsToF32(View src, Expr src_row, View dst, Expr dst_row,
   return tile::Stmt{std::move(copy)};
 }
 
+// `rows` x `cols` elements of an operand at (`row_stride`, `col_stride`)
+// (a Q or V stored [D, S], say) copied into contiguous rows `dst_row`
+// apart; stored transposed (row stride 1), as a transpose of its columns.
+// f32 only (PlanAttention checks).
+tile::Stmt CopyStridedRows(View src, int64_t row_stride, int64_t col_stride,
+                           View dst, Expr dst_row, Expr rows, Expr cols,
+                           DType type) {
+  if (col_stride == 1) {
+    return CopyRowsToF32(src, row_stride, dst, dst_row, rows, cols, type);
+  }
+  if (row_stride == 1) {
+    return tile::Stmt{
+        tile::Copy{src, col_stride, 1, dst, 1, dst_row, cols, rows}};
+  }
+  return tile::Stmt{
+      tile::Copy{src, row_stride, col_stride, dst, dst_row, 1, rows, cols}};
+}
+
 // Where one (batch, head)'s Q, K, V and O start.
 struct HeadBases {
   Expr q, k, v, o;
@@ -186,11 +204,12 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
   nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
   View q_rows{p.q, q_base + i0 * m.q.strides[2], 4};
   if (p.qs >= 0 && p.q_program < 0) {
-    // A bf16 / f16 Q without ops: its rows widened.
-    nb.Append(CopyRowsToF32(
+    // A Q without ops that is bf16 / f16 (its rows widened) or whose rows
+    // are not contiguous (copied).
+    nb.Append(CopyStridedRows(
         View{p.q, q_base + i0 * m.q.strides[2], DTypeSize(p.q_type)},
-        m.q.strides[2], View{p.qs, 0, 4}, m.head_dim, rows, m.head_dim,
-        p.q_type));
+        m.q.strides[2], m.q.strides[3], View{p.qs, 0, 4}, m.head_dim, rows,
+        m.head_dim, p.q_type));
     q_rows = View{p.qs, 0, 4};
   } else if (p.qs >= 0) {
     nb.For("r", 0, rows, false, [&](Expr r) {
@@ -299,9 +318,10 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
                               p.k_type));
     }
     if (p.vp >= 0) {
-      nb.Append(CopyRowsToF32(View{p.v, v_base, DTypeSize(p.v_type)},
-                              m.v.strides[2], View{p.vp, 0, 4}, p.v_ld,
-                              m.seq_kv, m.head_dim_v, p.v_type));
+      nb.Append(CopyStridedRows(View{p.v, v_base, DTypeSize(p.v_type)},
+                                m.v.strides[2], m.v.strides[3],
+                                View{p.vp, 0, 4}, p.v_ld, m.seq_kv,
+                                m.head_dim_v, p.v_type));
     }
     nb.For("qb", chunk * per_chunk,
            Min(chunk * per_chunk + per_chunk, q_blocks), false, [&](Expr qb) {

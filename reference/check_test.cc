@@ -48,10 +48,18 @@ TEST(ErrorBoundTest, ValuesAreInterpretsAndExactValuesHaveNoBound) {
     EXPECT_TRUE(CompareTensors(bounded.values[i], plain[i], Tolerance{0, 0})
                     ->ok());
   }
-  // The matmul chain carries a bound; the bool and the exact cast none.
+  // The matmul chain carries a bound; the exact cast none; the bool (y > 0)
+  // may come out either way exactly where y's interval reaches 0.
   ASSERT_NE(bounded.bounds[0].raw(), nullptr);
-  EXPECT_EQ(bounded.bounds[1].raw(), nullptr);
   EXPECT_EQ(bounded.bounds[2].raw(), nullptr);
+  for (int64_t i = 0; i < bounded.values[1].num_elements(); ++i) {
+    const double y = bounded.values[0].GetDouble(i);
+    const double flips = std::fabs(y) <= bounded.bounds[0].GetDouble(i);
+    const double b = bounded.bounds[1].raw() == nullptr
+                         ? 0
+                         : bounded.bounds[1].GetDouble(i);
+    EXPECT_EQ(b, flips) << "element " << i << ": y = " << y;
+  }
   for (int64_t i = 0; i < bounded.bounds[0].num_elements(); ++i) {
     const double b = bounded.bounds[0].GetDouble(i);
     const double y = std::fabs(bounded.values[0].GetDouble(i));
@@ -84,6 +92,45 @@ graph @g(%a: f32[1, 3], %b: f32[3, 1]) -> f32[1, 1] {
   EXPECT_LT(bound, 1000 * 0x1p-24 * 20);
 }
 
+TEST(CheckTest, AComparisonWithinRoundingMayGoEitherWay) {
+  // exp(0) = 1 within exp's few ulps, so exp(x) < 1 may be true or false
+  // at x = 0, and the select may pick either side; at x = 1 it may not.
+  Module m = Parse(R"(
+graph @g(%x: f32[2], %a: f32[2], %b: f32[2]) -> (bool[2], f32[2]) {
+  %e = exp(%x)
+  %one = constant() {value = 1.0} : f32[]
+  %c = less(%e, %one)
+  %s = select(%c, %a, %b)
+  return %c, %s
+}
+)");
+  const Graph& g = *m.graphs().front();
+  Tensor x = *Tensor::Create(TensorType(DType::kF32, {2}));
+  Tensor a = *Tensor::Create(TensorType(DType::kF32, {2}));
+  Tensor b = *Tensor::Create(TensorType(DType::kF32, {2}));
+  x.SetDouble(0, 0.0);
+  x.SetDouble(1, 1.0);
+  for (int i = 0; i < 2; ++i) {
+    a.SetDouble(i, 10.0);
+    b.SetDouble(i, -3.0);
+  }
+  std::vector<Tensor> outputs = *Interpret(g, {x, a, b});
+  ASSERT_EQ(outputs[0].GetDouble(0), 0);  // exp(0) = 1 is not below 1
+  std::vector<Tensor> flipped = outputs;
+  flipped[0].SetDouble(0, 1);
+  flipped[1].SetDouble(0, 10.0);
+  std::vector<CompareResult> r = *CompareWithReference(g, {x, a, b}, flipped);
+  EXPECT_TRUE(r[0].ok()) << r[0].Summary();
+  EXPECT_TRUE(r[1].ok()) << r[1].Summary();
+  // exp(1) is far from 1: that comparison and its select are exact.
+  flipped = outputs;
+  flipped[0].SetDouble(1, 1);
+  flipped[1].SetDouble(1, 10.0);
+  r = *CompareWithReference(g, {x, a, b}, flipped);
+  EXPECT_FALSE(r[0].ok());
+  EXPECT_FALSE(r[1].ok());
+}
+
 TEST(CheckTest, AcceptsAFlipCarriedThroughLayersRejectsWrongBoolsAndInts) {
   Module m = Parse(kMlp);
   const Graph& g = *m.graphs().front();
@@ -108,7 +155,8 @@ TEST(CheckTest, AcceptsAFlipCarriedThroughLayersRejectsWrongBoolsAndInts) {
       g, inputs, {flipped[0], outputs[1], outputs[2]});
   EXPECT_TRUE(r[0].ok()) << r[0].Summary();
 
-  // A wrong bool fails, whatever the bounds of the floats behind it.
+  // A wrong bool fails where the floats behind it are apart by more than
+  // their bounds.
   Tensor wrong_bool = *Tensor::Create(outputs[1].type());
   for (int64_t i = 0; i < wrong_bool.num_elements(); ++i) {
     wrong_bool.SetDouble(i, outputs[1].GetDouble(i));

@@ -211,9 +211,27 @@ absl::StatusOr<Tensor> BroadcastOpBound(const Op& op,
     return BroadcastBound(
         xs, es, r, max_bytes,
         [](const double* v, const double* b, double) {
-          return v[0] != 0 ? b[1] : b[2];
+          const int pick = v[0] != 0 ? 1 : 2, other = 3 - pick;
+          if (!(b[0] > 0)) return b[pick];
+          // The condition may flip: either operand, within its own bound.
+          return std::max(b[pick],
+                          std::fabs(v[other] - v[pick]) + b[other]);
         },
         [](const double* v) { return v[0] != 0 ? v[1] : v[2]; });
+  }
+  if (kind == "equal" || kind == "greater" || kind == "greater_equal" ||
+      kind == "less" || kind == "less_equal") {
+    // The operands' intervals reach each other: either answer is right.
+    auto flips = [](const double* v, const double* b) {
+      const double reach = b[0] + b[1];
+      return reach > 0 && std::fabs(v[0] - v[1]) <= reach ? 1.0 : 0.0;
+    };
+    return BroadcastBound(
+        xs, es, r, max_bytes,
+        [flips](const double* v, const double* b, double) {
+          return flips(v, b);
+        },
+        [](const double* v) { return v[0]; });
   }
   return absl::InternalError(
       absl::StrCat("op '", kind, "' is not a broadcast elementwise op"));
@@ -224,7 +242,16 @@ absl::StatusOr<Tensor> CastBound(const Tensor& x, const Tensor& ex,
   const DType dt = r.dtype();
   auto identity = [](const double* v) { return v[0]; };
   const DType from = x.dtype();
-  if (dt == DType::kBool) return Tensor();
+  if (dt == DType::kBool) {
+    // x != 0 may flip where x's interval holds 0 (and x is not exactly 0
+    // with no error at all).
+    return UnaryBound(
+        x, ex, r, max_bytes,
+        [](double xv, double xe, double) {
+          return xe > 0 && std::fabs(xv) <= xe ? 1.0 : 0.0;
+        },
+        identity);
+  }
   if (IsFloat(dt) || !IsFloat(from)) {
     return UnaryBound(
         x, ex, r, max_bytes,

@@ -45,10 +45,7 @@ absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
                                const InterpretOptions& options) {
   const absl::string_view kind = op.kind();
   const int64_t max_bytes = options.max_tensor_bytes;
-  if (kind == "constant" || kind == "equal" || kind == "greater" ||
-      kind == "greater_equal" || kind == "less" || kind == "less_equal") {
-    return Tensor();
-  }
+  if (kind == "constant") return Tensor();
   if (kind == "relu" || kind == "neg" || kind == "abs" || kind == "clamp") {
     if (!Has(es[0])) return Tensor();
     return es[0];  // Same shape; these ops neither round nor amplify.
@@ -58,7 +55,9 @@ absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
     return MathFunctionBound(op, xs[0], es[0], r, max_bytes);
   }
   if (kind == "add" || kind == "sub" || kind == "mul" || kind == "div" ||
-      kind == "max" || kind == "min" || kind == "select") {
+      kind == "max" || kind == "min" || kind == "select" || kind == "equal" ||
+      kind == "greater" || kind == "greater_equal" || kind == "less" ||
+      kind == "less_equal") {
     return BroadcastOpBound(op, xs, es, r, max_bytes);
   }
   if (kind == "cast") return CastBound(xs[0], es[0], r, max_bytes);

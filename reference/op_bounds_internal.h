@@ -168,11 +168,16 @@ constexpr double kSignOfZero = 0x1p-149;
 absl::StatusOr<Tensor> MathFunctionBound(const Op& op, const Tensor& x,
                                          const Tensor& ex, const Tensor& r,
                                          int64_t max_bytes);
-// add, sub, mul, div, max, min and select, with numpy broadcasting.
+// add, sub, mul, div, max, min, select and the comparisons, with numpy
+// broadcasting. A bool result's E is 1 where it may come out either way
+// (its operands' intervals reach each other: a comparison of values equal
+// within rounding), 0 where it is exact; select with such a condition may
+// give either operand.
 absl::StatusOr<Tensor> BroadcastOpBound(const Op& op,
                                         absl::Span<const Tensor> xs,
                                         absl::Span<const Tensor> es,
                                         const Tensor& r, int64_t max_bytes);
+// A cast to bool may flip where x's interval holds both 0 and not 0.
 absl::StatusOr<Tensor> CastBound(const Tensor& x, const Tensor& ex,
                                  const Tensor& r, int64_t max_bytes);
 // quantize and dequantize.

@@ -61,9 +61,9 @@ absl::StatusOr<CompareResult> CompareTensors(const Tensor& actual,
     return absl::InvalidArgumentError("cannot compare a tensor without data");
   }
   if (bound != nullptr && bound->raw() == nullptr) bound = nullptr;
-  // A bool is right or wrong; integers may be off by the steps the bound
-  // counts (0 where no float value reaches them).
-  if (bound != nullptr && expected.dtype() == DType::kBool) bound = nullptr;
+  // Integers may be off by the steps the bound counts (0 where no float
+  // value reaches them); a bool only where its bound is 1 (a comparison of
+  // values equal within rounding).
   if (bound != nullptr && (bound->dtype() != DType::kF32 ||
                            bound->shape() != expected.shape() ||
                            !HasData(*bound))) {

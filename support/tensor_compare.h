@@ -5,10 +5,12 @@
 // An element matches when
 //   * both are NaN, or both are the same infinity, or
 //   * both are finite and |actual - expected| <= atol + rtol * |expected|
-//     (numpy.isclose's rule), plus, for every dtype but bool, bound[i]
-//     where an error bound is given (the reference interpreter's estimate
-//     of how far a correct result may be from it, reference/error_bound.h;
-//     for integers a count of steps, 0 where no float value reaches them).
+//     (numpy.isclose's rule), plus bound[i] where an error bound is given
+//     (the reference interpreter's estimate of how far a correct result
+//     may be from it, reference/error_bound.h; for integers a count of
+//     steps, 0 where no float value reaches them; for bool 1 where the
+//     answer may come out either way, a comparison of values equal within
+//     rounding, else 0).
 //   * the bound of the element is infinite: any value matches, NaN and
 //     infinities included (the reference's way of saying that a correct
 //     result may be anything there, e.g. x / y where y's interval holds 0).

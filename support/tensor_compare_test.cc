@@ -122,11 +122,14 @@ TEST(TensorCompareTest, InfiniteBoundAcceptsAnythingFiniteBoundNot) {
   Tensor large = Make(DType::kF32, {4}, {3.4e38, 3.4e38, 3.4e38, 3.4e38});
   r = *CompareTensors(actual, expected, std::nullopt, &large);
   EXPECT_EQ(r.num_mismatches, 4) << r.Summary();
-  // Bools ignore bounds.
+  // A bool is exact where its bound is 0 and either way where it is 1 (a
+  // comparison of values equal within rounding).
   Tensor t = Make(DType::kBool, {1}, {1});
   Tensor f = Make(DType::kBool, {1}, {0});
-  Tensor one = Make(DType::kF32, {1}, {kInf});
-  EXPECT_FALSE(CompareTensors(f, t, std::nullopt, &one)->ok());
+  Tensor zero = Make(DType::kF32, {1}, {0});
+  Tensor one = Make(DType::kF32, {1}, {1});
+  EXPECT_FALSE(CompareTensors(f, t, std::nullopt, &zero)->ok());
+  EXPECT_TRUE(CompareTensors(f, t, std::nullopt, &one)->ok());
 }
 
 TEST(TensorCompareTest, WideIntegersAreExactUnlessOverridden) {

@@ -38,8 +38,14 @@ class BlockFinder {
   // tails, then the same without the relabels. Empty when no matmuls are
   // around the softmax.
   std::vector<std::vector<Op*>> Attempts(Op* softmax) {
+    // Back through score ops (ScoreChainOperands) to the scores matmul.
+    std::optional<std::vector<ChainLink>> scores = WalkBackChain(
+        uses_, softmax->operand(0), softmax,
+        [](const Op& op) { return op.kind_id() == OpKind::kMatmul; },
+        ScoreChainOperands);
+    if (!scores) return {};
     std::vector<Op*> core;
-    if (!WalkScores(softmax->operand(0), softmax, core, 0)) return {};
+    for (const ChainLink& link : *scores) core.push_back(link.op);
     core.push_back(softmax);
     Value* cur = softmax->result();
     for (;;) {
@@ -85,30 +91,6 @@ class BlockFinder {
   }
 
  private:
-  // Appends the ops from `v` back to the scores matmul (the matmul first
-  // in `out` once complete) when `v` is read only by `consumer` and each op
-  // between is elementwise arithmetic (a scale, mask or cap) or a cast;
-  // restores `out` and returns false otherwise (MatchAttention then
-  // decides).
-  bool WalkScores(Value* v, const Op* consumer, std::vector<Op*>& out,
-                  int depth) {
-    Op* def = v->defining_op();
-    if (def == nullptr || depth > 32 || !uses_.OnlyUsedBy(v, consumer)) {
-      return false;
-    }
-    if (def->kind_id() == OpKind::kMatmul) {
-      out.insert(out.begin(), def);
-      return true;
-    }
-    for (int c : ScoreChainOperands(*def)) {
-      std::vector<Op*> tried = out;
-      out.insert(out.begin(), def);
-      if (WalkScores(def->operand(c), def, out, depth + 1)) return true;
-      out = std::move(tried);
-    }
-    return false;
-  }
-
   // Adds the reshapes and transposes (and for Q scales by a scalar literal
   // constant) that produce `v` and whose results only ops in `in` read.
   void GrowBack(Value* v, bool allow_scale, OpSet& in, std::vector<Op*>& out) {

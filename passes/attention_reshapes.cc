@@ -60,21 +60,11 @@ bool IsBatchRegroup(const Op& op) {
   return in.size() >= 2 && out.size() >= 2 && MatrixDims(in) == MatrixDims(out);
 }
 
-// Which operands of a chain op (a score op, or a reshape) may carry the
-// scores; empty for ops outside what attention-fusion walks.
-std::vector<int> ChainOperands(const Op& op) {
-  if (op.kind_id() == OpKind::kReshape) return {0};
-  return ScoreChainOperands(op);
-}
-
-// One attention block: the ops from the scores matmul to the P·V matmul,
-// each reading the previous one's result through operand `chain`.
+// One attention block: the ops from the scores matmul to the P·V matmul.
 struct Block {
-  struct Link {
-    Op* op;
-    int chain;
-  };
-  std::vector<Link> links;  // the scores matmul first (chain -1)
+  // The scores matmul first (operand -1), each op with the operand that
+  // reads the previous one's result.
+  std::vector<ChainLink> links;
   bool has_reshape = false;
 };
 
@@ -87,8 +77,35 @@ class BlockFinder {
     const int64_t rank = softmax->result()->type().rank();
     const int64_t a = axis != nullptr && axis->is_int() ? axis->as_int() : -1;
     if (rank < 2 || (a != -1 && a != rank - 1)) return std::nullopt;
+    // Back through score ops and batch regroups to the scores matmul. A
+    // side operand must not grow the scores: a score op's result has its
+    // chain operand's shape.
+    std::optional<std::vector<ChainLink>> chain = WalkBackChain(
+        uses_, softmax->operand(0), softmax,
+        [](const Op& op) {
+          return op.kind_id() == OpKind::kMatmul &&
+                 op.operand(0)->type().rank() >= 2 &&
+                 op.operand(1)->type().rank() >= 2;
+        },
+        [](const Op& op) {
+          if (op.kind_id() == OpKind::kReshape) {
+            return IsBatchRegroup(op) ? std::vector<int>{0}
+                                      : std::vector<int>{};
+          }
+          std::vector<int> chain;
+          for (int c : ScoreChainOperands(op)) {
+            if (op.operand(c)->type().shape == op.result()->type().shape) {
+              chain.push_back(c);
+            }
+          }
+          return chain;
+        });
+    if (!chain) return std::nullopt;
     Block block;
-    if (!WalkBack(softmax->operand(0), softmax, block, 0)) return std::nullopt;
+    block.links = *std::move(chain);
+    for (const ChainLink& link : block.links) {
+      if (link.op->kind_id() == OpKind::kReshape) block.has_reshape = true;
+    }
     block.links.push_back({softmax, 0});
     for (Value* cur = softmax->result();;) {
       const std::vector<Op*>& users = uses_.Users(cur);
@@ -126,41 +143,6 @@ class BlockFinder {
   }
 
  private:
-  // Prepends the ops from `v` back to the scores matmul when `v` is read
-  // only by `consumer`; leaves `block` as it was and returns false when
-  // no such chain exists.
-  bool WalkBack(Value* v, const Op* consumer, Block& block, int depth) {
-    Op* def = v->defining_op();
-    if (def == nullptr || depth > 32 || !uses_.OnlyUsedBy(v, consumer)) {
-      return false;
-    }
-    if (def->kind_id() == OpKind::kMatmul) {
-      if (def->operand(0)->type().rank() < 2 ||
-          def->operand(1)->type().rank() < 2) {
-        return false;
-      }
-      block.links.insert(block.links.begin(), {def, -1});
-      return true;
-    }
-    if (def->kind_id() == OpKind::kReshape && !IsBatchRegroup(*def)) {
-      return false;
-    }
-    for (int c : ChainOperands(*def)) {
-      // A side operand must not grow the scores: the op's result is the
-      // chain operand's shape.
-      if (def->operand(c)->type().shape != def->result()->type().shape &&
-          def->kind_id() != OpKind::kReshape) {
-        continue;
-      }
-      Block tried = block;
-      block.links.insert(block.links.begin(), {def, c});
-      if (def->kind_id() == OpKind::kReshape) block.has_reshape = true;
-      if (WalkBack(def->operand(c), def, block, depth + 1)) return true;
-      block = std::move(tried);
-    }
-    return false;
-  }
-
   UseInfo uses_;
 };
 
@@ -170,7 +152,7 @@ class BlockFinder {
 // cut the flat batch index at points that do not nest ([2, 6] and [3, 4]).
 std::optional<Dims> TargetBatch(const Block& block) {
   std::vector<Dims> shapes;
-  for (const Block::Link& link : block.links) {
+  for (const ChainLink& link : block.links) {
     shapes.push_back(BatchDims(link.op->result()->type().shape));
   }
   const int64_t total = Product(shapes.front());
@@ -255,12 +237,12 @@ class Rebuilder {
 
   // Whether every operand the new shape needs regroups exactly.
   bool Feasible() {
-    for (const Block::Link& link : block_.links) {
+    for (const ChainLink& link : block_.links) {
       const Op& op = *link.op;
       if (op.kind_id() == OpKind::kReshape) continue;
       const Dims from = BatchDims(op.result()->type().shape);
       for (int i = 0; i < op.num_operands(); ++i) {
-        if (IsChain(op, link.chain, i)) continue;
+        if (IsChain(op, link.operand, i)) continue;
         if (!NewShape(op.operand(i), from, IsMatmul(op))) {
           return false;
         }
@@ -271,13 +253,13 @@ class Rebuilder {
 
   absl::Status Run() {
     Value* cur = nullptr;
-    for (const Block::Link& link : block_.links) {
+    for (const ChainLink& link : block_.links) {
       const Op& op = *link.op;
       if (op.kind_id() == OpKind::kReshape) continue;
       const Dims from = BatchDims(op.result()->type().shape);
       std::vector<Value*> operands;
       for (int i = 0; i < op.num_operands(); ++i) {
-        if (IsChain(op, link.chain, i)) {
+        if (IsChain(op, link.operand, i)) {
           operands.push_back(cur);
           continue;
         }
@@ -304,7 +286,7 @@ class Rebuilder {
                                {}, old->defining_op()->loc()));
     }
     out->set_name(old->name());
-    for (const Block::Link& link : block_.links) {
+    for (const ChainLink& link : block_.links) {
       if (link.op != block_.links.back().op) link.op->result()->set_name("");
     }
     old->set_name("");

@@ -36,6 +36,45 @@ bool UseInfo::OnlyUsedBy(const Value* v, const Op* user) const {
   return !IsReturned(v) && users.size() == 1 && users[0] == user;
 }
 
+namespace {
+
+bool WalkBack(const UseInfo& uses, Value* v, const Op* consumer,
+              absl::FunctionRef<bool(const Op&)> is_end,
+              absl::FunctionRef<std::vector<int>(const Op&)> chain_operands,
+              int depth, std::vector<ChainLink>& out) {
+  Op* def = v->defining_op();
+  if (def == nullptr || depth <= 0 || !uses.OnlyUsedBy(v, consumer)) {
+    return false;
+  }
+  if (is_end(*def)) {
+    out.push_back({def, -1});
+    return true;
+  }
+  for (int c : chain_operands(*def)) {
+    if (WalkBack(uses, def->operand(c), def, is_end, chain_operands,
+                 depth - 1, out)) {
+      out.push_back({def, c});
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::vector<ChainLink>> WalkBackChain(
+    const UseInfo& uses, Value* v, const Op* consumer,
+    absl::FunctionRef<bool(const Op&)> is_end,
+    absl::FunctionRef<std::vector<int>(const Op&)> chain_operands,
+    int max_depth) {
+  std::vector<ChainLink> links;
+  if (!WalkBack(uses, v, consumer, is_end, chain_operands, max_depth,
+                links)) {
+    return std::nullopt;
+  }
+  return links;
+}
+
 bool UseInfo::IsDead(const Op& op) const {
   for (int i = 0; i < op.num_results(); ++i) {
     if (NumUses(op.result(i)) > 0) return false;

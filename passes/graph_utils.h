@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "ir/graph.h"
 
@@ -43,6 +44,24 @@ class UseInfo {
   absl::flat_hash_map<const Value*, int> uses_;
   absl::flat_hash_set<const Value*> returned_;
 };
+
+// One op of a chain found by WalkBackChain, and the operand through which
+// the chain goes on back (-1 for the op that ends it).
+struct ChainLink {
+  Op* op = nullptr;
+  int operand = -1;
+};
+
+// The chain of ops from `v` back to one that `is_end` accepts: each value
+// on the way is read only by the op after it (`consumer` for `v`), and the
+// chain goes on through one of the operands `chain_operands` lists for an
+// op (tried in order, backtracking). Links come end first; nullopt when no
+// chain of at most `max_depth` ops exists.
+std::optional<std::vector<ChainLink>> WalkBackChain(
+    const UseInfo& uses, Value* v, const Op* consumer,
+    absl::FunctionRef<bool(const Op&)> is_end,
+    absl::FunctionRef<std::vector<int>(const Op&)> chain_operands,
+    int max_depth = 33);
 
 // Replacements recorded during an in-order sweep. Call RemapOperands(op)
 // before inspecting each op, Replace(result, new_value) to retire an op's

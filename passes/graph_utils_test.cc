@@ -31,6 +31,56 @@ graph @g(%x: f32[4]) -> (f32[4], f32[4]) {
   EXPECT_TRUE(uses.Users(g.param(0)).size() == 1);
 }
 
+TEST(WalkBackChainTest, BacktracksToTheEndThroughSingleUseValues) {
+  Module m = Parse(R"(
+graph @g(%x: f32[4], %y: f32[4]) -> f32[4] {
+  %e = exp(%x)
+  %n = neg(%y)
+  %a = add(%n, %e)
+  %r = relu(%a)
+  return %r
+}
+)");
+  const Graph& g = *m.graphs()[0];
+  UseInfo uses(g);
+  Op* relu = g.ops().back().get();
+  auto is_exp = [](const Op& op) { return op.kind() == "exp"; };
+  auto any_operand = [](const Op& op) {
+    std::vector<int> all;
+    for (int i = 0; i < op.num_operands(); ++i) all.push_back(i);
+    return all;
+  };
+  // add's operand 0 leads to neg and a parameter; operand 1 to exp.
+  std::optional<std::vector<ChainLink>> chain = WalkBackChain(
+      uses, relu->operand(0), relu, is_exp, any_operand);
+  ASSERT_TRUE(chain.has_value());
+  ASSERT_EQ(chain->size(), 2u);
+  EXPECT_EQ((*chain)[0].op->kind(), "exp");
+  EXPECT_EQ((*chain)[0].operand, -1);
+  EXPECT_EQ((*chain)[1].op->kind(), "add");
+  EXPECT_EQ((*chain)[1].operand, 1);
+  // No chain when the walk may not take the operand, or is too short.
+  auto first_only = [](const Op&) { return std::vector<int>{0}; };
+  EXPECT_FALSE(WalkBackChain(uses, relu->operand(0), relu, is_exp, first_only)
+                   .has_value());
+  EXPECT_FALSE(WalkBackChain(uses, relu->operand(0), relu, is_exp,
+                             any_operand, /*max_depth=*/1)
+                   .has_value());
+  // A value read twice breaks the chain.
+  Module twice = Parse(R"(
+graph @g(%x: f32[4]) -> (f32[4], f32[4]) {
+  %e = exp(%x)
+  %a = add(%e, %e)
+  return %a, %e
+}
+)");
+  const Graph& t = *twice.graphs()[0];
+  UseInfo t_uses(t);
+  Op* add = t.ops().back().get();
+  EXPECT_FALSE(WalkBackChain(t_uses, add->operand(0), add, is_exp, any_operand)
+                   .has_value());
+}
+
 TEST(ValueReplacerTest, ResolvesChainsAndRemaps) {
   Module m = Parse(R"(
 graph @g(%x: f32[4]) -> f32[4] {

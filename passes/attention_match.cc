@@ -113,46 +113,35 @@ absl::Status Matcher::SideOperand(const Op& op, const Value* v) {
 
 // Checks one op between the scores and softmax; returns its chain operand.
 absl::StatusOr<const Value*> Matcher::ScoreOp(const Op& op) {
-  const OpKind k = op.kind_id();
-  const auto chain = [](const Value* v) {
-    return !v->is_param() && v->defining_op()->kind_id() != OpKind::kConstant;
-  };
-  if (k == OpKind::kCast) {
+  // The score program evaluates any elementwise arithmetic per element:
+  // scales, masks by add / sub / max / min / select, tanh soft-capping
+  // (Gemma), whichever side the scores are on.
+  const std::vector<int> chain_operands = ScoreChainOperands(op);
+  if (chain_operands.empty()) {
+    return Unfit(absl::StrCat(op.kind(), " between the scores and softmax"));
+  }
+  if (op.kind_id() == OpKind::kCast) {
     const Attribute* to = op.FindAttr("to");
     if (to == nullptr || !to->is_dtype() || !IsFloatType(to->as_dtype())) {
       return Unfit("casts around softmax must be to f32, bf16 or f16");
     }
-    return op.operand(0);
   }
-  // The score program evaluates any elementwise arithmetic per element:
-  // scales, masks by add / sub / max / min, tanh soft-capping (Gemma),
-  // whichever side the scores are on.
-  if (IsUnary(k)) {
-    if (!chain(op.operand(0))) {
-      return Unfit(absl::StrCat(op.kind(), " does not apply to the scores"));
+  // The scores: the first candidate operand that is computed.
+  int c = -1;
+  for (int i : chain_operands) {
+    const Value* v = op.operand(i);
+    if (!v->is_param() && v->defining_op()->kind_id() != OpKind::kConstant) {
+      c = i;
+      break;
     }
-    return op.operand(0);
   }
-  if (IsBinary(k) && !IsComparison(k)) {
-    int c = chain(op.operand(0)) ? 0 : 1;
-    if (!chain(op.operand(c))) {
-      return Unfit(absl::StrCat(op.kind(), " does not apply to the scores"));
-    }
-    ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(1 - c)));
-    return op.operand(c);
+  if (c < 0) {
+    return Unfit(absl::StrCat(op.kind(), " does not apply to the scores"));
   }
-  if (k == OpKind::kSelect) {
-    int c = chain(op.operand(1)) ? 1 : 2;
-    if (!chain(op.operand(c))) return Unfit("select does not pick the scores");
-    const Value* cond = op.operand(0);
-    if (cond->type().dtype != DType::kBool) {
-      return Unfit("select's condition is not bool");
-    }
-    ATTN_RETURN_IF_ERROR(SideOperand(op, cond));
-    ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(3 - c)));
-    return op.operand(c);
+  for (int i = 0; i < op.num_operands(); ++i) {
+    if (i != c) ATTN_RETURN_IF_ERROR(SideOperand(op, op.operand(i)));
   }
-  return Unfit(absl::StrCat(op.kind(), " between the scores and softmax"));
+  return op.operand(c);
 }
 
 // Walks from `v` back to a parameter through reshapes and transposes (and,

@@ -122,6 +122,29 @@ class MathBuilder {
   llvm::Type* ity_;
 };
 
+// n = round(x / ln2) and r = x - n ln2 for x in [-104, 100], r exact to
+// far below ulp(r): ln2 = 0.693145751953125 + 1.4286068203094172e-06, and
+// the high part has 16 significant bits, so n * high is exact for
+// |n| < 2^8.
+llvm::Value* ReduceByLn2(MathBuilder& m, llvm::Value* x, llvm::Value*& n) {
+  n = m.b().CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
+                                 m.Mul(x, m.C(1.44269504088896341)));
+  llvm::Value* r = m.Fma(n, m.C(-0.693145751953125), x);
+  return m.Fma(n, m.C(-1.428606765330187045e-06), r);
+}
+
+// u * 2^n for integral n in [-150, 145]: 2^n = 2^n1 * 2^n2 with both
+// halves normal, so the first product is exact and the second rounds
+// once, denormals included.
+llvm::Value* TimesPow2(MathBuilder& m, llvm::Value* u, llvm::Value* n) {
+  llvm::IRBuilder<>& b = m.b();
+  llvm::Value* ni = b.CreateFPToSI(n, m.ity());
+  llvm::Value* n1 = b.CreateAShr(ni, m.I(1));
+  llvm::Value* n2 = b.CreateSub(ni, n1);
+  u = m.Mul(u, m.Pow2(b.CreateAdd(n1, m.I(127))));
+  return m.Mul(u, m.Pow2(b.CreateAdd(n2, m.I(127))));
+}
+
 // m * e^(x + x_lo) for non-NaN x (m == nullptr: m = 1). x_lo (or nullptr)
 // is a correction far below ulp(x), e.g. the rounding error of x = -a*a.
 // Folding m into the last fma saves a rounding over multiplying afterwards;
@@ -129,27 +152,16 @@ class MathBuilder {
 // intermediate.
 llvm::Value* ExpCore(MathBuilder& m, llvm::Value* x, llvm::Value* x_lo,
                      llvm::Value* scale) {
-  llvm::IRBuilder<>& b = m.b();
   // Beyond these bounds the result is 0 or inf whatever the rest computes;
   // clamping keeps n (and the exponent arithmetic) in range.
   llvm::Value* xc = m.AtMost(m.AtLeast(x, -104.0), 100.0);
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
-                                          m.Mul(xc, m.C(1.44269504088896341)));
-  // ln2 = 0.693145751953125 + 1.4286068203094172e-06: the high part has 16
-  // significant bits, so n * high is exact for |n| < 2^8.
-  llvm::Value* r = m.Fma(n, m.C(-0.693145751953125), xc);
-  r = m.Fma(n, m.C(-1.428606765330187045e-06), r);
+  llvm::Value* n = nullptr;
+  llvm::Value* r = ReduceByLn2(m, xc, n);
   if (x_lo != nullptr) r = m.Add(r, x_lo);
   llvm::Value* v = m.Fma(m.Mul(r, r), m.Poly(r, kExpP), r);  // e^r - 1
   llvm::Value* u =
       scale == nullptr ? m.Add(v, m.C(1.0)) : m.Fma(scale, v, scale);
-  // 2^n = 2^n1 * 2^n2 with both halves normal for n in [-150, 145]: the
-  // first product is exact and the second rounds once, denormals included.
-  llvm::Value* ni = b.CreateFPToSI(n, m.ity());
-  llvm::Value* n1 = b.CreateAShr(ni, m.I(1));
-  llvm::Value* n2 = b.CreateSub(ni, n1);
-  u = m.Mul(u, m.Pow2(b.CreateAdd(n1, m.I(127))));
-  return m.Mul(u, m.Pow2(b.CreateAdd(n2, m.I(127))));
+  return TimesPow2(m, u, n);
 }
 
 // erfcx(a) = e^(a^2) erfc(a) for a in [0.875, 10.6] (finite elsewhere).
@@ -198,10 +210,8 @@ llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
   // vscalefps passes on; the portable scaling converts n to an integer and
   // needs the explicit NaN select.
   llvm::Value* xc = m.Select(m.Lt(x, m.C(-104.0)), m.C(-104.0), x);
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
-                                          m.Mul(xc, m.C(1.44269504088896341)));
-  llvm::Value* r = m.Fma(n, m.C(-0.693145751953125), xc);
-  r = m.Fma(n, m.C(-1.428606765330187045e-06), r);
+  llvm::Value* n = nullptr;
+  llvm::Value* r = ReduceByLn2(m, xc, n);
   // e^r = 1 + r (1 + r P(r)): two fmas after P. The inner sum rounds near
   // 1 and is then scaled by |r| <= ln2 / 2, so the result stays within an
   // ulp, one operation shorter than ExpCore's 1 + (r + r^2 P(r)).
@@ -216,11 +226,7 @@ llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
          b.getInt32(4 /* current rounding direction */)});
   }
   // 2^n in two halves, so that denormal results are rounded once.
-  llvm::Value* ni = b.CreateFPToSI(n, m.ity());
-  llvm::Value* n1 = b.CreateAShr(ni, m.I(1));
-  llvm::Value* n2 = b.CreateSub(ni, n1);
-  u = m.Mul(u, m.Pow2(b.CreateAdd(n1, m.I(127))));
-  return PassNan(m, x, m.Mul(u, m.Pow2(b.CreateAdd(n2, m.I(127)))));
+  return PassNan(m, x, TimesPow2(m, u, n));
 }
 
 llvm::Value* EmitLog(llvm::IRBuilder<>& b, llvm::Value* x) {

@@ -1,8 +1,10 @@
 #include "codegen/compile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -235,33 +237,95 @@ absl::Status LowerOp(LowerState& state, const Op& op, CompileStats& stats) {
   return absl::OkStatus();
 }
 
-// Prints the optimized module for --emit=llvm / --emit=asm (for the named
-// CPU when given), then JIT-compiles it for the host and binds the steps'
-// entry points. The JIT takes the context and module; an empty module stays
-// with the caller (destroyed before its context).
-absl::Status JitSteps(std::unique_ptr<llvm::LLVMContext>& context,
-                      std::unique_ptr<llvm::Module>& llvm_module,
-                      const CompileOptions& options,
+// The modules the steps are emitted into, one per compile thread, each in
+// a context of its own so that they optimize and compile in parallel. Each
+// op goes to the module with the least code so far.
+class StepModules {
+ public:
+  StepModules(const std::string& prefix, int count) {
+    modules_.resize(std::max(count, 1));
+    for (size_t i = 0; i < modules_.size(); ++i) {
+      modules_[i].context = std::make_unique<llvm::LLVMContext>();
+      modules_[i].module = std::make_unique<llvm::Module>(
+          absl::StrCat(prefix, modules_.size() > 1 ? absl::StrCat(".", i) : ""),
+          *modules_[i].context);
+    }
+  }
+
+  // Points `state` at the module the next op's steps go to.
+  void Next(LowerState& state) {
+    codegen::ContextAndModule* least = &modules_[0];
+    size_t least_size = InstructionCount(*least->module);
+    for (codegen::ContextAndModule& m : modules_) {
+      const size_t size = InstructionCount(*m.module);
+      if (size < least_size) {
+        least = &m;
+        least_size = size;
+      }
+    }
+    state.context = least->context.get();
+    state.module = least->module.get();
+  }
+
+  // The modules that hold code.
+  std::vector<codegen::ContextAndModule> Take() {
+    std::vector<codegen::ContextAndModule> result;
+    for (codegen::ContextAndModule& m : modules_) {
+      if (InstructionCount(*m.module) > 0) result.push_back(std::move(m));
+    }
+    modules_.clear();
+    return result;
+  }
+
+ private:
+  static size_t InstructionCount(const llvm::Module& module) {
+    size_t count = 0;
+    for (const llvm::Function& f : module) count += f.getInstructionCount();
+    return count;
+  }
+
+  std::vector<codegen::ContextAndModule> modules_;
+};
+
+// Threads that optimize and generate code: options.compile_threads, or
+// one per hardware thread up to 8; one when the text is printed.
+int CompileThreads(const CompileOptions& options) {
+  if (options.llvm_ir != nullptr || options.assembly != nullptr) return 1;
+  if (options.compile_threads > 0) return options.compile_threads;
+  return static_cast<int>(
+      std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8));
+}
+
+// Prints the optimized modules for --emit=llvm / --emit=asm (for the named
+// CPU when given), one after another, then JIT-compiles them for the host
+// on up to `num_threads` threads and binds the steps' entry points.
+absl::Status JitSteps(std::vector<codegen::ContextAndModule> modules,
+                      const CompileOptions& options, int num_threads,
                       const codegen::TargetSpec& spec,
                       std::optional<codegen::TargetSpec> emit_spec,
                       CodeOwner& owner, Program& program) {
-  if (llvm_module->empty()) {
+  if (modules.empty()) {
     if (options.llvm_ir != nullptr) {
       *options.llvm_ir = "; no LLVM step functions\n";
     }
     return absl::OkStatus();
   }
   if (options.llvm_ir != nullptr || options.assembly != nullptr) {
-    std::unique_ptr<llvm::Module> clone = llvm::CloneModule(*llvm_module);
     HGC_ASSIGN_OR_RETURN(
         auto compiler,
         codegen::IrCompiler::Create(emit_spec ? *std::move(emit_spec) : spec));
-    HGC_RETURN_IF_ERROR(compiler->Optimize(*clone));
-    if (options.llvm_ir) {
-      *options.llvm_ir = codegen::IrCompiler::EmitLlvmIr(*clone);
-    }
-    if (options.assembly) {
-      HGC_ASSIGN_OR_RETURN(*options.assembly, compiler->EmitAssembly(*clone));
+    if (options.llvm_ir) options.llvm_ir->clear();
+    if (options.assembly) options.assembly->clear();
+    for (const codegen::ContextAndModule& m : modules) {
+      std::unique_ptr<llvm::Module> clone = llvm::CloneModule(*m.module);
+      HGC_RETURN_IF_ERROR(compiler->Optimize(*clone));
+      if (options.llvm_ir) {
+        *options.llvm_ir += codegen::IrCompiler::EmitLlvmIr(*clone);
+      }
+      if (options.assembly) {
+        HGC_ASSIGN_OR_RETURN(std::string text, compiler->EmitAssembly(*clone));
+        *options.assembly += text;
+      }
     }
   }
   codegen::JitOptions jit_options;
@@ -271,8 +335,7 @@ absl::Status JitSteps(std::unique_ptr<llvm::LLVMContext>& context,
   HGC_RETURN_IF_ERROR(owner.jit->DefineAbsoluteSymbols(
       {{codegen::kTransposeF32,
         reinterpret_cast<const void*>(&hgc_transpose_f32)}}));
-  HGC_RETURN_IF_ERROR(
-      owner.jit->AddModule(std::move(context), std::move(llvm_module)));
+  HGC_RETURN_IF_ERROR(owner.jit->AddModules(std::move(modules), num_threads));
   for (Step& step : program.steps) {
     if (step.host) continue;
     HGC_ASSIGN_OR_RETURN(step.fn, owner.jit->LookupFunction<StepFn>(step.name));
@@ -294,14 +357,12 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   }
   CompileStats stats;
   Program program;
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto llvm_module = std::make_unique<llvm::Module>(
-      absl::StrCat("hgc_", graph->name()), *context);
+  const int compile_threads = CompileThreads(options);
+  StepModules step_modules(absl::StrCat("hgc_", graph->name()),
+                           compile_threads);
   ConstOnlyAnalysis const_only(*graph);
   BufferPlan plan = PlanBuffers(*graph);
   LowerState state;
-  state.context = context.get();
-  state.module = llvm_module.get();
   state.program = &program;
   state.num_threads = options.num_threads < 1 ? 1 : options.num_threads;
   state.const_only = &const_only;
@@ -325,6 +386,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
     if (o->kind_id() == OpKind::kConstant || const_only.IsConstOnly(o.get())) {
       continue;
     }
+    step_modules.Next(state);
     HGC_RETURN_IF_ERROR(LowerOp(state, *o, stats));
   }
   const auto& results = graph->results();
@@ -342,8 +404,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   stats.init_steps = static_cast<int>(program.init_steps.size());
   stats.arena_bytes = program.arena_bytes;
   stats.per_thread_scratch_bytes = state.per_thread_scratch_bytes;
-  HGC_RETURN_IF_ERROR(JitSteps(context, llvm_module, options, spec,
-                               std::move(emit_spec), *owner, program));
+  HGC_RETURN_IF_ERROR(JitSteps(step_modules.Take(), options, compile_threads,
+                               spec, std::move(emit_spec), *owner, program));
   owner->kernels = std::move(state.kernels);
   stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

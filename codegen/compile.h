@@ -57,6 +57,11 @@ struct CompileStats {
 
 struct CompileOptions {
   int num_threads = 1;
+  // Threads that optimize and generate the LLVM code, each taking a share
+  // of the steps; 0: one per hardware thread, up to 8. The code is the same
+  // whatever the count. --emit=llvm / --emit=asm compile on one thread, so
+  // that the text lists the steps in order.
+  int compile_threads = 0;
   // Where parallel steps run: hgc's own thread pool or the caller's OpenMP.
   Threading threading = Threading::kOwnPool;
   // ISA cap for the generated LLVM code ("" = the process-wide cap).

@@ -5,6 +5,7 @@
 // the executable's plumbing (results that are parameters, returned twice).
 #include "codegen/compile.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -255,6 +256,52 @@ TEST(CompileTest, TileHeuristicGivesEveryThreadWork) {
   // Long K shrinks the group to what fits half an L2.
   t = codegen::ChooseTiles(1, 512, 1024, 4096, 2);
   EXPECT_EQ(t.group, 1);
+}
+
+TEST(CompileTest, StepsCompiledOnSeveralThreadsGiveTheSameResults) {
+  // Matmul, elementwise and row-wise steps, spread over one to three
+  // compile threads' modules.
+  Module m;
+  BuildMlp(m, 9, {20, 33, 17}, "gelu");
+  Graph* g = m.graphs()[0].get();
+  Builder b(g);
+  Value* s = *b.Create("softmax", {g->results()[0]});
+  Value* e = *b.Unary("exp", g->param(0));
+  g->SetResults({s, e});
+  g->SetDeclaredResultTypes({s->type(), e->type()});
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < g->num_params(); ++i) {
+    inputs.push_back(*RandomTensor(g->param(i)->type(), 3, i));
+  }
+  std::vector<std::vector<Tensor>> outputs;
+  for (int compile_threads : {1, 2, 3}) {
+    SCOPED_TRACE(testing::Message() << "compile_threads=" << compile_threads);
+    CompileOptions options;
+    options.num_threads = 2;
+    options.compile_threads = compile_threads;
+    CompileStats stats;
+    options.stats = &stats;
+    absl::StatusOr<std::unique_ptr<Executable>> exe = CompileO2(m, *g, options);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_GE(stats.native_steps, 3);
+    EXPECT_EQ(stats.fallback_steps, 0);
+    ASSERT_TRUE((*exe)->SetConstants(inputs).ok());
+    absl::StatusOr<std::vector<Tensor>> out = (*exe)->Execute(inputs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    outputs.push_back(*std::move(out));
+  }
+  std::vector<Tensor> expected = *Interpret(*g, inputs);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_TRUE(CompareTensors(outputs[0][i], expected[i])->ok());
+    for (size_t run = 1; run < outputs.size(); ++run) {
+      ASSERT_EQ(outputs[run][i].size_in_bytes(), outputs[0][i].size_in_bytes());
+      EXPECT_EQ(std::memcmp(outputs[run][i].raw(), outputs[0][i].raw(),
+                            outputs[0][i].size_in_bytes()),
+                0)
+          << "output " << i << " differs with " << run + 1
+          << " compile threads";
+    }
+  }
 }
 
 TEST(CompileTest, KChunksStayInL1) {

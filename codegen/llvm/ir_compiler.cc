@@ -214,5 +214,10 @@ absl::StatusOr<std::string> IrCompiler::EmitObject(const llvm::Module& module) {
   return EmitMachineCodeFor(module, /*object=*/true);
 }
 
+absl::StatusOr<std::string> IrCompiler::CompileToObject(llvm::Module& module) {
+  PrepareModule(module);
+  return EmitMachineCode(module, *tm_, /*object=*/true);
+}
+
 }  // namespace codegen
 }  // namespace hgc

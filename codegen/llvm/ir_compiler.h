@@ -137,6 +137,10 @@ class IrCompiler {
   // `module` compiled to an ELF relocatable object, for `.o` dumps.
   absl::StatusOr<std::string> EmitObject(const llvm::Module& module);
 
+  // The same without the copy, for a module nothing reads afterwards:
+  // codegen's IR-level passes rewrite it.
+  absl::StatusOr<std::string> CompileToObject(llvm::Module& module);
+
  private:
   IrCompiler(TargetSpec spec, IrCompilerOptions options,
              std::unique_ptr<llvm::TargetMachine> tm);

@@ -3,7 +3,10 @@
 // ExecutorAddr).
 #include "codegen/llvm/jit.h"
 
+#include <algorithm>
+#include <atomic>
 #include <fstream>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +20,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -141,11 +145,70 @@ absl::Status Jit::AddModule(std::unique_ptr<llvm::LLVMContext> context,
   {
     absl::MutexLock lock(&compiler_mu_);
     HGC_RETURN_IF_ERROR(compiler_->Optimize(m));
-    if (!options_.dump_dir.empty()) HGC_RETURN_IF_ERROR(Dump(m));
+    if (!options_.dump_dir.empty()) HGC_RETURN_IF_ERROR(Dump(*compiler_, m));
   }
   const std::string name = m.getName().str();
   return ToStatus(jit_->addIRModule(std::move(tsm)),
                   absl::StrCat("adding module '", name, "' to the JIT"));
+}
+
+absl::StatusOr<std::string> Jit::CompileModule(IrCompiler& compiler,
+                                               llvm::Module& module) {
+  HGC_RETURN_IF_ERROR(compiler.Optimize(module));
+  if (!options_.dump_dir.empty()) HGC_RETURN_IF_ERROR(Dump(compiler, module));
+  return compiler.CompileToObject(module);
+}
+
+absl::Status Jit::AddModules(std::vector<ContextAndModule> modules,
+                             int num_threads) {
+  for (const ContextAndModule& m : modules) {
+    if (m.context == nullptr || m.module == nullptr) {
+      return absl::InvalidArgumentError("Jit::AddModules: null module");
+    }
+    if (&m.module->getContext() != m.context.get()) {
+      return absl::InvalidArgumentError(
+          "Jit::AddModules: a module was not built in the given context");
+    }
+  }
+  // Workers take the next module until none is left, so a worker that
+  // could not build its TargetMachine leaves its share to the others.
+  std::vector<absl::StatusOr<std::string>> objects(
+      modules.size(), absl::InternalError("not compiled"));
+  std::atomic<size_t> next{0};
+  auto work = [&](IrCompiler& compiler) {
+    for (size_t i = next++; i < modules.size(); i = next++) {
+      objects[i] = CompileModule(compiler, *modules[i].module);
+    }
+  };
+  const int helpers =
+      std::clamp<int>(num_threads, 1, static_cast<int>(modules.size())) - 1;
+  std::vector<std::thread> threads;
+  threads.reserve(helpers);
+  for (int t = 0; t < helpers; ++t) {
+    threads.emplace_back([&] {
+      absl::StatusOr<std::unique_ptr<IrCompiler>> compiler =
+          IrCompiler::Create(spec_, options_.compiler);
+      if (compiler.ok()) work(**compiler);
+    });
+  }
+  {
+    absl::MutexLock lock(&compiler_mu_);
+    work(*compiler_);
+  }
+  for (std::thread& t : threads) t.join();
+
+  // Nothing is added unless every module compiled.
+  for (const absl::StatusOr<std::string>& object : objects) {
+    HGC_RETURN_IF_ERROR(object.status());
+  }
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const std::string name = modules[i].module->getName().str();
+    HGC_RETURN_IF_ERROR(
+        ToStatus(jit_->addObjectFile(
+                     llvm::MemoryBuffer::getMemBufferCopy(*objects[i], name)),
+                 absl::StrCat("adding module '", name, "' to the JIT")));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Jit::DefineAbsoluteSymbols(
@@ -192,10 +255,10 @@ absl::StatusOr<void*> Jit::Lookup(absl::string_view name) {
       code, absl::StrCat("JIT lookup of '", name, "' failed: ", message));
 }
 
-absl::Status Jit::Dump(const llvm::Module& module) {
+absl::Status Jit::Dump(IrCompiler& compiler, const llvm::Module& module) {
   const std::string base =
       absl::StrCat(options_.dump_dir, "/", module.getName().str());
-  HGC_ASSIGN_OR_RETURN(std::string assembly, compiler_->EmitAssembly(module));
+  HGC_ASSIGN_OR_RETURN(std::string assembly, compiler.EmitAssembly(module));
   const std::pair<std::string, std::string> files[] = {
       {base + ".ll", IrCompiler::EmitLlvmIr(module)}, {base + ".s", assembly}};
   for (const auto& [path, text] : files) {

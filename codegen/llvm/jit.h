@@ -7,7 +7,9 @@
 //     runs;
 //   - optimizes each added module at O2 (IrCompiler::Optimize), then hands
 //     it to LLJIT as a ThreadSafeModule; code is generated on the first
-//     Lookup of any symbol the module defines;
+//     Lookup of any symbol the module defines. AddModules instead
+//     optimizes and generates code for several modules at once, on threads
+//     with a TargetMachine each, and hands LLJIT the objects;
 //   - resolves external references to absolute addresses the caller
 //     registers (microkernel entry points, runtime helpers) and to a short
 //     allow-list of libc functions LLVM may emit calls to (memcpy, memset);
@@ -56,6 +58,13 @@ struct AbsoluteSymbol {
   const void* address;  // function or data address in this process
 };
 
+// A module and the context it was built in (declared first, so that it is
+// destroyed after the module).
+struct ContextAndModule {
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> module;
+};
+
 // An LLJIT instance that owns the code compiled into it.
 class Jit {
  public:
@@ -83,6 +92,17 @@ class Jit {
   absl::Status AddModule(std::unique_ptr<llvm::LLVMContext> context,
                          std::unique_ptr<llvm::Module> module);
 
+  // Optimizes `modules` and generates their code now, on up to
+  // `num_threads` threads (the caller's and num_threads - 1 more, each with
+  // a TargetMachine of its own; LLVM is thread-safe across contexts), then
+  // adds the objects to the JIT. Takes ownership of every module and
+  // context. The errors are AddModule's (the first module's in order wins),
+  // and none of the modules is added when one fails.
+  // References between the modules and to absolute symbols resolve at the
+  // first Lookup, as for AddModule.
+  absl::Status AddModules(std::vector<ContextAndModule> modules,
+                          int num_threads);
+
   // Makes each symbol resolvable from modules added before (not yet
   // compiled) or after. Defining a name twice is an error (Internal).
   absl::Status DefineAbsoluteSymbols(
@@ -107,7 +127,11 @@ class Jit {
   Jit(TargetSpec spec, JitOptions options);
 
   // Writes the optimized module and its assembly under options_.dump_dir.
-  absl::Status Dump(const llvm::Module& module);
+  absl::Status Dump(IrCompiler& compiler, const llvm::Module& module);
+
+  // Optimizes `module`, dumps it when asked, and returns its object code.
+  absl::StatusOr<std::string> CompileModule(IrCompiler& compiler,
+                                            llvm::Module& module);
 
   TargetSpec spec_;
   JitOptions options_;

@@ -111,6 +111,50 @@ TEST(JitTest, ModulesCallEachOtherAndAbsoluteSymbols) {
   EXPECT_EQ(*address, reinterpret_cast<void*>(&TimesThreePlusOne));
 }
 
+TEST(JitTest, AddModulesCompilesOnSeveralThreads) {
+  std::unique_ptr<Jit> jit = MakeJit();
+  ASSERT_TRUE(jit->DefineAbsoluteSymbols(
+                     {{"hgc_test_helper",
+                       reinterpret_cast<const void*>(&TimesThreePlusOne)}})
+                  .ok());
+  // Module i defines add_i(x) = x + i, and each one after the first also
+  // calls the previous module's function: chain_i(x) = add_i(chain_{i-1}).
+  constexpr int kModules = 5;
+  std::vector<ContextAndModule> modules;
+  for (int i = 0; i < kModules; ++i) {
+    NewModule m("chain" + std::to_string(i));
+    llvm::FunctionCallee previous =
+        DeclareI32Fn(*m.module, i == 0 ? std::string("hgc_test_helper")
+                                       : "chain" + std::to_string(i - 1));
+    DefineI32Fn(*m.module, "chain" + std::to_string(i),
+                [&](llvm::IRBuilder<>& b, llvm::Value* x) {
+                  return b.CreateAdd(b.CreateCall(previous, {x}),
+                                     b.getInt32(i));
+                });
+    modules.push_back({std::move(m.ctx), std::move(m.module)});
+  }
+  ASSERT_TRUE(jit->AddModules(std::move(modules), 3).ok());
+  absl::StatusOr<I32Fn> last =
+      jit->LookupFunction<I32Fn>("chain" + std::to_string(kModules - 1));
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ((*last)(2), 3 * 2 + 1 + (0 + 1 + 2 + 3 + 4));
+
+  // A module that does not verify fails the call, whichever thread took it.
+  std::vector<ContextAndModule> with_bad;
+  for (const char* name : {"fine", "bad"}) {
+    NewModule m(name);
+    llvm::Function* fn = llvm::Function::Create(
+        llvm::FunctionType::get(llvm::Type::getVoidTy(*m.ctx), false),
+        llvm::Function::ExternalLinkage, std::string(name) + "_fn",
+        m.module.get());
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(*m.ctx, "entry", fn));
+    if (std::string(name) == "fine") b.CreateRetVoid();
+    with_bad.push_back({std::move(m.ctx), std::move(m.module)});
+  }
+  EXPECT_EQ(jit->AddModules(std::move(with_bad), 2).code(),
+            absl::StatusCode::kInternal);
+}
+
 TEST(JitTest, ErrorsAreStatuses) {
   std::unique_ptr<Jit> jit = MakeJit();
   // An unresolved external: the module adds, lookup fails as Internal (not
@@ -250,9 +294,10 @@ TEST(JitTest, DumpsOptimizedIrAndAssembly) {
             absl::StatusCode::kFailedPrecondition);
 }
 
-// Compile latency of a small elementwise module (a gelu over float arrays,
-// ~150 IR instructions after inlining the math): Jit creation, O2, and
-// codegen at first lookup. The design budget for a whole MLP is 200 ms.
+// A small elementwise module (a gelu over float arrays, ~150 IR
+// instructions after inlining the math) through Jit creation, O2 and
+// codegen, five times; prints the latency of each phase (jit_bench is the
+// benchmark; no timing is asserted here).
 TEST(JitTest, CompileLatency) {
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::duration d) {
@@ -285,7 +330,6 @@ TEST(JitTest, CompileLatency) {
       "JIT compile latency (gelu array kernel, mean of %d): create %.2f ms, "
       "build+O2 %.2f ms, codegen+link %.2f ms, total %.2f ms\n",
       n, create / n, add / n, lookup / n, (create + add + lookup) / n);
-  EXPECT_LT((create + add + lookup) / n, 200.0);
 }
 
 }  // namespace

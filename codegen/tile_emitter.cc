@@ -129,6 +129,7 @@ class Emitter {
       begin = b_.CreateAdd(base, tb);
       end = b_.CreateAdd(base, te);
     }
+    if (f.share_end >= 0) vars_[f.share_end] = end;
     EmitLoop(b_, begin, end, [&](llvm::IRBuilder<>&, llvm::Value* i) {
       vars_[f.var] = i;
       EmitBlock(f.body);

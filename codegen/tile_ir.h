@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -101,11 +102,14 @@ struct Stmt;
 using Block = std::vector<Stmt>;
 
 // for var in [begin, end); with `parallel`, each thread runs the
-// contiguous share [begin + t * n / T, begin + (t + 1) * n / T).
+// contiguous share [begin + t * n / T, begin + (t + 1) * n / T), and
+// `share_end`, when set, is bound to the end of the running thread's share
+// (so that work for the next iteration can stay within the thread's own).
 struct For {
   int var = -1;
   Expr begin, end;
   bool parallel = false;
+  int share_end = -1;
   Block body;
 };
 
@@ -339,7 +343,9 @@ class NestBuilder {
  public:
   explicit NestBuilder(Nest& nest) : nest_(nest), blocks_{&nest.body()} {}
 
-  // Opens `for name in [begin, end)`, runs `body(var)` inside it.
+  // Opens `for name in [begin, end)`, runs `body(var)` inside it; a
+  // parallel loop's body may instead take (var, end of the thread's share),
+  // the latter named name + "_end".
   template <typename F>
   void For(const std::string& name, Expr begin, Expr end, bool parallel,
            F body) {
@@ -349,7 +355,12 @@ class NestBuilder {
     loop.end = std::move(end);
     loop.parallel = parallel;
     blocks_.push_back(&loop.body);
-    body(Expr::Var(loop.var));
+    if constexpr (std::is_invocable_v<F, Expr, Expr>) {
+      loop.share_end = nest_.NewVar(name + "_end");
+      body(Expr::Var(loop.var), Expr::Var(loop.share_end));
+    } else {
+      body(Expr::Var(loop.var));
+    }
     blocks_.pop_back();
     Append(Stmt{std::move(loop)});
   }

@@ -88,6 +88,20 @@ TEST(TileNestTest, PrintsLoopsStatementsAndParallelSplit) {
   EXPECT_NE(text.find("  barrier\n}"), std::string::npos) << text;
 }
 
+TEST(TileNestTest, ParallelLoopBodyMayTakeTheEndOfItsShare) {
+  Nest nest("n");
+  NestBuilder nb(nest);
+  nb.For("item", 0, 6, true, [&](Expr item, Expr share_end) {
+    nb.Let("next", Min(item + 1, share_end - 1));
+  });
+  const std::string text = PrintNest(nest);
+  EXPECT_NE(text.find("parallel.for %item in [0, 6) split static over "
+                      "threads, share ends at %item_end {\n"
+                      "    %next = min(%item + 1, %item_end - 1)\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(TileNestTest, LetOfAConstantOrVariableDefinesNothing) {
   Nest nest("n");
   NestBuilder nb(nest);

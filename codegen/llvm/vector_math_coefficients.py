@@ -7,6 +7,7 @@ misbehaves) of the *correction* part of a function, evaluated in 40-digit
 arithmetic and printed rounded to f32:
 
   exp    e^r = 1 + r + r^2 P(r),            |r| <= ln2/2,          deg 5
+         (kExpShortP: the same to deg 4, for exp of x <= 0)
   log    log1p(f) = f - f^2/2 + f^3 P(f),   f in [sqrt(.5)-1, sqrt(2)-1], deg 8
   tanh   tanh(x) = x + x^3 P(x^2),          |x| <= 0.625,          deg 5
   erf    erf(x) = x + x P(x^2),             |x| <= 0.875,          deg 6
@@ -50,8 +51,9 @@ def least_squares(f, half_width, degree, nodes=200):
 
 def main():
   h = mp.log(2) / 2
-  show('kExpP', least_squares(
-      lambda r: (mp.exp(r) - 1 - r) / r**2 if r != 0 else mp.mpf(0.5), h, 5))
+  exp_p = lambda r: (mp.exp(r) - 1 - r) / r**2 if r != 0 else mp.mpf(0.5)
+  show('kExpP', least_squares(exp_p, h, 5))
+  show('kExpShortP', least_squares(exp_p, h, 4))
 
   c, _ = cheb(lambda f: (mp.log1p(f) - f + f * f / 2) / f**3
               if f != 0 else mp.mpf(1) / 3,

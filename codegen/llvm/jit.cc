@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -185,11 +186,17 @@ absl::Status Jit::AddModules(std::vector<ContextAndModule> modules,
   std::vector<std::thread> threads;
   threads.reserve(helpers);
   for (int t = 0; t < helpers; ++t) {
-    threads.emplace_back([&] {
-      absl::StatusOr<std::unique_ptr<IrCompiler>> compiler =
-          IrCompiler::Create(spec_, options_.compiler);
-      if (compiler.ok()) work(**compiler);
-    });
+    // A thread the system refuses (pids or memory limits) leaves its share
+    // to the others; no exception leaves this function.
+    try {
+      threads.emplace_back([&] {
+        absl::StatusOr<std::unique_ptr<IrCompiler>> compiler =
+            IrCompiler::Create(spec_, options_.compiler);
+        if (compiler.ok()) work(**compiler);
+      });
+    } catch (const std::system_error&) {
+      break;
+    }
   }
   {
     absl::MutexLock lock(&compiler_mu_);

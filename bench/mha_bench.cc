@@ -32,9 +32,9 @@
 //
 // FLOPs: the two matmuls, 2*2*B*H*S^2*D per run. The rest (peak, table,
 // geomean, CSV default mha.csv, chart default mha.png) as in bench:mlp, see
-// bench/sweep.h; "compile ms" is hgc's compile time for the block. Exit 1
-// when any workload's outputs disagree or something fails to compile or
-// run.
+// bench/sweep.h; "compile ms" is hgc's compile time for the block (median
+// of three). Exit 1 when any workload's outputs disagree or something fails
+// to compile or run.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

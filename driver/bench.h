@@ -64,8 +64,8 @@ struct BenchResult {
   std::string graph;  // entry graph name
   int threads = 0;
   int iters = 0;
-  double flops = 0;  // per run, matmuls only (0 when none)
-  double compile_ms = 0;
+  double flops = 0;        // per run, matmuls only (0 when none)
+  double compile_ms = 0;   // median of 3 compiles (passes and codegen)
   double hgc_ms = 0;       // median per run
   double baseline_ms = 0;  // median per run
   // Whether every output agreed (with the baseline, or where they differ

@@ -46,9 +46,9 @@ Actions (default: --emit=ir):
   --bench               compile (-O2 unless told otherwise) and time the
                         result against the oneDNN primitive-per-op baseline
                         on seeded random inputs, same threads, same process:
-                        compile ms, median ms per run, GFLOP/s (matmuls:
-                        2*M*N*K), speedup; checks that both agree (exit 1 if
-                        not)
+                        compile ms (median of 3), median ms per run,
+                        GFLOP/s (matmuls: 2*M*N*K), speedup; checks that
+                        both agree (exit 1 if not)
   --bench-iters N       timed runs per side (default: about 0.5 s each)
   --list-passes         print every pass (with options) and named pipeline
 

@@ -97,7 +97,7 @@ class Jit {
   // a TargetMachine of its own; LLVM is thread-safe across contexts), then
   // adds the objects to the JIT. Takes ownership of every module and
   // context. The errors are AddModule's (the first module's in order wins),
-  // and none of the modules is added when one fails.
+  // and none of the modules is added when one fails to compile.
   // References between the modules and to absolute symbols resolve at the
   // first Lookup, as for AddModule.
   absl::Status AddModules(std::vector<ContextAndModule> modules,

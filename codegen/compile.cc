@@ -242,8 +242,8 @@ absl::Status LowerOp(LowerState& state, const Op& op, CompileStats& stats) {
 // op goes to the module with the least code so far.
 class StepModules {
  public:
-  StepModules(const std::string& prefix, int count) {
-    modules_.resize(std::max(count, 1));
+  StepModules(const std::string& prefix, int count)
+      : modules_(std::max(count, 1)), sizes_(modules_.size(), 0) {
     for (size_t i = 0; i < modules_.size(); ++i) {
       modules_[i].context = std::make_unique<llvm::LLVMContext>();
       modules_[i].module = std::make_unique<llvm::Module>(
@@ -254,37 +254,35 @@ class StepModules {
 
   // Points `state` at the module the next op's steps go to.
   void Next(LowerState& state) {
-    codegen::ContextAndModule* least = &modules_[0];
-    size_t least_size = InstructionCount(*least->module);
-    for (codegen::ContextAndModule& m : modules_) {
-      const size_t size = InstructionCount(*m.module);
-      if (size < least_size) {
-        least = &m;
-        least_size = size;
-      }
-    }
-    state.context = least->context.get();
-    state.module = least->module.get();
+    if (current_ >= 0) sizes_[current_] = InstructionCount(current_);
+    current_ = static_cast<int>(std::min_element(sizes_.begin(), sizes_.end()) -
+                                sizes_.begin());
+    state.context = modules_[current_].context.get();
+    state.module = modules_[current_].module.get();
   }
 
   // The modules that hold code.
   std::vector<codegen::ContextAndModule> Take() {
     std::vector<codegen::ContextAndModule> result;
-    for (codegen::ContextAndModule& m : modules_) {
-      if (InstructionCount(*m.module) > 0) result.push_back(std::move(m));
+    for (size_t i = 0; i < modules_.size(); ++i) {
+      if (InstructionCount(i) > 0) result.push_back(std::move(modules_[i]));
     }
     modules_.clear();
     return result;
   }
 
  private:
-  static size_t InstructionCount(const llvm::Module& module) {
+  size_t InstructionCount(size_t i) const {
     size_t count = 0;
-    for (const llvm::Function& f : module) count += f.getInstructionCount();
+    for (const llvm::Function& f : *modules_[i].module) {
+      count += f.getInstructionCount();
+    }
     return count;
   }
 
   std::vector<codegen::ContextAndModule> modules_;
+  std::vector<size_t> sizes_;  // instructions, as of the last Next
+  int current_ = -1;           // the module Next chose last
 };
 
 // Threads that optimize and generate code: options.compile_threads, or
@@ -296,9 +294,10 @@ int CompileThreads(const CompileOptions& options) {
       std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8));
 }
 
-// Prints the optimized modules for --emit=llvm / --emit=asm (for the named
-// CPU when given), one after another, then JIT-compiles them for the host
-// on up to `num_threads` threads and binds the steps' entry points.
+// Prints the optimized module for --emit=llvm / --emit=asm (for the named
+// CPU when given; printing compiles on one thread, so there is one), then
+// JIT-compiles the modules for the host on up to `num_threads` threads and
+// binds the steps' entry points.
 absl::Status JitSteps(std::vector<codegen::ContextAndModule> modules,
                       const CompileOptions& options, int num_threads,
                       const codegen::TargetSpec& spec,
@@ -404,7 +403,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   stats.init_steps = static_cast<int>(program.init_steps.size());
   stats.arena_bytes = program.arena_bytes;
   stats.per_thread_scratch_bytes = state.per_thread_scratch_bytes;
-  HGC_RETURN_IF_ERROR(JitSteps(step_modules.Take(), options, compile_threads,
+  std::vector<codegen::ContextAndModule> modules = step_modules.Take();
+  stats.llvm_modules = static_cast<int>(modules.size());
+  HGC_RETURN_IF_ERROR(JitSteps(std::move(modules), options, compile_threads,
                                spec, std::move(emit_spec), *owner, program));
   owner->kernels = std::move(state.kernels);
   stats.seconds =

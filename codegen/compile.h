@@ -46,8 +46,9 @@ struct CompileStats {
   int fallback_steps = 0;  // interpreter-evaluated main steps
   int copy_steps =
       0;  // data-movement host steps (reshape, transpose, result copies)
-  int pack_steps = 0;  // per-call B packing host steps
-  int init_steps = 0;  // run once per SetConstants
+  int pack_steps = 0;    // per-call B packing host steps
+  int init_steps = 0;    // run once per SetConstants
+  int llvm_modules = 0;  // the step code's modules, compiled in parallel
   int64_t arena_bytes = 0;
   // Of arena_bytes, what each thread of a step uses alone (tiles, rows),
   // summed over the steps; plus their stack locals.
@@ -58,9 +59,9 @@ struct CompileStats {
 struct CompileOptions {
   int num_threads = 1;
   // Threads that optimize and generate the LLVM code, each taking a share
-  // of the steps; 0: one per hardware thread, up to 8. The code is the same
-  // whatever the count. --emit=llvm / --emit=asm compile on one thread, so
-  // that the text lists the steps in order.
+  // of the steps; 0: one per hardware thread, up to 8. The results are the
+  // same, bit for bit, whatever the count. --emit=llvm / --emit=asm compile
+  // on one thread, so that the text lists the steps in order.
   int compile_threads = 0;
   // Where parallel steps run: hgc's own thread pool or the caller's OpenMP.
   Threading threading = Threading::kOwnPool;

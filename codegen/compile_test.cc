@@ -285,6 +285,7 @@ TEST(CompileTest, StepsCompiledOnSeveralThreadsGiveTheSameResults) {
     ASSERT_TRUE(exe.ok()) << exe.status();
     EXPECT_GE(stats.native_steps, 3);
     EXPECT_EQ(stats.fallback_steps, 0);
+    EXPECT_EQ(stats.llvm_modules, compile_threads);
     ASSERT_TRUE((*exe)->SetConstants(inputs).ok());
     absl::StatusOr<std::vector<Tensor>> out = (*exe)->Execute(inputs);
     ASSERT_TRUE(out.ok()) << out.status();

@@ -162,6 +162,7 @@ absl::StatusOr<std::string> Jit::CompileModule(IrCompiler& compiler,
 
 absl::Status Jit::AddModules(std::vector<ContextAndModule> modules,
                              int num_threads) {
+  if (modules.empty()) return absl::OkStatus();
   for (const ContextAndModule& m : modules) {
     if (m.context == nullptr || m.module == nullptr) {
       return absl::InvalidArgumentError("Jit::AddModules: null module");

@@ -97,7 +97,9 @@ class Jit {
   // a TargetMachine of its own; LLVM is thread-safe across contexts), then
   // adds the objects to the JIT. Takes ownership of every module and
   // context. The errors are AddModule's (the first module's in order wins),
-  // and none of the modules is added when one fails to compile.
+  // and none of the modules is added when one fails to compile (an object
+  // LLJIT then refuses, say for a symbol defined twice, leaves the ones
+  // before it added).
   // References between the modules and to absolute symbols resolve at the
   // first Lookup, as for AddModule.
   absl::Status AddModules(std::vector<ContextAndModule> modules,
@@ -141,7 +143,8 @@ class Jit {
   absl::Mutex errors_mu_;
   std::string session_errors_ ABSL_GUARDED_BY(errors_mu_);
   // IrCompiler's TargetMachine optimizes (AddModule) and generates code (the
-  // first Lookup of a module) and is single-threaded.
+  // first Lookup of a module; the caller's share of AddModules, whose other
+  // threads have TargetMachines of their own) and is single-threaded.
   absl::Mutex compiler_mu_;
   std::unique_ptr<IrCompiler> compiler_ ABSL_GUARDED_BY(compiler_mu_);
   // Last, so it is destroyed first: its teardown may still report errors

@@ -117,8 +117,8 @@ TEST(JitTest, AddModulesCompilesOnSeveralThreads) {
                      {{"hgc_test_helper",
                        reinterpret_cast<const void*>(&TimesThreePlusOne)}})
                   .ok());
-  // Module i defines add_i(x) = x + i, and each one after the first also
-  // calls the previous module's function: chain_i(x) = add_i(chain_{i-1}).
+  // Module i defines chain_i(x) = chain_{i-1}(x) + i, calling the previous
+  // module's function (module 0 calls the absolute helper, 3x + 1).
   constexpr int kModules = 5;
   std::vector<ContextAndModule> modules;
   for (int i = 0; i < kModules; ++i) {
@@ -153,6 +153,10 @@ TEST(JitTest, AddModulesCompilesOnSeveralThreads) {
   }
   EXPECT_EQ(jit->AddModules(std::move(with_bad), 2).code(),
             absl::StatusCode::kInternal);
+  // ... and adds neither of them.
+  EXPECT_EQ(jit->Lookup("fine_fn").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_TRUE(jit->AddModules({}, 2).ok());
 }
 
 TEST(JitTest, ErrorsAreStatuses) {

@@ -130,9 +130,10 @@ class MathBuilder {
 // n = round(x / ln2) and r = x - n ln2 for x in [-104, 100], r exact to
 // far below ulp(r): ln2 = 0.693145751953125 + 1.4286068203094172e-06, and
 // the high part has 16 significant bits, so n * high is exact for
-// |n| < 2^8. n is x / ln2 rounded to an integer by adding 1.5 * 2^23 (where
-// the f32 spacing is 1) in the fma, then subtracted: two operations where
-// a multiply and vrndscaleps (two uops) were three.
+// |n| < 2^8. n is x / ln2 rounded to an integer (half to even) by adding
+// 1.5 * 2^23, where the f32 spacing is 1, in the fma that multiplies, and
+// subtracting it again (exactly): two operations, where a multiply and a
+// round (vrndscaleps, two uops) would be three.
 llvm::Value* ReduceByLn2(MathBuilder& m, llvm::Value* x, llvm::Value*& n) {
   constexpr double kRoundingShift = 12582912.0;  // 1.5 * 2^23
   n = m.Sub(m.Fma(x, m.C(1.44269504088896341), m.C(kRoundingShift)),

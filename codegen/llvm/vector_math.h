@@ -5,8 +5,9 @@
 // div / compare / select / integer bit operations only: no libm calls, no
 // branches, no scalarization, so a <16 x float> input lowers to a straight
 // run of zmm instructions (vfmadd, vrndscaleps, vscalef-free exponent bit
-// arithmetic, vblendmps; EmitExpNonPositive may use vscalefps). Scalar inputs
-// serve loop tails.
+// arithmetic, vblendmps; EmitExpNonPositive may use vscalefps; exp rounds
+// its reduction's n by a shift inside an fma instead). Scalar inputs serve
+// loop tails.
 //
 // Accuracy, measured by vector_math_test against the double-precision C++
 // functions rounded to f32 (ulp = distance in representable floats):
@@ -35,7 +36,8 @@
 namespace hgc {
 namespace codegen {
 
-// e^x. Range reduction x = n ln2 + r with n = roundeven(x log2 e) and a
+// e^x. Range reduction x = n ln2 + r with n = roundeven(x log2 e) (rounded
+// by adding and subtracting 1.5 * 2^23 around the product, in an fma) and a
 // two-constant (Cody-Waite) ln2, a degree-7 polynomial for e^r, and the
 // scale 2^n applied as two exponent-field multiplies so results that land
 // in the denormal range are rounded once.
@@ -48,10 +50,11 @@ llvm::Value* EmitExp(llvm::IRBuilder<>& b, llvm::Value* x);
 enum class ExpScaling { kPortable, kAvx512Scalef };
 
 // e^x for x <= 0 (softmax's exp(x - max)): EmitExp without its overflow
-// clamp (<= 1 ulp, denormal results included, 0 below -103.97 and for
-// -inf, NaN for NaN). Positive x are outside its domain. Both scalings
-// give the same results; kAvx512Scalef applies to <16 x float> only (other
-// shapes use the portable form).
+// clamp and with a degree-6 polynomial, which is enough there (<= 1 ulp,
+// denormal results included, 0 below -103.97 and for -inf, NaN for NaN).
+// Positive x are outside its domain. Both scalings give the same results;
+// kAvx512Scalef applies to <16 x float> only (other shapes use the portable
+// form).
 llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
                                 ExpScaling scaling = ExpScaling::kPortable);
 

@@ -333,7 +333,8 @@ absl::Status JitSteps(std::vector<codegen::ContextAndModule> modules,
                        codegen::Jit::Create(spec, std::move(jit_options)));
   HGC_RETURN_IF_ERROR(owner.jit->DefineAbsoluteSymbols(
       {{codegen::kTransposeF32,
-        reinterpret_cast<const void*>(&hgc_transpose_f32)}}));
+        reinterpret_cast<const void*>(&hgc_transpose_f32)},
+       {codegen::kWidenRows, reinterpret_cast<const void*>(&hgc_widen_rows)}}));
   HGC_RETURN_IF_ERROR(owner.jit->AddModules(std::move(modules), num_threads));
   for (Step& step : program.steps) {
     if (step.host) continue;

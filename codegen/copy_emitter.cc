@@ -1,6 +1,5 @@
 #include "codegen/copy_emitter.h"
 
-#include "codegen/llvm/cast_emitter.h"
 #include "codegen/lower_common.h"
 #include "codegen/runtime_helpers.h"
 #include "llvm/IR/Constants.h"
@@ -49,46 +48,23 @@ void EmitRowCopies(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
            });
 }
 
-// Rows of contiguous bf16 / f16 elements widened to f32, 16 at a time.
+// Rows of contiguous bf16 / f16 elements widened to f32, through
+// runtime_helpers.h.
 void EmitWidenRows(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
                    llvm::Value* dst, const ExprEvaluator& eval) {
-  llvm::Type* f32 = b.getFloatTy();
-  llvm::Type* i16 = b.getInt16Ty();
-  src = b.CreateBitCast(src, i16->getPointerTo());
-  dst = F32Ptr(b, dst);
-  llvm::Value* src_row = eval(c.src_row);
-  llvm::Value* dst_row = eval(c.dst_row);
-  llvm::Value* cols = eval(c.cols);
-  auto* vi16 = llvm::FixedVectorType::get(i16, kVectorWidth);
-  auto* vf32 = llvm::FixedVectorType::get(f32, kVectorWidth);
-  llvm::Value* vectors =
-      b.CreateUDiv(b.CreateAdd(cols, b.getInt64(15)), b.getInt64(kVectorWidth));
-  EmitLoop(
-      b, b.getInt64(0), eval(c.rows),
-      [&](llvm::IRBuilder<>& b, llvm::Value* r) {
-        llvm::Value* s = b.CreateInBoundsGEP(i16, src, b.CreateMul(r, src_row));
-        llvm::Value* d = b.CreateInBoundsGEP(f32, dst, b.CreateMul(r, dst_row));
-        EmitLoop(b, b.getInt64(0), vectors,
-                 [&](llvm::IRBuilder<>& b, llvm::Value* v) {
-                   llvm::Value* col = b.CreateMul(v, b.getInt64(kVectorWidth));
-                   llvm::Value* mask = TailMask(b, col, cols);
-                   llvm::Value* bits = b.CreateMaskedLoad(
-                       vi16,
-                       b.CreateBitCast(b.CreateInBoundsGEP(i16, s, col),
-                                       vi16->getPointerTo()),
-                       llvm::Align(2), mask,
-                       llvm::Constant::getNullValue(vi16));
-                   llvm::Value* x = c.src_type == DType::kBF16
-                                        ? EmitBf16ToF32(b, bits)
-                                        : EmitF16ToF32(b, bits);
-                   if (c.denormals_as_zero) x = EmitDenormalsAsZero(b, x);
-                   b.CreateMaskedStore(
-                       x,
-                       b.CreateBitCast(b.CreateInBoundsGEP(f32, d, col),
-                                       vf32->getPointerTo()),
-                       llvm::Align(4), mask);
-                 });
-      });
+  llvm::Type* i16p = b.getInt16Ty()->getPointerTo();
+  llvm::Type* f32p = b.getFloatTy()->getPointerTo();
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::FunctionCallee fn =
+      b.GetInsertBlock()->getModule()->getOrInsertFunction(
+          kWidenRows, llvm::FunctionType::get(
+                          b.getVoidTy(),
+                          {i16p, i64, f32p, i64, i64, i64, i32, i32}, false));
+  b.CreateCall(fn, {b.CreateBitCast(src, i16p), eval(c.src_row), F32Ptr(b, dst),
+                    eval(c.dst_row), eval(c.rows), eval(c.cols),
+                    b.getInt32(c.src_type == DType::kF16),
+                    b.getInt32(c.denormals_as_zero)});
 }
 
 // Any strides, element by element.

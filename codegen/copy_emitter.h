@@ -1,7 +1,7 @@
 // The data movement of tile nests (tile_emitter.h), emitted at the
 // builder's insertion point: 2-D copies (element by element, a memcpy per
-// contiguous row, transposes through runtime_helpers.h, bf16 / f16 rows
-// widened to f32), fills and prefetch hints.
+// contiguous row, transposes and bf16 / f16 rows widened to f32 through
+// runtime_helpers.h), fills and prefetch hints.
 #ifndef HGC_CODEGEN_COPY_EMITTER_H_
 #define HGC_CODEGEN_COPY_EMITTER_H_
 

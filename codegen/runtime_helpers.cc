@@ -2,6 +2,8 @@
 
 #include <immintrin.h>
 
+#include <cstring>
+
 namespace {
 
 // The 16 x 16 transpose of the rows r[0..15] in place: unpack 32-bit and
@@ -65,6 +67,49 @@ extern "C" __attribute__((target("avx512f"))) void hgc_transpose_f32(
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = r < rows16 ? cols16 : 0; c < cols; ++c) {
       dst[c * dst_ld + r] = src[r * src_ld + c];
+    }
+  }
+}
+
+namespace {
+
+// One element: bf16 or half bits to f32 bits, denormals optionally zeroed.
+__attribute__((target("f16c"))) uint32_t WidenBits(uint16_t h, bool f16,
+                                                   bool daz) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  if (f16) {
+    const float x = _cvtsh_ss(h);
+    std::memcpy(&bits, &x, sizeof(bits));
+  }
+  if (daz && (bits & 0x7f800000u) == 0) bits &= 0x80000000u;
+  return bits;
+}
+
+}  // namespace
+
+extern "C" __attribute__((target("avx512f,f16c"))) void hgc_widen_rows(
+    const uint16_t* src, int64_t src_ld, float* dst, int64_t dst_ld,
+    int64_t rows, int64_t cols, int32_t f16, int32_t denormals_as_zero) {
+  const int64_t cols16 = cols / 16 * 16;
+  const __m512i exponent = _mm512_set1_epi32(0x7f800000);
+  const __m512i sign = _mm512_set1_epi32(static_cast<int>(0x80000000u));
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* s = src + r * src_ld;
+    float* d = dst + r * dst_ld;
+    for (int64_t c = 0; c < cols16; c += 16) {
+      const __m256i h =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + c));
+      __m512i x = f16 ? _mm512_castps_si512(_mm512_cvtph_ps(h))
+                      : _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
+      if (denormals_as_zero) {
+        x = _mm512_mask_and_epi32(x, _mm512_testn_epi32_mask(x, exponent), x,
+                                  sign);
+      }
+      _mm512_storeu_si512(d + c, x);
+    }
+    for (int64_t c = cols16; c < cols; ++c) {
+      const uint32_t bits = WidenBits(s[c], f16 != 0, denormals_as_zero != 0);
+      std::memcpy(d + c, &bits, sizeof(bits));
     }
   }
 }

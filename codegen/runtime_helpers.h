@@ -15,12 +15,24 @@ extern "C" {
 void hgc_transpose_f32(const float* src, int64_t src_ld, float* dst,
                        int64_t dst_ld, int64_t rows, int64_t cols);
 
+// dst[r * dst_ld + c] = src[r * src_ld + c] widened to f32 for r < rows,
+// c < cols, exactly: `src` holds bf16 bits, or IEEE half bits when `f16`
+// is nonzero. With `denormals_as_zero` nonzero, results whose exponent
+// field is 0 become zeros of their sign (bf16 denormals; an f16 denormal
+// is normal in f32). A NaN stays a NaN. 16 elements at a time through
+// AVX-512 registers, the ragged right edge one by one. Widens attention's
+// bf16 / f16 Q, K and V rows into f32 scratch.
+void hgc_widen_rows(const uint16_t* src, int64_t src_ld, float* dst,
+                    int64_t dst_ld, int64_t rows, int64_t cols, int32_t f16,
+                    int32_t denormals_as_zero);
+
 }  // extern "C"
 
 namespace hgc {
 namespace codegen {
 
 inline constexpr const char kTransposeF32[] = "hgc_transpose_f32";
+inline constexpr const char kWidenRows[] = "hgc_widen_rows";
 
 }  // namespace codegen
 }  // namespace hgc

@@ -259,6 +259,36 @@ graph @g(%a: f32[1, 4], %b: f32[4, 2], %x: f32[3]) -> f32[3] {
   EXPECT_TRUE(c[0].ok());
 }
 
+TEST(CheckTest, SoftmaxUnderflowTimesInfinityIsUncertain) {
+  // Row 0: p of -103.2 underflows to 0 (exp(-103.7) / 2 < 2^-150) while
+  // exp still gives a denormal, so p * inf may be inf (a deferred division
+  // by the sum) or NaN (the reference). Row 1: exp(-200) is 0 in f32, and
+  // exp(-inf) is 0 for certain, so 0 * inf is NaN for certain.
+  Module m = Parse(R"(
+graph @g(%x: f32[2, 3], %v: f32[3, 1]) -> f32[2, 1] {
+  %p = softmax(%x)
+  %o = matmul(%p, %v)
+  return %o
+}
+)");
+  const Graph& g = *m.graphs().front();
+  std::vector<Tensor> inputs = {
+      F32({2, 3}, {0.5, 0.5, -103.2, 0.5, 0.5, -200.0}),
+      F32({3, 1}, {1.0, 2.0, INFINITY})};
+  BoundedResults r = *InterpretWithErrorBounds(g, inputs);
+  EXPECT_TRUE(std::isnan(r.values[0].GetDouble(0)));
+  EXPECT_TRUE(std::isnan(r.values[0].GetDouble(1)));
+  std::vector<CompareResult> c =
+      *CompareWithReference(r, {F32({2, 1}, {INFINITY, NAN})});
+  EXPECT_TRUE(c[0].ok()) << c[0].Summary();
+  c = *CompareWithReference(r, {F32({2, 1}, {INFINITY, INFINITY})});
+  EXPECT_FALSE(c[0].ok()) << c[0].Summary();
+  inputs[0] = F32({2, 3}, {0.5, 0.5, -103.2, 0.5, 0.5, -INFINITY});
+  r = *InterpretWithErrorBounds(g, inputs);
+  c = *CompareWithReference(r, {F32({2, 1}, {INFINITY, INFINITY})});
+  EXPECT_FALSE(c[0].ok()) << c[0].Summary();
+}
+
 TEST(CheckTest, ZeroSumsOfUncertainSignAcceptEitherInfinity) {
   // a * b: -1e-40 * 1e-40 underflows to -0 (the reference's +0 + -0 is +0,
   // an fma from +0 gives -0), -1e-40 * -0 is an exact +0 in every order.

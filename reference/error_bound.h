@@ -40,7 +40,10 @@
 //   layer); reduce_sum sqrt(sum E^2) (reduce_mean over N);
 //   reduce_max, max, min, relu, clamp, neg, abs: the largest operand E;
 //   exp, log, sqrt, rsqrt, tanh, sigmoid, gelu: max |f(x +- E) - r|;
-//   softmax p_i expm1(E_i + sum_j p_j E_j); layernorm
+//   softmax p_i expm1(E_i + sum_j p_j E_j) (a p_i that rounded to 0 from
+//   x_i - max >= -104, where exp still gives a denormal, gets the smallest
+//   denormal: another order keeps a tiny p_i, and a tiny p_i times an
+//   infinite value is an infinity, not NaN); layernorm
 //   |gamma| (E_i + mean E + |xhat_i| mean(|xhat| E)) / sigma + |xhat| Egamma
 //   + Ebeta; reshape and transpose move E with the elements; select takes
 //   the chosen operand's E.

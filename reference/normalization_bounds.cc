@@ -12,6 +12,10 @@
 namespace hgc {
 namespace reference {
 namespace op_bounds_internal {
+// Below this, exp(x - max) is 0 in f32 (2^-150 = e^-103.97...): a p of 0
+// there is exact.
+constexpr double kExpUnderflow = -104.0;
+
 absl::StatusOr<Tensor> SoftmaxBound(const Op& op, const Tensor& x,
                                     const Tensor& ex, const Tensor& r,
                                     int64_t max_bytes) {
@@ -49,6 +53,12 @@ absl::StatusOr<Tensor> SoftmaxBound(const Op& op, const Tensor& x,
           bound = p * std::expm1(At(ex, i) + w) +
                   p * (own + kF32Unit * std::fabs(x.GetDouble(i) - mx));
           if (r.dtype() != DType::kF32) bound += Flip(r.dtype(), p);
+        } else if (x.GetDouble(i) - mx + At(ex, i) + w >= kExpUnderflow) {
+          // A positive p rounded to 0: exp(x - max) is still a denormal,
+          // so another order (or a deferred division by the sum, as fused
+          // attention does) can keep a tiny p, and p times an infinite V
+          // is then an infinity rather than NaN.
+          bound = kSignOfZero;
         }
         StoreBound(e, r, i, bound);
       }

@@ -67,11 +67,16 @@ absl::Status CheckSupported(const AttentionMatch& m) {
       return absl::UnimplementedError("an integer attention operand");
     }
   }
+  // O rows that are not contiguous (a result stored [.., D, S], say) are
+  // written from the accumulator by a strided copy: f32 ones only.
+  if (m.out_strides[3] != 1 &&
+      (m.result->type().dtype != DType::kF32 ||
+       m.pv->result()->type().dtype != DType::kF32 || !m.out_ops.empty())) {
+    return absl::UnimplementedError(
+        "bf16 / f16 (or cast) O rows that are not contiguous");
+  }
   // Q and V rows that are not contiguous ([D, S] storage, say) are copied
   // into scratch rows; only f32 ones (the widening copies read rows).
-  if (m.out_strides[3] != 1) {
-    return absl::UnimplementedError("O rows are not contiguous");
-  }
   if ((m.q.strides[3] != 1 &&
        (m.q.param->type().dtype != DType::kF32 || !m.q_ops.empty())) ||
       (m.v.strides[3] != 1 && m.v.param->type().dtype != DType::kF32)) {

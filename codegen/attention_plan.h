@@ -73,9 +73,9 @@ struct AttentionPlan {
 
 // Plans `op` (a fusion op of kind "attention") into `nest`: its frame
 // buffers, per-thread scratch, programs and kernels. Unimplemented for
-// what the kernel does not cover (integer types, O rows or bf16 / f16 Q
-// or V rows that are not contiguous, a rounded softmax or P over more than
-// 65536 keys, ...).
+// what the kernel does not cover (integer types, bf16 / f16 O, Q or V rows
+// that are not contiguous, a rounded softmax or P over more than 65536
+// keys, ...).
 absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
                                             tile::Nest& nest);
 

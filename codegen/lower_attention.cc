@@ -59,8 +59,8 @@ struct HeadBases {
 // Prefetches the rows of the next (batch, head)'s Q, K and V that go with
 // query row `i` of this one (its share of K and V rows: seq_kv / seq_q,
 // rounded up; the last query rows' shares reach past the head, which is
-// harmless) and its output row i, so that a thread's next head arrives
-// from memory while it computes this one.
+// harmless) and its output row i (when contiguous), so that a thread's next
+// head arrives from memory while it computes this one.
 void PrefetchNextHead(tile::NestBuilder& nb, const AttentionPlan& p,
                       const HeadBases& next, Expr i) {
   const AttentionMatch& m = p.m;
@@ -78,6 +78,7 @@ void PrefetchNextHead(tile::NestBuilder& nb, const AttentionPlan& p,
   nb.Append(
       tile::Stmt{tile::Prefetch{View{p.v, next.v + j * m.v.strides[2], v_bytes},
                                 rows, m.v.strides[2], v_bytes * m.head_dim_v}});
+  if (m.out_strides[3] != 1) return;  // O rows are not contiguous
   const int64_t out_bytes = DTypeSize(m.result->type().dtype);
   nb.Append(tile::Stmt{
       tile::Prefetch{View{p.out, next.o + i * m.out_strides[2], out_bytes}, 1,
@@ -246,8 +247,25 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
     nb.Append(tile::Stmt{std::move(pv)});
   });
   // O / sum (normalized rows need none), then P·V's rounding and the casts
-  // after it, stored in the result's type and final layout.
+  // after it, stored in the result's type and final layout. O rows that are
+  // not contiguous (f32) are divided in place and then copied out.
   const DType out_type = m.result->type().dtype;
+  if (m.out_strides[3] != 1) {
+    if (!p.normalize) {
+      nb.For("r", 0, rows, false, [&](Expr r) {
+        tile::RowScale scale;
+        scale.src = scale.dst = View{p.o, r * dv, 4};
+        scale.len = dv;
+        scale.factor = View{p.stats, mb + r, 4};
+        scale.reciprocal = true;
+        nb.Append(tile::Stmt{std::move(scale)});
+      });
+    }
+    nb.Append(tile::Stmt{tile::Copy{
+        View{p.o, 0, 4}, dv, 1, View{p.out, o_base + i0 * m.out_strides[2], 4},
+        m.out_strides[2], m.out_strides[3], rows, dv}});
+    return;
+  }
   nb.For("r", 0, rows, false, [&](Expr r) {
     tile::RowScale out;
     out.src = View{p.o, r * dv, 4};

@@ -173,6 +173,11 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Module& module,
                                                        const Options& options) {
   HGC_RETURN_IF_ERROR(
       CheckNumThreads(options.num_threads, "Options::num_threads"));
+  if (options.compile_threads < 0 || options.compile_threads > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Options::compile_threads must be in [0, 64], not ",
+                     options.compile_threads));
+  }
   HGC_ASSIGN_OR_RETURN(const Graph* entry, SelectEntry(module, options.graph));
   HGC_RETURN_IF_ERROR(Verify(module));
   // Refused here, before the constant cache is allocated, rather than
@@ -189,6 +194,7 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Module& module,
   CompileOptions compile_options;
   compile_options.num_threads = options.num_threads;
   compile_options.threading = options.threading;
+  compile_options.compile_threads = options.compile_threads;
   HGC_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
                        hgc::Compile(optimized, *entry, compile_options));
 

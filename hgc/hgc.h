@@ -66,6 +66,11 @@ struct Options {
   // threads and the OMP_PROC_BIND binding of a framework that uses OpenMP;
   // a call from inside a parallel region runs on the team OpenMP gives).
   Threading threading = Threading::kOwnPool;
+  // Threads that optimize and generate the code while compiling, each
+  // taking a share of the steps: 0 (the default) for one per hardware
+  // thread, at most 8; otherwise 1 to 64 (InvalidArgument beyond). The
+  // results are the same, bit for bit, whatever the count.
+  int compile_threads = 0;
   // The graph pass pipeline (passes/pipelines.h): "O2" (default, the full
   // pipeline), "O0", or a pass list such as "canonicalize,fusion,dce".
   std::string pipeline = "O2";

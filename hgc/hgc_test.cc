@@ -4,6 +4,7 @@
 // on the graph as written.
 #include "hgc/hgc.h"
 
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -223,6 +224,37 @@ TEST(HgcApiTest, NumThreadsHasAnUpperBound) {
     EXPECT_TRUE(absl::StrContains(cg.status().message(),
                                   "Options::num_threads must be in [1, "))
         << cg.status();
+  }
+}
+
+TEST(HgcApiTest, CompileThreadsGiveTheSameResults) {
+  std::vector<Tensor> outputs;
+  for (int compile_threads : {0, 1, 3}) {
+    Options options;
+    options.num_threads = 2;
+    options.compile_threads = compile_threads;
+    absl::StatusOr<std::unique_ptr<CompiledGraph>> cg =
+        CompileText(kMlpText, options);
+    ASSERT_TRUE(cg.ok()) << cg.status();
+    std::vector<Tensor> params = RandomParams((*cg)->param_types(), 5);
+    ASSERT_TRUE((*cg)->SetConstants(params).ok());
+    absl::StatusOr<std::vector<Tensor>> out = (*cg)->Execute(params);
+    ASSERT_TRUE(out.ok()) << out.status();
+    outputs.push_back((*out)[0]);
+  }
+  for (size_t i = 1; i < outputs.size(); ++i) {
+    ASSERT_EQ(outputs[i].size_in_bytes(), outputs[0].size_in_bytes());
+    EXPECT_EQ(std::memcmp(outputs[i].raw(), outputs[0].raw(),
+                          outputs[0].size_in_bytes()),
+              0);
+  }
+  for (int bad : {-1, 65}) {
+    Options options;
+    options.compile_threads = bad;
+    absl::StatusOr<std::unique_ptr<CompiledGraph>> cg =
+        CompileText(kMlpText, options);
+    ASSERT_FALSE(cg.ok());
+    EXPECT_EQ(cg.status().code(), absl::StatusCode::kInvalidArgument);
   }
 }
 

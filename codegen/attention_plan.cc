@@ -76,10 +76,12 @@ absl::Status CheckSupported(const AttentionMatch& m) {
         "bf16 / f16 (or cast) O rows that are not contiguous");
   }
   // Q and V rows that are not contiguous ([D, S] storage, say) are copied
-  // into scratch rows; only f32 ones (the widening copies read rows).
+  // into scratch rows: f32 ones with any strides (the widening copies read
+  // rows), and a bf16 / f16 V stored [D, S], widened along its keys.
   if ((m.q.strides[3] != 1 &&
        (m.q.param->type().dtype != DType::kF32 || !m.q_ops.empty())) ||
-      (m.v.strides[3] != 1 && m.v.param->type().dtype != DType::kF32)) {
+      (m.v.strides[3] != 1 && m.v.param->type().dtype != DType::kF32 &&
+       m.v.strides[2] != 1)) {
     return absl::UnimplementedError(
         "bf16 / f16 (or scaled) Q or V rows that are not contiguous");
   }
@@ -199,6 +201,11 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
         m.head_dim * p.kt_ld, "kt",
         absl::StrCat("f32[", m.head_dim, ", ", m.seq_kv,
                      "] K transposed, one head, rows ", p.kt_ld, " apart"));
+  }
+  if (p.v_type != DType::kF32 && m.v.strides[3] != 1) {
+    p.vw = per_thread(m.head_dim_v * m.seq_kv, "vw",
+                      absl::StrCat("f32[", m.head_dim_v, ", ", m.seq_kv,
+                                   "] V of one head, stored [D, S], widened"));
   }
   if (p.v_packed) {
     p.vp = per_thread(m.seq_kv * p.v_ld, "vp",

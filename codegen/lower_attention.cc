@@ -340,7 +340,16 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
                               View{p.kt, 0, 4}, p.kt_ld, m.head_dim, m.seq_kv,
                               p.k_type));
     }
-    if (p.vp >= 0) {
+    if (p.vw >= 0) {
+      // A bf16 / f16 V stored [D, S]: each d's keys widened, then the
+      // widened [D, S] block transposed into V rows.
+      nb.Append(CopyRowsToF32(View{p.v, v_base, DTypeSize(p.v_type)},
+                              m.v.strides[3], View{p.vw, 0, 4}, m.seq_kv,
+                              m.head_dim_v, m.seq_kv, p.v_type));
+      nb.Append(tile::Stmt{tile::Copy{View{p.vw, 0, 4}, m.seq_kv, 1,
+                                      View{p.vp, 0, 4}, 1, p.v_ld,
+                                      m.head_dim_v, m.seq_kv}});
+    } else if (p.vp >= 0) {
       nb.Append(CopyStridedRows(View{p.v, v_base, DTypeSize(p.v_type)},
                                 m.v.strides[2], m.v.strides[3],
                                 View{p.vp, 0, 4}, p.v_ld, m.seq_kv,

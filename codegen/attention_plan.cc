@@ -77,9 +77,10 @@ absl::Status CheckSupported(const AttentionMatch& m) {
   }
   // Q and V rows that are not contiguous ([D, S] storage, say) are copied
   // into scratch rows: f32 ones with any strides (the widening copies read
-  // rows), and a bf16 / f16 V stored [D, S], widened along its keys.
+  // rows), and a bf16 / f16 Q or V stored [D, S], widened along S.
   if ((m.q.strides[3] != 1 &&
-       (m.q.param->type().dtype != DType::kF32 || !m.q_ops.empty())) ||
+       (!m.q_ops.empty() || (m.q.param->type().dtype != DType::kF32 &&
+                             m.q.strides[2] != 1))) ||
       (m.v.strides[3] != 1 && m.v.param->type().dtype != DType::kF32 &&
        m.v.strides[2] != 1)) {
     return absl::UnimplementedError(
@@ -201,6 +202,11 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
         m.head_dim * p.kt_ld, "kt",
         absl::StrCat("f32[", m.head_dim, ", ", m.seq_kv,
                      "] K transposed, one head, rows ", p.kt_ld, " apart"));
+  }
+  if (p.q_type != DType::kF32 && m.q.strides[3] != 1) {
+    p.qw = per_thread(m.head_dim * mb, "qw",
+                      absl::StrCat("f32[", m.head_dim, ", ", mb,
+                                   "] Q rows stored [D, S], widened"));
   }
   if (p.v_type != DType::kF32 && m.v.strides[3] != 1) {
     p.vw = per_thread(m.head_dim_v * m.seq_kv, "vw",

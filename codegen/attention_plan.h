@@ -58,8 +58,8 @@ struct AttentionPlan {
   int q = -1, k = -1, v = -1, out = -1;
   int kt = -1, kc = -1, vp = -1, s = -1, o = -1, stats = -1, qs = -1;
   // A bf16 / f16 V stored [D, S]: its rows (one per d) widened here, then
-  // transposed into vp.
-  int vw = -1;
+  // transposed into vp; likewise a query block of such a Q into qs.
+  int vw = -1, qw = -1;
   int qk_kernel[2][2] = {};  // [M tail][N tail]
   int pv_kernel[2][2] = {};  // [M tail][K tail]
   int q_program = -1, score_program = -1, prob_program = -1;
@@ -76,10 +76,10 @@ struct AttentionPlan {
 
 // Plans `op` (a fusion op of kind "attention") into `nest`: its frame
 // buffers, per-thread scratch, programs and kernels. Unimplemented for
-// what the kernel does not cover (integer types, bf16 / f16 O or Q rows
-// that are not contiguous, a bf16 / f16 V with neither its rows nor its
-// columns contiguous, a rounded softmax or P over more than 65536 keys,
-// ...).
+// what the kernel does not cover (integer types, bf16 / f16 O rows that
+// are not contiguous, a bf16 / f16 Q or V with neither its rows nor its
+// columns contiguous, a scaled Q whose rows are not contiguous, a rounded
+// softmax or P over more than 65536 keys, ...).
 absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
                                             tile::Nest& nest);
 

@@ -204,7 +204,16 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
   }
   nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
   View q_rows{p.q, q_base + i0 * m.q.strides[2], 4};
-  if (p.qs >= 0 && p.q_program < 0) {
+  if (p.qw >= 0) {
+    // A bf16 / f16 Q stored [D, S]: the block's rows of each d widened,
+    // then transposed into Q rows.
+    nb.Append(CopyRowsToF32(
+        View{p.q, q_base + i0 * m.q.strides[2], DTypeSize(p.q_type)},
+        m.q.strides[3], View{p.qw, 0, 4}, mb, m.head_dim, rows, p.q_type));
+    nb.Append(tile::Stmt{tile::Copy{View{p.qw, 0, 4}, mb, 1, View{p.qs, 0, 4},
+                                    1, m.head_dim, m.head_dim, rows}});
+    q_rows = View{p.qs, 0, 4};
+  } else if (p.qs >= 0 && p.q_program < 0) {
     // A Q without ops that is bf16 / f16 (its rows widened) or whose rows
     // are not contiguous (copied).
     nb.Append(CopyStridedRows(

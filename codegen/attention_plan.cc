@@ -67,14 +67,6 @@ absl::Status CheckSupported(const AttentionMatch& m) {
       return absl::UnimplementedError("an integer attention operand");
     }
   }
-  // O rows that are not contiguous (a result stored [.., D, S], say) are
-  // written from the accumulator by a strided copy: f32 ones only.
-  if (m.out_strides[3] != 1 &&
-      (m.result->type().dtype != DType::kF32 ||
-       m.pv->result()->type().dtype != DType::kF32 || !m.out_ops.empty())) {
-    return absl::UnimplementedError(
-        "bf16 / f16 (or cast) O rows that are not contiguous");
-  }
   // Q and V rows that are not contiguous ([D, S] storage, say) are copied
   // into scratch rows: f32 ones with any strides (the widening copies read
   // rows), and a bf16 / f16 Q or V stored [D, S], widened along S.

@@ -76,10 +76,9 @@ struct AttentionPlan {
 
 // Plans `op` (a fusion op of kind "attention") into `nest`: its frame
 // buffers, per-thread scratch, programs and kernels. Unimplemented for
-// what the kernel does not cover (integer types, bf16 / f16 O rows that
-// are not contiguous, a bf16 / f16 Q or V with neither its rows nor its
-// columns contiguous, a scaled Q whose rows are not contiguous, a rounded
-// softmax or P over more than 65536 keys, ...).
+// what the kernel does not cover (integer types, a bf16 / f16 Q or V with
+// neither its rows nor its columns contiguous, a scaled Q whose rows are
+// not contiguous, a rounded softmax or P over more than 65536 keys, ...).
 absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
                                             tile::Nest& nest);
 

@@ -334,7 +334,9 @@ absl::Status JitSteps(std::vector<codegen::ContextAndModule> modules,
   HGC_RETURN_IF_ERROR(owner.jit->DefineAbsoluteSymbols(
       {{codegen::kTransposeF32,
         reinterpret_cast<const void*>(&hgc_transpose_f32)},
-       {codegen::kWidenRows, reinterpret_cast<const void*>(&hgc_widen_rows)}}));
+       {codegen::kWidenRows, reinterpret_cast<const void*>(&hgc_widen_rows)},
+       {codegen::kNarrowRows,
+        reinterpret_cast<const void*>(&hgc_narrow_rows)}}));
   HGC_RETURN_IF_ERROR(owner.jit->AddModules(std::move(modules), num_threads));
   for (Step& step : program.steps) {
     if (step.host) continue;

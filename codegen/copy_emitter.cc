@@ -67,6 +67,24 @@ void EmitWidenRows(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
                     b.getInt32(c.denormals_as_zero)});
 }
 
+// f32 rows narrowed to bf16 / f16 with any destination strides, through
+// runtime_helpers.h.
+void EmitNarrowRows(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
+                    llvm::Value* dst, const ExprEvaluator& eval) {
+  llvm::Type* i16p = b.getInt16Ty()->getPointerTo();
+  llvm::Type* f32p = b.getFloatTy()->getPointerTo();
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::FunctionCallee fn =
+      b.GetInsertBlock()->getModule()->getOrInsertFunction(
+          kNarrowRows,
+          llvm::FunctionType::get(
+              b.getVoidTy(),
+              {f32p, i64, i16p, i64, i64, i64, i64, b.getInt32Ty()}, false));
+  b.CreateCall(fn, {F32Ptr(b, src), eval(c.src_row), b.CreateBitCast(dst, i16p),
+                    eval(c.dst_row), eval(c.dst_col), eval(c.rows),
+                    eval(c.cols), b.getInt32(c.dst_type == DType::kF16)});
+}
+
 // Any strides, element by element.
 void EmitStridedCopy(llvm::IRBuilder<>& b, const tile::Copy& c,
                      llvm::Value* src, llvm::Value* dst,
@@ -101,7 +119,12 @@ absl::Status EmitCopy(llvm::IRBuilder<>& b, const tile::Copy& copy,
                       llvm::Value* src, llvm::Value* dst,
                       const ExprEvaluator& eval) {
   const bool rows_contiguous = IsOne(copy.src_col) && IsOne(copy.dst_col);
-  if (copy.src_type != DType::kF32) {
+  if (copy.dst_type != DType::kF32) {
+    if (copy.src_type != DType::kF32 || !IsOne(copy.src_col)) {
+      return absl::InternalError("a narrowing copy of strided elements");
+    }
+    EmitNarrowRows(b, copy, src, dst, eval);
+  } else if (copy.src_type != DType::kF32) {
     if (!rows_contiguous) {
       return absl::InternalError("a widening copy of strided elements");
     }

@@ -1,7 +1,8 @@
 // The data movement of tile nests (tile_emitter.h), emitted at the
 // builder's insertion point: 2-D copies (element by element, a memcpy per
-// contiguous row, transposes and bf16 / f16 rows widened to f32 through
-// runtime_helpers.h), fills and prefetch hints.
+// contiguous row, transposes, bf16 / f16 rows widened to f32 and f32 rows
+// narrowed to bf16 / f16 through runtime_helpers.h), fills and prefetch
+// hints.
 #ifndef HGC_CODEGEN_COPY_EMITTER_H_
 #define HGC_CODEGEN_COPY_EMITTER_H_
 
@@ -18,7 +19,8 @@ namespace codegen {
 using ExprEvaluator = std::function<llvm::Value*(const tile::Expr&)>;
 
 // `copy` from `src` to `dst` (the views' addresses, i8*). Internal error
-// for a widening copy whose rows are not contiguous.
+// for a widening copy whose rows are not contiguous, or a narrowing one
+// whose source rows are not.
 absl::Status EmitCopy(llvm::IRBuilder<>& b, const tile::Copy& copy,
                       llvm::Value* src, llvm::Value* dst,
                       const ExprEvaluator& eval);

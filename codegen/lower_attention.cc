@@ -257,22 +257,34 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
   });
   // O / sum (normalized rows need none), then P·V's rounding and the casts
   // after it, stored in the result's type and final layout. O rows that are
-  // not contiguous (f32) are divided in place and then copied out.
+  // not contiguous are divided and rounded in place, then copied out (and
+  // narrowed to a bf16 / f16 result) with the result's strides.
   const DType out_type = m.result->type().dtype;
   if (m.out_strides[3] != 1) {
-    if (!p.normalize) {
+    if (!p.normalize || !p.out_casts.empty()) {
       nb.For("r", 0, rows, false, [&](Expr r) {
         tile::RowScale scale;
         scale.src = scale.dst = View{p.o, r * dv, 4};
         scale.len = dv;
-        scale.factor = View{p.stats, mb + r, 4};
-        scale.reciprocal = true;
+        if (!p.normalize) {
+          scale.factor = View{p.stats, mb + r, 4};
+          scale.reciprocal = true;
+        }
+        scale.round_to = p.out_casts;
         nb.Append(tile::Stmt{std::move(scale)});
       });
     }
-    nb.Append(tile::Stmt{tile::Copy{
-        View{p.o, 0, 4}, dv, 1, View{p.out, o_base + i0 * m.out_strides[2], 4},
-        m.out_strides[2], m.out_strides[3], rows, dv}});
+    tile::Copy out{View{p.o, 0, 4},
+                   dv,
+                   1,
+                   View{p.out, o_base + i0 * m.out_strides[2],
+                        DTypeSize(out_type)},
+                   m.out_strides[2],
+                   m.out_strides[3],
+                   rows,
+                   dv};
+    out.dst_type = out_type;
+    nb.Append(tile::Stmt{std::move(out)});
     return;
   }
   nb.For("r", 0, rows, false, [&](Expr r) {

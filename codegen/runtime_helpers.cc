@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
 namespace {
@@ -110,6 +111,28 @@ extern "C" __attribute__((target("avx512f,f16c"))) void hgc_widen_rows(
     for (int64_t c = cols16; c < cols; ++c) {
       const uint32_t bits = WidenBits(s[c], f16 != 0, denormals_as_zero != 0);
       std::memcpy(d + c, &bits, sizeof(bits));
+    }
+  }
+}
+
+extern "C" __attribute__((target("f16c"))) void hgc_narrow_rows(
+    const float* src, int64_t src_ld, uint16_t* dst, int64_t dst_row,
+    int64_t dst_col, int64_t rows, int64_t cols, int32_t f16) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const float x = src[r * src_ld + c];
+      uint16_t h;
+      if (f16) {
+        h = _cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT);
+      } else {
+        uint32_t u;
+        std::memcpy(&u, &x, sizeof(u));
+        // Round to nearest even on the bits; a NaN is truncated and quieted.
+        h = std::isnan(x)
+                ? static_cast<uint16_t>((u >> 16) | 0x40)
+                : static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+      }
+      dst[r * dst_row + c * dst_col] = h;
     }
   }
 }

@@ -26,6 +26,15 @@ void hgc_widen_rows(const uint16_t* src, int64_t src_ld, float* dst,
                     int64_t dst_ld, int64_t rows, int64_t cols, int32_t f16,
                     int32_t denormals_as_zero);
 
+// dst[r * dst_row + c * dst_col] = src[r * src_ld + c] narrowed to bf16
+// bits, or IEEE half bits when `f16` is nonzero, rounding to nearest even
+// (a NaN keeps its sign and leading payload, quieted), for r < rows,
+// c < cols: as the generated code stores a 16-bit row, with any strides.
+// Writes attention results whose rows are not contiguous.
+void hgc_narrow_rows(const float* src, int64_t src_ld, uint16_t* dst,
+                     int64_t dst_row, int64_t dst_col, int64_t rows,
+                     int64_t cols, int32_t f16);
+
 }  // extern "C"
 
 namespace hgc {
@@ -33,6 +42,7 @@ namespace codegen {
 
 inline constexpr const char kTransposeF32[] = "hgc_transpose_f32";
 inline constexpr const char kWidenRows[] = "hgc_widen_rows";
+inline constexpr const char kNarrowRows[] = "hgc_narrow_rows";
 
 }  // namespace codegen
 }  // namespace hgc

@@ -93,4 +93,55 @@ TEST(RuntimeHelpersTest, WidenRowsMatchesTheDefinitionForEveryPattern) {
   }
 }
 
+float FromBits(uint32_t bits) {
+  float x;
+  std::memcpy(&x, &bits, sizeof(x));
+  return x;
+}
+
+// Rounding to nearest even (ties, carries into the exponent, overflow to
+// inf), NaN quieting and any destination strides.
+TEST(RuntimeHelpersTest, NarrowRowsRoundsToNearestEvenWithStrides) {
+  struct Case {
+    uint32_t f32;
+    uint16_t bf16, f16;
+  };
+  const Case cases[] = {
+      {0x3f800000u, 0x3f80, 0x3c00},  // 1
+      {0x3f808000u, 0x3f80, 0x3c04},  // 1 + 2^-8: a bf16 tie, down to even
+      {0x3f818000u, 0x3f82, 0x3c0c},  // 1 + 3 * 2^-8: a tie, up to even
+      {0x3f808001u, 0x3f81, 0x3c04},  // just above the tie
+      {0xbf7fffffu, 0xbf80, 0xbc00},  // -(1 - 2^-24): carries into 2^0
+      {0x7f7fffffu, 0x7f80, 0x7c00},  // the largest float: inf in both
+      {0x477ff000u, 0x4780, 0x7c00},  // 65520: f16 rounds up to inf
+      {0x33000000u, 0x3300, 0x0000},  // 2^-25: an f16 tie, down to 0
+      {0x7f800000u, 0x7f80, 0x7c00},  // inf
+      {0x7fa00001u, 0x7fe0, 0x7f00},  // a signalling NaN, quieted
+      {0x80000000u, 0x8000, 0x8000},  // -0
+  };
+  constexpr int64_t kCases = sizeof(cases) / sizeof(cases[0]);
+  // Two rows of the cases (the second reversed), written column-major
+  // into a 3-strided destination.
+  const int64_t src_ld = kCases + 1, dst_row = 1, dst_col = 3;
+  std::vector<float> src(2 * src_ld, 0.0f);
+  for (int64_t c = 0; c < kCases; ++c) {
+    src[c] = FromBits(cases[c].f32);
+    src[src_ld + c] = FromBits(cases[kCases - 1 - c].f32);
+  }
+  for (int f16 : {0, 1}) {
+    std::vector<uint16_t> dst(dst_col * kCases + 1, 0xdead);
+    hgc_narrow_rows(src.data(), src_ld, dst.data(), dst_row, dst_col, 2,
+                    kCases, f16);
+    for (int64_t c = 0; c < kCases; ++c) {
+      const Case& a = cases[c];
+      const Case& b = cases[kCases - 1 - c];
+      EXPECT_EQ(dst[c * dst_col], f16 ? a.f16 : a.bf16)
+          << "f16 " << f16 << " case " << c;
+      EXPECT_EQ(dst[c * dst_col + 1], f16 ? b.f16 : b.bf16)
+          << "f16 " << f16 << " case " << kCases - 1 - c;
+      EXPECT_EQ(dst[c * dst_col + 2], 0xdead);  // between the strides
+    }
+  }
+}
+
 }  // namespace

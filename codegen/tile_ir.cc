@@ -364,14 +364,19 @@ class Printer {
   void Line(int indent, const Copy& c) {
     Emit(indent,
          absl::StrCat(V(c.dst),
-                      c.src_type == DType::kF32 ? " = copy " : " = widen ",
+                      c.src_type != DType::kF32   ? " = widen "
+                      : c.dst_type != DType::kF32 ? " = narrow "
+                                                  : " = copy ",
                       V(c.src), " rows ", E(c.rows), " x cols ", E(c.cols),
                       " strides (", E(c.src_row), ", ", E(c.src_col), ") -> (",
                       E(c.dst_row), ", ", E(c.dst_col), ")",
                       c.src_type == DType::kF32
                           ? ""
                           : absl::StrCat(" from ", DTypeName(c.src_type)),
-                      c.denormals_as_zero ? ", denormals as 0" : ""));
+                      c.denormals_as_zero ? ", denormals as 0" : "",
+                      c.dst_type == DType::kF32
+                          ? ""
+                          : absl::StrCat(" to ", DTypeName(c.dst_type))));
   }
   void Line(int indent, const RowReduce& r) {
     std::string s =

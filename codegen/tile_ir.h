@@ -224,7 +224,9 @@ struct OnlineSoftmax {
 // r < rows, c < cols: a copy or transpose of f32 elements (packing a K
 // block). The inner loop runs over c. A bf16 / f16 `src_type` is widened
 // to f32 as it is copied (rows contiguous on both sides only), with
-// `denormals_as_zero` as a bf16 matmul reads its operands.
+// `denormals_as_zero` as a bf16 matmul reads its operands. A bf16 / f16
+// `dst_type` narrows f32 elements (rows contiguous in the source only),
+// rounding to nearest even.
 struct Copy {
   View src;
   Expr src_row, src_col;
@@ -233,6 +235,7 @@ struct Copy {
   Expr rows, cols;
   DType src_type = DType::kF32;
   bool denormals_as_zero = false;
+  DType dst_type = DType::kF32;
 };
 
 // dst[0, count) = value (f32).

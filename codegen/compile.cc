@@ -331,12 +331,11 @@ absl::Status JitSteps(std::vector<codegen::ContextAndModule> modules,
   jit_options.dump_dir = options.dump_dir;
   HGC_ASSIGN_OR_RETURN(owner.jit,
                        codegen::Jit::Create(spec, std::move(jit_options)));
-  HGC_RETURN_IF_ERROR(owner.jit->DefineAbsoluteSymbols(
-      {{codegen::kTransposeF32,
-        reinterpret_cast<const void*>(&hgc_transpose_f32)},
-       {codegen::kWidenRows, reinterpret_cast<const void*>(&hgc_widen_rows)},
-       {codegen::kNarrowRows,
-        reinterpret_cast<const void*>(&hgc_narrow_rows)}}));
+  std::vector<codegen::AbsoluteSymbol> helpers;
+  for (const codegen::RuntimeHelperSymbol& h : codegen::kRuntimeHelperSymbols) {
+    helpers.push_back({h.name, h.address});
+  }
+  HGC_RETURN_IF_ERROR(owner.jit->DefineAbsoluteSymbols(helpers));
   HGC_RETURN_IF_ERROR(owner.jit->AddModules(std::move(modules), num_threads));
   for (Step& step : program.steps) {
     if (step.host) continue;

@@ -1,5 +1,8 @@
 #include "codegen/copy_emitter.h"
 
+#include <initializer_list>
+#include <vector>
+
 #include "codegen/lower_common.h"
 #include "codegen/runtime_helpers.h"
 #include "llvm/IR/Constants.h"
@@ -14,19 +17,29 @@ llvm::Value* F32Ptr(llvm::IRBuilder<>& b, llvm::Value* p) {
   return b.CreateBitCast(p, b.getFloatTy()->getPointerTo());
 }
 
+llvm::Value* I16Ptr(llvm::IRBuilder<>& b, llvm::Value* p) {
+  return b.CreateBitCast(p, b.getInt16Ty()->getPointerTo());
+}
+
+// A call of the runtime helper `name` (runtime_helpers.h), declared from
+// the arguments' types.
+void CallHelper(llvm::IRBuilder<>& b, const char* name,
+                std::initializer_list<llvm::Value*> args) {
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* arg : args) types.push_back(arg->getType());
+  llvm::FunctionCallee fn =
+      b.GetInsertBlock()->getModule()->getOrInsertFunction(
+          name, llvm::FunctionType::get(b.getVoidTy(), types, false));
+  b.CreateCall(fn, args);
+}
+
 // dst[c * dst_col + r] = src[r * src_row + c]: a transpose of contiguous
 // rows, by the runtime helper (runtime_helpers.h).
 void EmitTranspose(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
                    llvm::Value* dst, const ExprEvaluator& eval) {
-  llvm::Type* f32p = b.getFloatTy()->getPointerTo();
-  llvm::Type* i64 = b.getInt64Ty();
-  llvm::FunctionCallee fn =
-      b.GetInsertBlock()->getModule()->getOrInsertFunction(
-          kTransposeF32,
-          llvm::FunctionType::get(b.getVoidTy(),
-                                  {f32p, i64, f32p, i64, i64, i64}, false));
-  b.CreateCall(fn, {F32Ptr(b, src), eval(c.src_row), F32Ptr(b, dst),
-                    eval(c.dst_col), eval(c.rows), eval(c.cols)});
+  CallHelper(b, kTransposeF32,
+             {F32Ptr(b, src), eval(c.src_row), F32Ptr(b, dst), eval(c.dst_col),
+              eval(c.rows), eval(c.cols)});
 }
 
 // Rows of contiguous f32: one memcpy a row.
@@ -52,37 +65,20 @@ void EmitRowCopies(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
 // runtime_helpers.h.
 void EmitWidenRows(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
                    llvm::Value* dst, const ExprEvaluator& eval) {
-  llvm::Type* i16p = b.getInt16Ty()->getPointerTo();
-  llvm::Type* f32p = b.getFloatTy()->getPointerTo();
-  llvm::Type* i64 = b.getInt64Ty();
-  llvm::Type* i32 = b.getInt32Ty();
-  llvm::FunctionCallee fn =
-      b.GetInsertBlock()->getModule()->getOrInsertFunction(
-          kWidenRows, llvm::FunctionType::get(
-                          b.getVoidTy(),
-                          {i16p, i64, f32p, i64, i64, i64, i32, i32}, false));
-  b.CreateCall(fn, {b.CreateBitCast(src, i16p), eval(c.src_row), F32Ptr(b, dst),
-                    eval(c.dst_row), eval(c.rows), eval(c.cols),
-                    b.getInt32(c.src_type == DType::kF16),
-                    b.getInt32(c.denormals_as_zero)});
+  CallHelper(b, kWidenRows,
+             {I16Ptr(b, src), eval(c.src_row), F32Ptr(b, dst), eval(c.dst_row),
+              eval(c.rows), eval(c.cols), b.getInt32(c.src_type == DType::kF16),
+              b.getInt32(c.denormals_as_zero)});
 }
 
 // f32 rows narrowed to bf16 / f16 with any destination strides, through
 // runtime_helpers.h.
 void EmitNarrowRows(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
                     llvm::Value* dst, const ExprEvaluator& eval) {
-  llvm::Type* i16p = b.getInt16Ty()->getPointerTo();
-  llvm::Type* f32p = b.getFloatTy()->getPointerTo();
-  llvm::Type* i64 = b.getInt64Ty();
-  llvm::FunctionCallee fn =
-      b.GetInsertBlock()->getModule()->getOrInsertFunction(
-          kNarrowRows,
-          llvm::FunctionType::get(
-              b.getVoidTy(),
-              {f32p, i64, i16p, i64, i64, i64, i64, b.getInt32Ty()}, false));
-  b.CreateCall(fn, {F32Ptr(b, src), eval(c.src_row), b.CreateBitCast(dst, i16p),
-                    eval(c.dst_row), eval(c.dst_col), eval(c.rows),
-                    eval(c.cols), b.getInt32(c.dst_type == DType::kF16)});
+  CallHelper(b, kNarrowRows,
+             {F32Ptr(b, src), eval(c.src_row), I16Ptr(b, dst), eval(c.dst_row),
+              eval(c.dst_col), eval(c.rows), eval(c.cols),
+              b.getInt32(c.dst_type == DType::kF16)});
 }
 
 // Any strides, element by element.

@@ -33,22 +33,36 @@ tile::Stmt CopyRowsToF32(View src, Expr src_row, View dst, Expr dst_row,
   return tile::Stmt{std::move(copy)};
 }
 
-// `rows` x `cols` elements of an operand at (`row_stride`, `col_stride`)
-// (a Q or V stored [D, S], say) copied into contiguous rows `dst_row`
-// apart; stored transposed (row stride 1), as a transpose of its columns.
-// f32 only (PlanAttention checks).
-tile::Stmt CopyStridedRows(View src, int64_t row_stride, int64_t col_stride,
-                           View dst, Expr dst_row, Expr rows, Expr cols,
-                           DType type) {
+// Appends the copy of `rows` x `cols` elements of an operand at
+// (`row_stride`, `col_stride`) (a Q or V stored [D, S], say) into
+// contiguous f32 rows `dst_row` apart. Stored transposed (row stride 1),
+// it is a transpose of its columns; a bf16 / f16 one is widened along its
+// columns first, into `widened` (cols x rows, `widened_ld` apart). Other
+// strides take f32 only (PlanAttention checks).
+void AppendStridedRows(tile::NestBuilder& nb, View src, int64_t row_stride,
+                       int64_t col_stride, View dst, Expr dst_row, Expr rows,
+                       Expr cols, DType type, std::optional<View> widened,
+                       Expr widened_ld) {
   if (col_stride == 1) {
-    return CopyRowsToF32(src, row_stride, dst, dst_row, rows, cols, type);
+    nb.Append(CopyRowsToF32(src, row_stride, dst, dst_row, rows, cols, type));
+  } else if (row_stride == 1 && type != DType::kF32) {
+    nb.Append(
+        CopyRowsToF32(src, col_stride, *widened, widened_ld, cols, rows, type));
+    nb.Append(tile::Stmt{
+        tile::Copy{*widened, widened_ld, 1, dst, 1, dst_row, cols, rows}});
+  } else if (row_stride == 1) {
+    nb.Append(tile::Stmt{
+        tile::Copy{src, col_stride, 1, dst, 1, dst_row, cols, rows}});
+  } else {
+    nb.Append(tile::Stmt{
+        tile::Copy{src, row_stride, col_stride, dst, dst_row, 1, rows, cols}});
   }
-  if (row_stride == 1) {
-    return tile::Stmt{
-        tile::Copy{src, col_stride, 1, dst, 1, dst_row, cols, rows}};
-  }
-  return tile::Stmt{
-      tile::Copy{src, row_stride, col_stride, dst, dst_row, 1, rows, cols}};
+}
+
+// The view of scratch buffer `index`, if the plan has one.
+std::optional<View> Scratch(int index) {
+  if (index < 0) return std::nullopt;
+  return View{index, 0, 4};
 }
 
 // Where one (batch, head)'s Q, K, V and O start.
@@ -204,22 +218,13 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
   }
   nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
   View q_rows{p.q, q_base + i0 * m.q.strides[2], 4};
-  if (p.qw >= 0) {
-    // A bf16 / f16 Q stored [D, S]: the block's rows of each d widened,
-    // then transposed into Q rows.
-    nb.Append(CopyRowsToF32(
-        View{p.q, q_base + i0 * m.q.strides[2], DTypeSize(p.q_type)},
-        m.q.strides[3], View{p.qw, 0, 4}, mb, m.head_dim, rows, p.q_type));
-    nb.Append(tile::Stmt{tile::Copy{View{p.qw, 0, 4}, mb, 1, View{p.qs, 0, 4},
-                                    1, m.head_dim, m.head_dim, rows}});
-    q_rows = View{p.qs, 0, 4};
-  } else if (p.qs >= 0 && p.q_program < 0) {
+  if (p.qs >= 0 && p.q_program < 0) {
     // A Q without ops that is bf16 / f16 (its rows widened) or whose rows
     // are not contiguous (copied).
-    nb.Append(CopyStridedRows(
-        View{p.q, q_base + i0 * m.q.strides[2], DTypeSize(p.q_type)},
+    AppendStridedRows(
+        nb, View{p.q, q_base + i0 * m.q.strides[2], DTypeSize(p.q_type)},
         m.q.strides[2], m.q.strides[3], View{p.qs, 0, 4}, m.head_dim, rows,
-        m.head_dim, p.q_type));
+        m.head_dim, p.q_type, Scratch(p.qw), mb);
     q_rows = View{p.qs, 0, 4};
   } else if (p.qs >= 0) {
     nb.For("r", 0, rows, false, [&](Expr r) {
@@ -260,47 +265,38 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
   // not contiguous are divided and rounded in place, then copied out (and
   // narrowed to a bf16 / f16 result) with the result's strides.
   const DType out_type = m.result->type().dtype;
-  if (m.out_strides[3] != 1) {
-    if (!p.normalize || !p.out_casts.empty()) {
-      nb.For("r", 0, rows, false, [&](Expr r) {
-        tile::RowScale scale;
-        scale.src = scale.dst = View{p.o, r * dv, 4};
-        scale.len = dv;
-        if (!p.normalize) {
-          scale.factor = View{p.stats, mb + r, 4};
-          scale.reciprocal = true;
-        }
-        scale.round_to = p.out_casts;
-        nb.Append(tile::Stmt{std::move(scale)});
-      });
-    }
-    tile::Copy out{View{p.o, 0, 4},
-                   dv,
-                   1,
-                   View{p.out, o_base + i0 * m.out_strides[2],
-                        DTypeSize(out_type)},
-                   m.out_strides[2],
-                   m.out_strides[3],
-                   rows,
-                   dv};
-    out.dst_type = out_type;
-    nb.Append(tile::Stmt{std::move(out)});
-    return;
+  const bool strided_out = m.out_strides[3] != 1;
+  if (!strided_out || !p.normalize || !p.out_casts.empty()) {
+    nb.For("r", 0, rows, false, [&](Expr r) {
+      tile::RowScale out;
+      out.src = View{p.o, r * dv, 4};
+      out.dst = strided_out ? out.src
+                            : View{p.out, o_base + (i0 + r) * m.out_strides[2],
+                                   DTypeSize(out_type)};
+      out.len = dv;
+      if (!p.normalize) {
+        out.factor = View{p.stats, mb + r, 4};
+        out.reciprocal = true;
+      }
+      out.round_to = p.out_casts;
+      out.dst_type = strided_out ? DType::kF32 : out_type;
+      nb.Append(tile::Stmt{std::move(out)});
+    });
   }
-  nb.For("r", 0, rows, false, [&](Expr r) {
-    tile::RowScale out;
-    out.src = View{p.o, r * dv, 4};
-    out.dst =
-        View{p.out, o_base + (i0 + r) * m.out_strides[2], DTypeSize(out_type)};
-    out.len = dv;
-    if (!p.normalize) {
-      out.factor = View{p.stats, mb + r, 4};
-      out.reciprocal = true;
-    }
-    out.round_to = p.out_casts;
-    out.dst_type = out_type;
-    nb.Append(tile::Stmt{std::move(out)});
-  });
+  if (strided_out) {
+    tile::Copy copy;
+    copy.src = View{p.o, 0, 4};
+    copy.src_row = dv;
+    copy.src_col = 1;
+    copy.dst =
+        View{p.out, o_base + i0 * m.out_strides[2], DTypeSize(out_type)};
+    copy.dst_row = m.out_strides[2];
+    copy.dst_col = m.out_strides[3];
+    copy.rows = rows;
+    copy.cols = dv;
+    copy.dst_type = out_type;
+    nb.Append(tile::Stmt{std::move(copy)});
+  }
 }
 
 void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
@@ -361,20 +357,11 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
                               View{p.kt, 0, 4}, p.kt_ld, m.head_dim, m.seq_kv,
                               p.k_type));
     }
-    if (p.vw >= 0) {
-      // A bf16 / f16 V stored [D, S]: each d's keys widened, then the
-      // widened [D, S] block transposed into V rows.
-      nb.Append(CopyRowsToF32(View{p.v, v_base, DTypeSize(p.v_type)},
-                              m.v.strides[3], View{p.vw, 0, 4}, m.seq_kv,
-                              m.head_dim_v, m.seq_kv, p.v_type));
-      nb.Append(tile::Stmt{tile::Copy{View{p.vw, 0, 4}, m.seq_kv, 1,
-                                      View{p.vp, 0, 4}, 1, p.v_ld,
-                                      m.head_dim_v, m.seq_kv}});
-    } else if (p.vp >= 0) {
-      nb.Append(CopyStridedRows(View{p.v, v_base, DTypeSize(p.v_type)},
-                                m.v.strides[2], m.v.strides[3],
-                                View{p.vp, 0, 4}, p.v_ld, m.seq_kv,
-                                m.head_dim_v, p.v_type));
+    if (p.vp >= 0) {
+      AppendStridedRows(nb, View{p.v, v_base, DTypeSize(p.v_type)},
+                        m.v.strides[2], m.v.strides[3], View{p.vp, 0, 4},
+                        p.v_ld, m.seq_kv, m.head_dim_v, p.v_type, Scratch(p.vw),
+                        m.seq_kv);
     }
     nb.For("qb", chunk * per_chunk,
            Min(chunk * per_chunk + per_chunk, q_blocks), false, [&](Expr qb) {

@@ -2,8 +2,7 @@
 
 #include <immintrin.h>
 
-#include <cmath>
-#include <cstring>
+#include "support/float16.h"
 
 namespace {
 
@@ -72,22 +71,6 @@ extern "C" __attribute__((target("avx512f"))) void hgc_transpose_f32(
   }
 }
 
-namespace {
-
-// One element: bf16 or half bits to f32 bits, denormals optionally zeroed.
-__attribute__((target("f16c"))) uint32_t WidenBits(uint16_t h, bool f16,
-                                                   bool daz) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  if (f16) {
-    const float x = _cvtsh_ss(h);
-    std::memcpy(&bits, &x, sizeof(bits));
-  }
-  if (daz && (bits & 0x7f800000u) == 0) bits &= 0x80000000u;
-  return bits;
-}
-
-}  // namespace
-
 extern "C" __attribute__((target("avx512f,f16c"))) void hgc_widen_rows(
     const uint16_t* src, int64_t src_ld, float* dst, int64_t dst_ld,
     int64_t rows, int64_t cols, int32_t f16, int32_t denormals_as_zero) {
@@ -108,9 +91,12 @@ extern "C" __attribute__((target("avx512f,f16c"))) void hgc_widen_rows(
       }
       _mm512_storeu_si512(d + c, x);
     }
+    // The edge: halves as vcvtph2ps converts them (a signalling NaN
+    // quieted); a half denormal is normal in f32, so only bf16 has any.
     for (int64_t c = cols16; c < cols; ++c) {
-      const uint32_t bits = WidenBits(s[c], f16 != 0, denormals_as_zero != 0);
-      std::memcpy(d + c, &bits, sizeof(bits));
+      d[c] = f16                 ? _cvtsh_ss(s[c])
+             : denormals_as_zero ? hgc::Bf16ToFloatDaz(s[c])
+                                 : hgc::Bf16ToFloat(s[c]);
     }
   }
 }
@@ -121,18 +107,9 @@ extern "C" __attribute__((target("f16c"))) void hgc_narrow_rows(
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
       const float x = src[r * src_ld + c];
-      uint16_t h;
-      if (f16) {
-        h = _cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT);
-      } else {
-        uint32_t u;
-        std::memcpy(&u, &x, sizeof(u));
-        // Round to nearest even on the bits; a NaN is truncated and quieted.
-        h = std::isnan(x)
-                ? static_cast<uint16_t>((u >> 16) | 0x40)
-                : static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-      }
-      dst[r * dst_row + c * dst_col] = h;
+      // Halves as vcvtps2ph converts them (a NaN keeps its payload's top).
+      dst[r * dst_row + c * dst_col] =
+          f16 ? _cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT) : hgc::FloatToBf16(x);
     }
   }
 }

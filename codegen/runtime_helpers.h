@@ -1,5 +1,5 @@
 // Host functions that generated step code calls by name (the JIT resolves
-// them as absolute symbols, RuntimeHelperSymbols): work that is the same
+// them as absolute symbols, kRuntimeHelperSymbols): work that is the same
 // for every graph, compiled once with the project instead of JIT-compiled
 // per step.
 #ifndef HGC_CODEGEN_RUNTIME_HELPERS_H_
@@ -43,6 +43,19 @@ namespace codegen {
 inline constexpr const char kTransposeF32[] = "hgc_transpose_f32";
 inline constexpr const char kWidenRows[] = "hgc_widen_rows";
 inline constexpr const char kNarrowRows[] = "hgc_narrow_rows";
+
+// A helper's name, as step code declares it, and its address.
+struct RuntimeHelperSymbol {
+  const char* name;
+  const void* address;
+};
+
+// Every helper above.
+inline const RuntimeHelperSymbol kRuntimeHelperSymbols[] = {
+    {kTransposeF32, reinterpret_cast<const void*>(&hgc_transpose_f32)},
+    {kWidenRows, reinterpret_cast<const void*>(&hgc_widen_rows)},
+    {kNarrowRows, reinterpret_cast<const void*>(&hgc_narrow_rows)},
+};
 
 }  // namespace codegen
 }  // namespace hgc

@@ -68,15 +68,15 @@ absl::Status CheckSupported(const AttentionMatch& m) {
     }
   }
   // Q and V rows that are not contiguous ([D, S] storage, say) are copied
-  // into scratch rows: f32 ones with any strides (the widening copies read
-  // rows), and a bf16 / f16 Q or V stored [D, S], widened along S.
-  if ((m.q.strides[3] != 1 &&
-       (!m.q_ops.empty() || (m.q.param->type().dtype != DType::kF32 &&
-                             m.q.strides[2] != 1))) ||
+  // into scratch rows (before the Q ops, if any): f32 ones with any strides
+  // (the widening copies read rows), and a bf16 / f16 Q or V stored
+  // [D, S], widened along S.
+  if ((m.q.strides[3] != 1 && m.q.param->type().dtype != DType::kF32 &&
+       m.q.strides[2] != 1) ||
       (m.v.strides[3] != 1 && m.v.param->type().dtype != DType::kF32 &&
        m.v.strides[2] != 1)) {
     return absl::UnimplementedError(
-        "bf16 / f16 (or scaled) Q or V rows that are not contiguous");
+        "bf16 / f16 Q or V with neither rows nor columns contiguous");
   }
   return absl::OkStatus();
 }
@@ -125,6 +125,10 @@ absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
   in.from_in_row = true;
   in.rounded_from_f32 = from_tile && tile_value->type().dtype != DType::kF32;
   HGC_ASSIGN_OR_RETURN(in.strides, BroadcastStrides(shape, shape));
+  // The in_row is a row of the values the program runs along, whatever the
+  // chain's last dim: a Q stored [D, S] has S last (1 for one query, where
+  // the broadcast strides would read the row as a splat of its element 0).
+  if (!in.strides.empty()) in.strides.back() = 1;
   program.inputs.push_back(std::move(in));
   return nest.AddProgram(std::move(program), name);
 }
@@ -309,9 +313,11 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
       }
     }
     if (q_value == nullptr) return absl::UnimplementedError("a scalar Q");
+    // Q rows that are not contiguous reach the ops gathered into f32
+    // scratch rows (a bf16 / f16 Q exact in them), like a tile.
     HGC_ASSIGN_OR_RETURN(p.q_program,
                          AddTileProgram(state, nest, op, m.q_ops, q_value,
-                                        /*from_tile=*/false,
+                                        /*from_tile=*/m.q.strides[3] != 1,
                                         /*matmul_operand=*/true, "q_ops"));
   }
   if (!m.score_ops.empty()) {

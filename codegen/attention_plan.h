@@ -58,7 +58,9 @@ struct AttentionPlan {
   int q = -1, k = -1, v = -1, out = -1;
   int kt = -1, kc = -1, vp = -1, s = -1, o = -1, stats = -1, qs = -1;
   // A bf16 / f16 V stored [D, S]: its rows (one per d) widened here, then
-  // transposed into vp; likewise a query block of such a Q into qs.
+  // transposed into vp; likewise a query block of such a Q into qs. qs
+  // also holds Q rows after the Q ops (a scale; rows that are not
+  // contiguous are gathered into it first and scaled in place).
   int vw = -1, qw = -1;
   int qk_kernel[2][2] = {};  // [M tail][N tail]
   int pv_kernel[2][2] = {};  // [M tail][K tail]
@@ -77,8 +79,8 @@ struct AttentionPlan {
 // Plans `op` (a fusion op of kind "attention") into `nest`: its frame
 // buffers, per-thread scratch, programs and kernels. Unimplemented for
 // what the kernel does not cover (integer types, a bf16 / f16 Q or V with
-// neither its rows nor its columns contiguous, a scaled Q whose rows are
-// not contiguous, a rounded softmax or P over more than 65536 keys, ...).
+// neither its rows nor its columns contiguous, a rounded softmax or P over
+// more than 65536 keys, ...).
 absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
                                             tile::Nest& nest);
 

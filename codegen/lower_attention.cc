@@ -24,12 +24,13 @@ Expr Offset(const StridedOperand& x, const Expr& b, const Expr& h) {
 
 // `rows` rows of `cols` contiguous elements of a Q, K or V operand of
 // type `type` copied into f32 scratch: widened when bf16 / f16, with bf16
-// denormals read as zeros, as a bf16 matmul reads its operands.
+// denormals read as zeros, as a bf16 matmul reads its operands (unless
+// `exact`: the rows go to the Q ops first, which see every value).
 tile::Stmt CopyRowsToF32(View src, Expr src_row, View dst, Expr dst_row,
-                         Expr rows, Expr cols, DType type) {
+                         Expr rows, Expr cols, DType type, bool exact = false) {
   tile::Copy copy{src, src_row, 1, dst, dst_row, 1, rows, cols};
   copy.src_type = type;
-  copy.denormals_as_zero = type == DType::kBF16;
+  copy.denormals_as_zero = type == DType::kBF16 && !exact;
   return tile::Stmt{std::move(copy)};
 }
 
@@ -38,16 +39,18 @@ tile::Stmt CopyRowsToF32(View src, Expr src_row, View dst, Expr dst_row,
 // contiguous f32 rows `dst_row` apart. Stored transposed (row stride 1),
 // it is a transpose of its columns; a bf16 / f16 one is widened along its
 // columns first, into `widened` (cols x rows, `widened_ld` apart). Other
-// strides take f32 only (PlanAttention checks).
+// strides take f32 only (PlanAttention checks). `exact` as for
+// CopyRowsToF32.
 void AppendStridedRows(tile::NestBuilder& nb, View src, int64_t row_stride,
                        int64_t col_stride, View dst, Expr dst_row, Expr rows,
                        Expr cols, DType type, std::optional<View> widened,
-                       Expr widened_ld) {
+                       Expr widened_ld, bool exact = false) {
   if (col_stride == 1) {
-    nb.Append(CopyRowsToF32(src, row_stride, dst, dst_row, rows, cols, type));
-  } else if (row_stride == 1 && type != DType::kF32) {
     nb.Append(
-        CopyRowsToF32(src, col_stride, *widened, widened_ld, cols, rows, type));
+        CopyRowsToF32(src, row_stride, dst, dst_row, rows, cols, type, exact));
+  } else if (row_stride == 1 && type != DType::kF32) {
+    nb.Append(CopyRowsToF32(src, col_stride, *widened, widened_ld, cols, rows,
+                            type, exact));
     nb.Append(tile::Stmt{
         tile::Copy{*widened, widened_ld, 1, dst, 1, dst_row, cols, rows}});
   } else if (row_stride == 1) {
@@ -227,11 +230,24 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
         m.head_dim, p.q_type, Scratch(p.qw), mb);
     q_rows = View{p.qs, 0, 4};
   } else if (p.qs >= 0) {
+    // The Q ops, row by row. Rows that are not contiguous are gathered into
+    // the scratch rows first (exactly: the ops see Q's own values), and
+    // the ops then run there in place.
+    const bool gathered = m.q.strides[3] != 1;
+    if (gathered) {
+      AppendStridedRows(
+          nb, View{p.q, q_base + i0 * m.q.strides[2], DTypeSize(p.q_type)},
+          m.q.strides[2], m.q.strides[3], View{p.qs, 0, 4}, m.head_dim, rows,
+          m.head_dim, p.q_type, Scratch(p.qw), mb, /*exact=*/true);
+    }
     nb.For("r", 0, rows, false, [&](Expr r) {
-      nb.Append(tile::Stmt{tile::RowMap{
-          p.q_program, 0, 0, m.head_dim, View{p.qs, r * m.head_dim, 4},
-          View{p.q, q_base + (i0 + r) * m.q.strides[2], DTypeSize(p.q_type)},
-          std::nullopt}});
+      const View q_row = gathered
+                             ? View{p.qs, r * m.head_dim, 4}
+                             : View{p.q, q_base + (i0 + r) * m.q.strides[2],
+                                    DTypeSize(p.q_type)};
+      nb.Append(tile::Stmt{tile::RowMap{p.q_program, 0, 0, m.head_dim,
+                                        View{p.qs, r * m.head_dim, 4}, q_row,
+                                        std::nullopt}});
     });
     q_rows = View{p.qs, 0, 4};
   }

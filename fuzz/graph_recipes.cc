@@ -261,10 +261,15 @@ Value* Generator::Attention() {
   static const std::vector<int64_t> kHead = {8, 16, 32, 64, 24};
   const int64_t b = rng_.Int(1, 2), h = rng_.Int(1, 4);
   const int64_t sq = rng_.Pick(kSeq);
-  const int64_t skv = rng_.Chance(0.6) ? sq : rng_.Pick(kSeq);
+  // Now and then more keys than one key block takes (the online softmax).
+  const int64_t skv = rng_.Chance(0.05)  ? 700
+                      : rng_.Chance(0.6) ? sq
+                                         : rng_.Pick(kSeq);
   const int64_t dh = rng_.Pick(kHead);
   const int64_t dv = rng_.Chance(0.8) ? dh : rng_.Pick(kHead);
-  const DType d = rng_.Chance(0.7) ? DType::kF32 : DType::kBF16;
+  const DType d = rng_.Chance(0.7)    ? DType::kF32
+                  : rng_.Chance(0.75) ? DType::kBF16
+                                      : DType::kF16;
   const bool bshd = rng_.Chance(0.25);  // inputs as [B, S, H, D]
   const bool mqa = rng_.Chance(0.15);   // one K/V head for all
   const int64_t kvh = mqa ? 1 : h;
@@ -273,33 +278,45 @@ Value* Generator::Attention() {
     Value* v = Input(TensorType(d, {b, seq, heads, dim}));
     return Op("transpose", {v}, {{"perm", Attribute::IntList({0, 2, 1, 3})}});
   };
-  Value* q = input(h, sq, dh);
-  Value* v = input(kvh, skv, dv);
+  // Q stored [D, S] (read with transpose_a) now and then.
+  const bool q_transposed = rng_.Chance(0.15);
+  Value* q =
+      q_transposed ? Input(TensorType(d, {b, h, dh, sq})) : input(h, sq, dh);
+  // V stored [D, S] (read with transpose_b) now and then.
+  const bool v_transposed = rng_.Chance(0.1);
+  Value* v = v_transposed ? Input(TensorType(d, {b, kvh, dv, skv}))
+                          : input(kvh, skv, dv);
   if (q == nullptr || v == nullptr) return nullptr;
   const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
   if (rng_.Chance(0.2)) {
-    Value* c = Op("constant", {}, {{"value", Attribute::Float(scale)}},
-                  {TensorType(d, {})});
+    // Q scaled by a literal or by a scalar given at run time.
+    Value* c = rng_.Chance(0.3)
+                   ? Input(TensorType(d, {}))
+                   : Op("constant", {}, {{"value", Attribute::Float(scale)}},
+                        {TensorType(d, {})});
     if (c == nullptr) return nullptr;
-    q = Op("mul", {q, c});
+    q = Op(rng_.Chance(0.8) ? "mul" : "div", {q, c});
     if (q == nullptr) return nullptr;
   }
+  AttrMap qk_attrs;
+  if (q_transposed) qk_attrs["transpose_a"] = Attribute::Bool(true);
   Value* s;
   const int kform = static_cast<int>(rng_.Int(0, 2));
   if (kform == 0) {
     Value* k = input(kvh, skv, dh);
-    s = Op("matmul", {q, k}, {{"transpose_b", Attribute::Bool(true)}});
+    qk_attrs["transpose_b"] = Attribute::Bool(true);
+    s = Op("matmul", {q, k}, qk_attrs);
   } else if (kform == 1) {
     Value* k = input(kvh, skv, dh);
     Value* kt =
         Op("transpose", {k}, {{"perm", Attribute::IntList({0, 1, 3, 2})}});
-    s = Op("matmul", {q, kt});
+    s = Op("matmul", {q, kt}, qk_attrs);
   } else {
     Value* kt = Input(TensorType(d, {b, kvh, dh, skv}));
-    s = Op("matmul", {q, kt});
+    s = Op("matmul", {q, kt}, qk_attrs);
   }
   if (s == nullptr) return nullptr;
-  if (d == DType::kBF16 && rng_.Chance(0.5)) {
+  if (d != DType::kF32 && rng_.Chance(0.5)) {
     s = Op("cast", {s}, {{"to", Attribute::Type(DType::kF32)}});
     if (s == nullptr) return nullptr;
   }
@@ -353,9 +370,16 @@ Value* Generator::Attention() {
     p = Op("cast", {p}, {{"to", Attribute::Type(d)}});
     if (p == nullptr) return nullptr;
   }
-  Value* o = Op("matmul", {p, v});
+  Value* o = Op("matmul", {p, v},
+                v_transposed ? AttrMap{{"transpose_b", Attribute::Bool(true)}}
+                             : AttrMap{});
   if (o == nullptr) return nullptr;
-  if (rng_.Chance(0.5)) {
+  if (rng_.Chance(0.1)) {
+    // O as [B, H, D, S]: rows that are not contiguous.
+    Value* t =
+        Op("transpose", {o}, {{"perm", Attribute::IntList({0, 1, 3, 2})}});
+    if (t != nullptr) o = t;
+  } else if (rng_.Chance(0.5)) {
     Value* t =
         Op("transpose", {o}, {{"perm", Attribute::IntList({0, 2, 1, 3})}});
     if (t == nullptr) return o;
@@ -366,7 +390,7 @@ Value* Generator::Attention() {
       if (r != nullptr) o = r;
     }
   }
-  if (d == DType::kBF16 && rng_.Chance(0.3)) {
+  if (d != DType::kF32 && rng_.Chance(0.3)) {
     Value* c = Op("cast", {o}, {{"to", Attribute::Type(DType::kF32)}});
     if (c != nullptr) o = c;
   }

@@ -21,10 +21,9 @@ bool IsRelabel(const Op& op) {
   return op.kind_id() == OpKind::kReshape || op.kind_id() == OpKind::kTranspose;
 }
 
-// Whether `v` is a one-element literal constant.
-bool IsScalarConstant(const Value* v) {
-  return LiteralConstantOp(v) != nullptr && v->type().NumElements() == 1;
-}
+// Whether `v` can scale Q inside the block: one element, a literal constant
+// (inlined into the body) or a runtime value (a body parameter).
+bool IsScalar(const Value* v) { return v->type().NumElements() == 1; }
 
 class BlockFinder {
  public:
@@ -91,8 +90,9 @@ class BlockFinder {
   }
 
  private:
-  // Adds the reshapes and transposes (and for Q scales by a scalar literal
-  // constant) that produce `v` and whose results only ops in `in` read.
+  // Adds the reshapes and transposes (and for Q scales by a one-element
+  // constant or runtime value) that produce `v` and whose results only ops
+  // in `in` read.
   void GrowBack(Value* v, bool allow_scale, OpSet& in, std::vector<Op*>& out) {
     for (;;) {
       Op* def = v->defining_op();
@@ -106,10 +106,10 @@ class BlockFinder {
       } else if (allow_scale &&
                  (def->kind_id() == OpKind::kMul ||
                   def->kind_id() == OpKind::kDiv) &&
-                 IsScalarConstant(def->operand(1))) {
+                 IsScalar(def->operand(1))) {
         next = 0;
       } else if (allow_scale && def->kind_id() == OpKind::kMul &&
-                 IsScalarConstant(def->operand(0))) {
+                 IsScalar(def->operand(0))) {
         next = 1;
       } else {
         return;

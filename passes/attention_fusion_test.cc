@@ -102,6 +102,44 @@ graph @g(%q: f32[1, 2, 6, 8], %k: f32[1, 2, 8, 6], %v: f32[1, 2, 6, 8]) -> (f32[
   ExpectSameNumbers(kText, "attention-fusion");
 }
 
+TEST(AttentionFusionTest, RuntimeScalesOfQGoInside) {
+  // A Q scaled by a scalar input and then by a one-element value computed
+  // at run time: both scales join the block (its Q ops), the sqrt stays
+  // outside; a per-feature scale (a tensor) stays outside as well, and the
+  // block starts at its result.
+  constexpr char kText[] = R"(
+graph @g(%q: f32[1, 2, 4, 8], %k: f32[1, 2, 4, 8], %v: f32[1, 2, 4, 8],
+         %scale: f32[], %d: f32[1], %w: f32[8]) -> f32[1, 2, 4, 8] {
+  %r = sqrt(%d)
+  %qw = mul(%q, %w)
+  %q1 = mul(%scale, %qw)
+  %q2 = div(%q1, %r)
+  %s = matmul(%q2, %k) {transpose_b = true}
+  %p = softmax(%s)
+  %o = matmul(%p, %v)
+  return %o
+}
+)";
+  Module m = Parse(kText);
+  ASSERT_TRUE(RunPipeline(m, "attention-fusion").ok());
+  const Graph& g = *m.graphs()[0];
+  EXPECT_EQ(CountOps(g, "sqrt"), 1);
+  EXPECT_EQ(CountOps(g, "mul"), 1);  // the per-feature scale
+  EXPECT_EQ(CountOps(g, "div"), 0);
+  const Graph* body = nullptr;
+  for (const auto& op : g.ops()) {
+    if (op->kind() == "fusion") body = FusionBody(*op);
+  }
+  ASSERT_NE(body, nullptr);
+  absl::StatusOr<AttentionMatch> match = MatchAttention(*body);
+  ASSERT_TRUE(match.ok()) << match.status();
+  ASSERT_EQ(match->q_ops.size(), 2u);
+  EXPECT_EQ(match->q_ops[0]->kind(), "mul");
+  EXPECT_EQ(match->q_ops[1]->kind(), "div");
+  EXPECT_EQ(AttentionGroups(kText), 1);
+  ExpectSameNumbers(kText, "attention-fusion");
+}
+
 TEST(AttentionFusionTest, PartialMatchesLeaveTheRestToFusion) {
   // The scores squared before softmax (read twice) do not fit: nothing is
   // outlined as attention and O2 still computes the same numbers.

@@ -85,6 +85,11 @@ class Matcher {
     taken_.insert(def);
     return true;
   }
+  // A one-element literal constant (taken) or parameter.
+  bool TakeScalar(const Value* v) {
+    return TakeScalarConstant(v) ||
+           (v->is_param() && v->type().NumElements() == 1);
+  }
   absl::StatusOr<const Value*> ScoreOp(const Op& op);
   absl::Status SideOperand(const Op& op, const Value* v);
   absl::StatusOr<View> ViewOf(const Value* v, std::vector<const Op*>* scales);
@@ -145,7 +150,8 @@ absl::StatusOr<const Value*> Matcher::ScoreOp(const Op& op) {
 }
 
 // Walks from `v` back to a parameter through reshapes and transposes (and,
-// when `scales` is given, mul / div by a scalar literal constant).
+// when `scales` is given, mul / div by a one-element literal constant or
+// parameter: a runtime scale).
 absl::StatusOr<View> Matcher::ViewOf(const Value* v,
                                      std::vector<const Op*>* scales) {
   std::vector<const Op*> ops;
@@ -161,15 +167,16 @@ absl::StatusOr<View> Matcher::ViewOf(const Value* v,
     }
     if (scale) {
       int c = -1;
-      if (TakeScalarConstant(op->operand(1))) {
+      if (TakeScalar(op->operand(1))) {
         c = 0;
-      } else if (k == OpKind::kMul && TakeScalarConstant(op->operand(0))) {
+      } else if (k == OpKind::kMul && TakeScalar(op->operand(0))) {
         c = 1;
       }
       if (c < 0 || op->operand(c)->type() != op->result()->type()) {
         return Unfit(absl::StrCat(op->kind(),
                                   " before the scores matmul is not a "
-                                  "scale by a scalar literal constant"));
+                                  "scale by a one-element constant or "
+                                  "parameter"));
       }
       scales->push_back(op);
       taken_.insert(op);

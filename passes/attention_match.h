@@ -53,7 +53,8 @@ struct AttentionMatch {
   // Q(b, h, i, d), K(b, g, j, d), V(b, g, j, e).
   StridedOperand q, k, v;
   // Elementwise ops applied to Q before the scores matmul (a scale by
-  // `mul` / `div` with a scalar constant), in order; empty when none.
+  // `mul` / `div` with a one-element constant or parameter), in order;
+  // empty when none.
   // Their operand chain starts at the value q describes (reshapes and
   // transposes may stand between them: a scalar scale commutes with both).
   std::vector<const Op*> q_ops;

@@ -272,16 +272,24 @@ Value* Generator::Attention() {
                                       : DType::kF16;
   const bool bshd = rng_.Chance(0.25);  // inputs as [B, S, H, D]
   const bool mqa = rng_.Chance(0.15);   // one K/V head for all
-  const int64_t kvh = mqa ? 1 : h;
+  // Grouped-query heads by a reshape: pairs of Q heads stacked along S
+  // onto one K/V head ([B, H / 2, 2 S, D]), the scores in that shape.
+  const bool gqa = !mqa && h % 2 == 0 && rng_.Chance(0.25);
+  const int64_t kvh = mqa ? 1 : gqa ? h / 2 : h;
+  const int64_t score_heads = gqa ? kvh : h, score_rows = gqa ? 2 * sq : sq;
   auto input = [&](int64_t heads, int64_t seq, int64_t dim) -> Value* {
     if (!bshd) return Input(TensorType(d, {b, heads, seq, dim}));
     Value* v = Input(TensorType(d, {b, seq, heads, dim}));
     return Op("transpose", {v}, {{"perm", Attribute::IntList({0, 2, 1, 3})}});
   };
   // Q stored [D, S] (read with transpose_a) now and then.
-  const bool q_transposed = rng_.Chance(0.15);
+  const bool q_transposed = !gqa && rng_.Chance(0.15);
   Value* q =
       q_transposed ? Input(TensorType(d, {b, h, dh, sq})) : input(h, sq, dh);
+  if (gqa && q != nullptr) {
+    q = Op("reshape", {q},
+           {{"shape", Attribute::IntList({b, kvh, 2 * sq, dh})}});
+  }
   // V stored [D, S] (read with transpose_b) now and then.
   const bool v_transposed = rng_.Chance(0.1);
   Value* v = v_transposed ? Input(TensorType(d, {b, kvh, dv, skv}))
@@ -331,7 +339,7 @@ Value* Generator::Attention() {
     if (s == nullptr) return nullptr;
   }
   if (rng_.Chance(0.3)) {
-    s = ExtraScoreOp(s, b, h, sq, skv);
+    s = ExtraScoreOp(s, b, score_heads, score_rows, skv);
     if (s == nullptr) return nullptr;
   }
   switch (rng_.Int(0, 4)) {
@@ -339,14 +347,15 @@ Value* Generator::Attention() {
       break;
     case 1:
     case 2: {
-      Shape ms = rng_.Chance(0.6) ? Shape{b, 1, 1, skv} : Shape{1, 1, sq, skv};
+      Shape ms =
+          rng_.Chance(0.6) ? Shape{b, 1, 1, skv} : Shape{1, 1, score_rows, skv};
       Value* mask = rng_.Chance(0.7) ? Input(TensorType(sd, ms))
                                      : Const(TensorType(sd, ms));
       s = Op("add", {s, mask});
       break;
     }
     case 3: {
-      Value* cond = Input(TensorType(DType::kBool, {1, 1, sq, skv}));
+      Value* cond = Input(TensorType(DType::kBool, {1, 1, score_rows, skv}));
       Value* neg =
           Op("constant", {},
              {{"value", Attribute::Float(rng_.Chance(0.5) ? -1e9 : -3.0e38)}},
@@ -374,6 +383,10 @@ Value* Generator::Attention() {
                 v_transposed ? AttrMap{{"transpose_b", Attribute::Bool(true)}}
                              : AttrMap{});
   if (o == nullptr) return nullptr;
+  if (gqa) {
+    o = Op("reshape", {o}, {{"shape", Attribute::IntList({b, h, sq, dv})}});
+    if (o == nullptr) return nullptr;
+  }
   if (rng_.Chance(0.1)) {
     // O as [B, H, D, S]: rows that are not contiguous.
     Value* t =

@@ -157,8 +157,9 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
                                                    rows, m.head_dim_v, keys);
       pv.lda = p.s_ld;
       pv.ldb = p.v_ld;
-      pv.ldc = m.head_dim_v;
+      pv.ldc = p.direct_out ? m.out_strides[2] : m.head_dim_v;
       pv.accumulate = m.seq_kv > nb;  // several key blocks accumulate
+      pv.divide_rows = p.direct_out;
       pv.batch_kind = microkernels::BatchKind::kStrided;
       HGC_ASSIGN_OR_RETURN(auto pv_code,
                            microkernels::BrgemmKernelCache::Global().Get(pv));
@@ -168,7 +169,8 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
   return absl::OkStatus();
 }
 
-// Per-thread scratch: S and O tiles, row statistics (max, then sum), Kᵀ of
+// Per-thread scratch: S and O tiles (no O tile when P·V writes the output
+// itself), row statistics (max, then sum), Kᵀ of
 // one head when K is keys-major or not f32 (and K widened first when
 // both), V rows when copied, and Q rows after the Q ops or widened.
 void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
@@ -182,9 +184,11 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
   p.s = per_thread(mb * p.s_ld, "s",
                    absl::StrCat("f32[", mb, ", ", nb, "] score tile, rows ",
                                 p.s_ld, " apart"));
-  p.o = per_thread(
-      mb * m.head_dim_v, "acc",
-      absl::StrCat("f32[", mb, ", ", m.head_dim_v, "] output accumulator"));
+  if (!p.direct_out) {
+    p.o = per_thread(
+        mb * m.head_dim_v, "acc",
+        absl::StrCat("f32[", mb, ", ", m.head_dim_v, "] output accumulator"));
+  }
   p.stats = nest.AddLocal(
       12 * mb, "stats",
       absl::StrCat("f32[3, ", mb, "] running max, sum, block max"));
@@ -282,6 +286,11 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.v_packed =
       v_stride % 256 == 0 || p.v_type != DType::kF32 || m.v.strides[3] != 1;
   p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
+  // One key block, an f32 result in contiguous rows, no rounding: P·V
+  // divides each row by its sum and writes it into the output itself.
+  p.direct_out = m.seq_kv <= p.blocks.nb && !p.normalize &&
+                 p.out_casts.empty() && m.result->type().dtype == DType::kF32 &&
+                 m.out_strides[3] == 1 && m.out_strides[2] >= m.head_dim_v;
   p.prefetch = p.blocks.q_chunks == 1 && m.seq_kv <= p.blocks.nb &&
                p.k_packed && m.batch * m.heads > 1 &&
                m.q.strides[3] == 1 && m.v.strides[3] == 1;

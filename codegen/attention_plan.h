@@ -54,6 +54,10 @@ struct AttentionPlan {
   // query blocks and one key block a head: short items that would start
   // on data not yet in cache).
   bool prefetch = false;
+  // P·V's kernel divides its rows by their sums (divide_rows) and writes
+  // them straight into the output: one key block, an f32 result whose rows
+  // are contiguous, no rounding on the way out. No O tile then (o = -1).
+  bool direct_out = false;
   int64_t kt_ld = 0, s_ld = 0, v_ld = 0;  // row strides of Kᵀ, S and V
   int q = -1, k = -1, v = -1, out = -1;
   int kt = -1, kc = -1, vp = -1, s = -1, o = -1, stats = -1, qs = -1;

@@ -273,9 +273,16 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
     pv.a = View{p.s, 0, 4};
     pv.b = p.vp >= 0 ? View{p.vp, j0 * p.v_ld, 4}
                      : View{p.v, v_base + j0 * m.v.strides[2], 4};
-    pv.c = View{p.o, 0, 4};
+    if (p.direct_out) {
+      // O / sum, by the kernel, straight into the output.
+      pv.c = View{p.out, o_base + i0 * m.out_strides[2], 4};
+      pv.row_divisors = View{p.stats, mb, 4};
+    } else {
+      pv.c = View{p.o, 0, 4};
+    }
     nb.Append(tile::Stmt{std::move(pv)});
   });
+  if (p.direct_out) return;
   // O / sum (normalized rows need none), then P·V's rounding and the casts
   // after it, stored in the result's type and final layout. O rows that are
   // not contiguous are divided and rounded in place, then copied out (and

@@ -131,9 +131,17 @@ void EmitLoop(
     const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body);
 
 // BrgemmCallArgs (microkernels/brgemm_abi.h) as LLVM sees it: {i8* a,
-// i8* b, i8* c, i64 batch, i8* bias}, and its fields' indices.
+// i8* b, i8* c, i64 batch, i8* bias, i8* row_divisors}, and its fields'
+// indices.
 llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c);
-enum BrgemmArgField { kFieldA, kFieldB, kFieldC, kFieldBatch, kFieldBias };
+enum BrgemmArgField {
+  kFieldA,
+  kFieldB,
+  kFieldC,
+  kFieldBatch,
+  kFieldBias,
+  kFieldRowDivisors
+};
 
 // Emits `if (cond) then()`; `b` is left after it.
 void EmitIf(llvm::IRBuilder<>& b, llvm::Value* cond,

@@ -151,9 +151,10 @@ class Emitter {
     store(kFieldB, Ptr(c.b));
     store(kFieldC, Ptr(c.c));
     store(kFieldBatch, E(c.batch));
-    store(kFieldBias, c.bias ? Ptr(*c.bias)
-                             : llvm::ConstantPointerNull::get(
-                                   llvm::cast<llvm::PointerType>(i8p)));
+    auto* null =
+        llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8p));
+    store(kFieldBias, c.bias ? Ptr(*c.bias) : null);
+    store(kFieldRowDivisors, c.row_divisors ? Ptr(*c.row_divisors) : null);
     auto* type = llvm::FunctionType::get(b_.getVoidTy(), {i8p}, false);
     b_.CreateCall(type, b_.CreateBitCast(kernel, type->getPointerTo()),
                   {b_.CreateBitCast(args_, i8p)});

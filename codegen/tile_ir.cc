@@ -343,6 +343,9 @@ class Printer {
                                  " b=", V(c.b), " c=", V(c.c));
     if (!IsConst(c.batch, 1)) absl::StrAppend(&s, " batch=", E(c.batch));
     if (c.bias) absl::StrAppend(&s, " bias=", V(*c.bias));
+    if (c.row_divisors) {
+      absl::StrAppend(&s, ", rows divided by ", V(*c.row_divisors));
+    }
     Emit(indent, s);
   }
   void Line(int indent, const RowMap& m) {

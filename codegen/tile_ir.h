@@ -125,6 +125,8 @@ struct Brgemm {
   View a, b, c;
   Expr batch = 1;
   std::optional<View> bias;  // the bias row of a kernel with `bias`
+  // The M divisors of a kernel with `divide_rows`.
+  std::optional<View> row_divisors;
 };
 
 // The nest's elementwise program `program` (lower_common.h's RowProgram)

@@ -25,6 +25,9 @@ struct BrgemmCallArgs {
   int64_t batch;
   // Descriptors with `bias`: the N floats added to every row of C.
   const void* bias;
+  // Descriptors with `divide_rows`: M floats; row m of C is multiplied by
+  // 1 / row_divisors[m].
+  const void* row_divisors;
 };
 
 using BrgemmFn = void (*)(const BrgemmCallArgs*);
@@ -35,6 +38,7 @@ constexpr int kArgB = offsetof(BrgemmCallArgs, b);
 constexpr int kArgC = offsetof(BrgemmCallArgs, c);
 constexpr int kArgBatch = offsetof(BrgemmCallArgs, batch);
 constexpr int kArgBias = offsetof(BrgemmCallArgs, bias);
+constexpr int kArgRowDivisors = offsetof(BrgemmCallArgs, row_divisors);
 
 }  // namespace microkernels
 }  // namespace hgc

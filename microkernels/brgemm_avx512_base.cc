@@ -109,6 +109,7 @@ void BrgemmAvx512Base::EmitMBlocks(int64_t count, int rows, int cols) {
   if (count > 1) mov(reg_m_, count);
   L(loop);
   EmitTile(rows, cols);
+  MBlockEpilogue(rows);
   AddImm(reg_c_, rows * desc_.ldc * 4, reg_tmp_);
   AddImm(reg_aoff_, rows * desc_.lda * a_elem_bytes(), reg_tmp_);
   if (count > 1) {
@@ -198,6 +199,7 @@ void BrgemmAvx512Base::EmitKLoop(int rows, int nvecs, bool masked) {
 void BrgemmAvx512Base::StoreAcc(int rows, int nvecs, bool masked) {
   PreparePostOps(nvecs, masked);
   for (int i = 0; i < rows; ++i) {
+    PrepareRowPostOps(i);
     for (int j = 0; j < nvecs; ++j) {
       const Xbyak::Zmm acc = Acc(i, j, nvecs);
       const bool tail = masked && j == nvecs - 1;

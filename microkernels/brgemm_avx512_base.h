@@ -13,7 +13,9 @@
 //       FinishAccumulators()                   (s8s8: add the row sums'
 //                                               correction)
 //       StoreAcc(): C (= or +=) accumulators, masked on the N tail, with
-//                   PreparePostOps() / ApplyPostOps() (f32: bias, relu)
+//                   PreparePostOps() / PrepareRowPostOps() /
+//                   ApplyPostOps() (f32: bias, relu, divide_rows)
+//       MBlockEpilogue()
 //
 // A "K group" is the VNNI granularity: 1 f32, 2 bf16 or 4 int8 elements of
 // K. Subclasses supply only the per-group arithmetic, constants, the
@@ -71,7 +73,11 @@ class BrgemmAvx512Base : public JitGenerator {
   // (same registers as FinishAccumulators), ApplyPostOps on each
   // accumulator, vector `vec` of its row, after C's old value is added.
   virtual void PreparePostOps(int nvecs, bool masked) {}
+  // Runs before row `row` of the tile is stored (same registers).
+  virtual void PrepareRowPostOps(int row) {}
   virtual void ApplyPostOps(const Xbyak::Zmm& acc, int vec) {}
+  // Called after each register tile of an M block, with its rows.
+  virtual void MBlockEpilogue(int rows) {}
   // Emits the products of one K group: A at [reg_a + a_off + row * lda],
   // B at [reg_b + b_off + vec * 64]. `valid` is how many of the group's K
   // elements exist (== granularity except in the K tail). `masked`: the

@@ -41,7 +41,11 @@ int64_t BrgemmAvx512F32::PrefetchBLinesPerTrip() const {
   return (per_tile + trips - 1) / trips;
 }
 
+// divide_rows: the M block's first divisor lives in a stack slot (every
+// general-purpose register is taken), set per N block and advanced per M
+// block; each tile row's reciprocal is computed once, before its store.
 void BrgemmAvx512F32::CallPrologue() {
+  if (desc().divide_rows) sub(rsp, 8);
   if (PrefetchBLinesPerTrip() == 0) return;
   // reg_tmp2_ (unused by f32 otherwise): the B region right after the first
   // batch element's, which in a GEMM (gemm_driver.cc) is the next call's.
@@ -56,6 +60,20 @@ void BrgemmAvx512F32::CallPrologue() {
     L(empty);
   }
   AddImm(reg_tmp2_, (PackedBBytes(desc()) + 63) / 64 * 64, reg_tmp_);
+}
+
+void BrgemmAvx512F32::CallEpilogue() {
+  if (desc().divide_rows) add(rsp, 8);
+}
+
+void BrgemmAvx512F32::NBlockPrologue() {
+  if (!desc().divide_rows) return;
+  mov(reg_tmp_, ptr[reg_args_ + kArgRowDivisors]);
+  mov(qword[rsp], reg_tmp_);
+}
+
+void BrgemmAvx512F32::MBlockEpilogue(int rows) {
+  if (desc().divide_rows) add(qword[rsp], rows * 4);
 }
 
 void BrgemmAvx512F32::KLoopTrip() {
@@ -75,9 +93,24 @@ void BrgemmAvx512F32::PreparePostOps(int nvecs, bool masked) {
     LoadVectors(reg_tmp_, nvecs, masked, 0, /*float_domain=*/true);
   }
   if (desc().relu) vpxord(Reserved(0), Reserved(0), Reserved(0));
+  if (desc().divide_rows) {
+    // 1.0f in every lane (all ones >> 25 << 23 = 0x3f800000) and the
+    // tile's first divisor.
+    const Xbyak::Zmm one = Reserved(0);
+    vpternlogd(one, one, one, 0xff);
+    vpsrld(one, one, 25);
+    vpslld(one, one, 23);
+    mov(reg_tmp_, qword[rsp]);
+  }
+}
+
+void BrgemmAvx512F32::PrepareRowPostOps(int row) {
+  if (!desc().divide_rows) return;
+  vdivps(Reserved(1), Reserved(0), ptr_b[reg_tmp_ + row * 4]);
 }
 
 void BrgemmAvx512F32::ApplyPostOps(const Xbyak::Zmm& acc, int vec) {
+  if (desc().divide_rows) vmulps(acc, acc, Reserved(1));
   if (desc().bias) vaddps(acc, acc, Reserved(1 + vec));
   if (desc().relu) {
     // x > 0 (or NaN) ? x : +0, the reference's relu; vmaxps would turn NaN

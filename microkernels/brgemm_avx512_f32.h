@@ -22,9 +22,13 @@ class BrgemmAvx512F32 : public BrgemmAvx512Base {
   void ComputeGroup(int rows, int nvecs, bool masked, int64_t a_off,
                     int64_t b_off, int valid) override;
   void CallPrologue() override;
+  void CallEpilogue() override;
+  void NBlockPrologue() override;
   void KLoopTrip() override;
   void PreparePostOps(int nvecs, bool masked) override;
+  void PrepareRowPostOps(int row) override;
   void ApplyPostOps(const Xbyak::Zmm& acc, int vec) override;
+  void MBlockEpilogue(int rows) override;
 
  private:
   // Cache lines of the B region after this call's (see CallPrologue) that

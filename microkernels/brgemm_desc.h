@@ -85,10 +85,16 @@ struct BrgemmDesc {
   // asks for them on its last call only.
   bool bias = false;
   bool relu = false;
+  // The other post-op, alone: row m of C multiplied by 1 / d[m] (the
+  // reciprocal rounded to f32, then the product), d the call's
+  // BrgemmCallArgs::row_divisors (M floats); attention's O / sum written
+  // straight into the output.
+  bool divide_rows = false;
 
   // "brgemm:avx512_core_bf16:bf16bf16f32:M32N64K512:lda512:ldb64:ldc64:
   //  beta1:list:vnni2" (one line). Strided batches print as
-  //  "stride(<a bytes>,<b bytes>)"; post-ops add ":bias" and ":relu".
+  //  "stride(<a bytes>,<b bytes>)"; post-ops add ":bias", ":relu" and
+  //  ":divrows".
   std::string ToString() const;
 
   friend bool operator==(const BrgemmDesc& x, const BrgemmDesc& y);
@@ -97,11 +103,11 @@ struct BrgemmDesc {
   }
   template <typename H>
   friend H AbslHashValue(H h, const BrgemmDesc& d) {
-    return H::combine(std::move(h), static_cast<int>(d.isa),
-                      static_cast<int>(d.dtype), d.m, d.n, d.k, d.lda, d.ldb,
-                      d.ldc, d.accumulate, static_cast<int>(d.batch_kind),
-                      d.stride_a_bytes, d.stride_b_bytes,
-                      static_cast<int>(d.b_layout), d.bias, d.relu);
+    return H::combine(
+        std::move(h), static_cast<int>(d.isa), static_cast<int>(d.dtype), d.m,
+        d.n, d.k, d.lda, d.ldb, d.ldc, d.accumulate,
+        static_cast<int>(d.batch_kind), d.stride_a_bytes, d.stride_b_bytes,
+        static_cast<int>(d.b_layout), d.bias, d.relu, d.divide_rows);
   }
 };
 

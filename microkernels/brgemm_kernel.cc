@@ -81,18 +81,22 @@ const uint8_t* BrgemmKernel::code() const { return gen_->code(); }
 size_t BrgemmKernel::code_size() const { return gen_->code_size(); }
 
 void BrgemmKernel::Execute(const void* const* a_ptrs, const void* const* b_ptrs,
-                           int64_t batch, void* c, const float* bias) const {
+                           int64_t batch, void* c, const float* bias,
+                           const float* row_divisors) const {
   HGC_CHECK(desc_.batch_kind == BatchKind::kPointerList);
   HGC_CHECK(desc_.bias == (bias != nullptr));
-  const BrgemmCallArgs args{a_ptrs, b_ptrs, c, batch, bias};
+  HGC_CHECK(desc_.divide_rows == (row_divisors != nullptr));
+  const BrgemmCallArgs args{a_ptrs, b_ptrs, c, batch, bias, row_divisors};
   fn_(&args);
 }
 
 void BrgemmKernel::ExecuteStrided(const void* a, const void* b, int64_t batch,
-                                  void* c, const float* bias) const {
+                                  void* c, const float* bias,
+                                  const float* row_divisors) const {
   HGC_CHECK(desc_.batch_kind == BatchKind::kStrided);
   HGC_CHECK(desc_.bias == (bias != nullptr));
-  const BrgemmCallArgs args{a, b, c, batch, bias};
+  HGC_CHECK(desc_.divide_rows == (row_divisors != nullptr));
+  const BrgemmCallArgs args{a, b, c, batch, bias, row_divisors};
   fn_(&args);
 }
 

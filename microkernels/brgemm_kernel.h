@@ -46,13 +46,16 @@ class BrgemmKernel {
 
   // Pointer-list batch (desc.batch_kind == kPointerList): C (= or +=)
   // sum_{i < batch} a_ptrs[i] * b_ptrs[i]. B blocks packed per desc.
-  // `bias` (N floats) is required exactly when desc.bias is set.
+  // `bias` (N floats) is required exactly when desc.bias is set, and
+  // `row_divisors` (M floats) exactly when desc.divide_rows is.
   void Execute(const void* const* a_ptrs, const void* const* b_ptrs,
-               int64_t batch, void* c, const float* bias = nullptr) const;
+               int64_t batch, void* c, const float* bias = nullptr,
+               const float* row_divisors = nullptr) const;
   // Strided batch (desc.batch_kind == kStrided): A_i = a + i * stride_a,
   // B_i = b + i * stride_b (bytes).
   void ExecuteStrided(const void* a, const void* b, int64_t batch, void* c,
-                      const float* bias = nullptr) const;
+                      const float* bias = nullptr,
+                      const float* row_divisors = nullptr) const;
 
  private:
   BrgemmKernel(const BrgemmDesc& desc, std::unique_ptr<JitGenerator> gen);

@@ -211,6 +211,40 @@ TEST(BrgemmPostOpsTest, BiasAndReluOverTails) {
   EXPECT_EQ(cases, 8 * 4 * 5 * 3 * 3);
 }
 
+// divide_rows on every tail: each row times the reciprocal of its divisor
+// (inexact ones included, so that x * (1 / d) and x / d differ), read
+// exactly M divisors, through M blocks and N blocks, beta 0 and 1.
+TEST(BrgemmPostOpsTest, DivideRowsOverTails) {
+  uint32_t seed = 900;
+  int cases = 0;
+  for (int64_t n : kNs) {
+    for (int64_t k : {int64_t{1}, int64_t{63}, int64_t{257}}) {
+      for (int64_t m : {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{7},
+                        int64_t{13}, int64_t{64}}) {
+        BrgemmDesc desc =
+            MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, m, n, k);
+        desc.lda = k + 3;
+        desc.ldc = n + 2;
+        desc.divide_rows = true;
+        desc.accumulate = (m + n) % 2 == 0;
+        desc.batch_kind = BatchKind::kStrided;
+        SetTestStrides(&desc);
+        auto kernel = BrgemmKernel::Create(desc);
+        ASSERT_TRUE(kernel.ok()) << kernel.status();
+        for (int64_t batch : {0, 1, 3}) {
+          auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
+            return [&](const BrgemmCallArgs& args) { (*kernel)->fn()(&args); };
+          };
+          ASSERT_TRUE(CheckBrgemmCase(desc, batch, seed++, make_runner))
+              << desc.ToString() << " batch " << batch;
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 8 * 3 * 6 * 3);
+}
+
 // relu keeps NaN (as the interpreter's relu does) and clamps the rest.
 TEST(BrgemmPostOpsTest, ReluKeepsNaN) {
   BrgemmDesc desc =
@@ -266,6 +300,12 @@ TEST(BrgemmPostOpsTest, OnlyF32Kernels) {
   desc.bias = true;
   EXPECT_TRUE(ValidateBrgemmDesc(desc).ok());
   EXPECT_NE(desc.ToString().find(":bias"), std::string::npos);
+  // divide_rows stands alone.
+  desc.divide_rows = true;
+  EXPECT_EQ(ValidateBrgemmDesc(desc).code(), absl::StatusCode::kUnimplemented);
+  desc.bias = false;
+  EXPECT_TRUE(ValidateBrgemmDesc(desc).ok());
+  EXPECT_NE(desc.ToString().find(":divrows"), std::string::npos);
 }
 
 // Every bf16 kernel reads bf16 denormal operands as zero (hgc's bf16

@@ -167,8 +167,20 @@ void SetTestStrides(BrgemmDesc* d) {
   }
   const float* bias_row =
       bias ? static_cast<const float*>(bias->data()) : nullptr;
+  // Divisors whose reciprocals are inexact (3, 7, ...) and exact (2, 4),
+  // ending at the guard page: a read past M faults.
+  std::unique_ptr<GuardedBuffer> divisors;
+  if (desc.divide_rows) {
+    divisors = std::make_unique<GuardedBuffer>(desc.m * 4);
+    for (int64_t i = 0; i < desc.m; ++i) {
+      static_cast<float*>(divisors->data())[i] =
+          static_cast<float>(i % 6 + 2) * (i % 2 ? 1.0f : -0.5f);
+    }
+  }
+  const float* divisor_row =
+      divisors ? static_cast<const float*>(divisors->data()) : nullptr;
   absl::Status ref = ReferenceBrgemm(desc, a_ptrs.data(), b_ptrs.data(), batch,
-                                     expected.data(), bias_row);
+                                     expected.data(), bias_row, divisor_row);
   if (!ref.ok()) return ::testing::AssertionFailure() << ref;
 
   BrgemmRunner run = make_runner(desc);
@@ -181,6 +193,7 @@ void SetTestStrides(BrgemmDesc* d) {
   args.c = c.data();
   args.batch = batch;
   args.bias = bias_row;
+  args.row_divisors = divisor_row;
   run(args);
 
   if (!c.GuardIntact()) {

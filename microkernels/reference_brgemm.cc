@@ -29,8 +29,8 @@ double LoadA(BrgemmDataType dt, const void* a, int64_t i) {
 }  // namespace
 
 absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
-                             const void* const* b_ptrs, int64_t batch,
-                             void* c, const float* bias) {
+                             const void* const* b_ptrs, int64_t batch, void* c,
+                             const float* bias, const float* row_divisors) {
   BrgemmDesc plain = desc;
   plain.batch_kind = BatchKind::kPointerList;
   plain.stride_a_bytes = plain.stride_b_bytes = 0;
@@ -43,6 +43,10 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
   if (batch < 0) return absl::InvalidArgumentError("batch must be >= 0");
   if (desc.bias && bias == nullptr) {
     return absl::InvalidArgumentError("the descriptor adds a bias; none given");
+  }
+  if (desc.divide_rows && row_divisors == nullptr) {
+    return absl::InvalidArgumentError(
+        "the descriptor divides rows; no divisors given");
   }
   const int64_t g = VnniGranularity(desc.dtype);
   // s8s8 B packed for the VNNI kernels holds B + 128 (PackedBIsBiased).
@@ -87,6 +91,7 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
       } else {
         float* cp = static_cast<float*>(c) + ci;
         float v = static_cast<float>(desc.accumulate ? *cp + acc : acc);
+        if (desc.divide_rows) v *= 1.0f / row_divisors[m];
         if (desc.bias) v += bias[n];
         if (desc.relu) v = v > 0 || std::isnan(v) ? v : 0.0f;
         *cp = v;

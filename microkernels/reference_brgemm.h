@@ -21,12 +21,13 @@ namespace microkernels {
 // C (= or +=) sum_i A_i * B_i for a pointer-list batch of `batch` blocks.
 // B_i are packed as desc.b_layout. The descriptor's batch_kind is ignored
 // (callers resolve strides with StridedBatchPointers). `bias` (N floats) is
-// required by descriptors with post-op bias. InvalidArgument for a bad
-// descriptor, batch < 0 or a missing bias.
-absl::Status ReferenceBrgemm(const BrgemmDesc& desc,
-                             const void* const* a_ptrs,
-                             const void* const* b_ptrs, int64_t batch,
-                             void* c, const float* bias = nullptr);
+// required by descriptors with post-op bias, `row_divisors` (M floats) by
+// those with divide_rows. InvalidArgument for a bad descriptor, batch < 0
+// or a missing bias or divisor row.
+absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
+                             const void* const* b_ptrs, int64_t batch, void* c,
+                             const float* bias = nullptr,
+                             const float* row_divisors = nullptr);
 
 // The pointer lists a strided batch stands for: base + i * stride.
 std::vector<const void*> StridedBatchPointers(const void* base,

@@ -56,6 +56,25 @@ const Variant kVariants[] = {
 const int64_t kNs[] = {1, 15, 16, 17, 31, 48, 64, 65};
 const int64_t kKs[] = {1, 2, 3, 4, 5, 16, 63, 257};
 
+// Generates `desc`'s kernel and checks it against the reference on
+// batches of 0, 1 and 3 blocks (seeds from `seed` on).
+::testing::AssertionResult CheckKernelOverBatches(const BrgemmDesc& desc,
+                                                  uint32_t& seed) {
+  auto kernel = BrgemmKernel::Create(desc);
+  if (!kernel.ok()) return ::testing::AssertionFailure() << kernel.status();
+  for (int64_t batch : {0, 1, 3}) {
+    auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
+      return [&](const BrgemmCallArgs& args) { (*kernel)->fn()(&args); };
+    };
+    ::testing::AssertionResult result =
+        CheckBrgemmCase(desc, batch, seed++, make_runner);
+    if (!result) {
+      return result << " (" << desc.ToString() << ", batch " << batch << ")";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // The M values for one N: every height up to one past the register tile
 // (for AMX: one tile of 16 rows, plus the 32-row block edges).
 std::vector<int64_t> MValues(const Variant& v, int64_t n) {
@@ -157,15 +176,7 @@ TEST(BrgemmS8s8Test, RowSumsUpfrontAndPerTile) {
       desc.accumulate = kind == BatchKind::kStrided;
       desc.batch_kind = kind;
       SetTestStrides(&desc);
-      auto kernel = BrgemmKernel::Create(desc);
-      ASSERT_TRUE(kernel.ok()) << kernel.status();
-      for (int64_t batch : {0, 1, 3}) {
-        auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
-          return [&](const BrgemmCallArgs& args) { (*kernel)->fn()(&args); };
-        };
-        ASSERT_TRUE(CheckBrgemmCase(desc, batch, seed++, make_runner))
-            << desc.ToString() << " batch " << batch;
-      }
+      ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
     }
   }
 }
@@ -192,18 +203,8 @@ TEST(BrgemmPostOpsTest, BiasAndReluOverTails) {
           desc.accumulate = (m + n + post) % 2 == 0;
           desc.batch_kind = BatchKind::kStrided;
           SetTestStrides(&desc);
-          auto kernel = BrgemmKernel::Create(desc);
-          ASSERT_TRUE(kernel.ok()) << kernel.status();
-          for (int64_t batch : {0, 1, 3}) {
-            auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
-              return [&](const BrgemmCallArgs& args) {
-                (*kernel)->fn()(&args);
-              };
-            };
-            ASSERT_TRUE(CheckBrgemmCase(desc, batch, seed++, make_runner))
-                << desc.ToString() << " batch " << batch;
-            ++cases;
-          }
+          ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
+          cases += 3;
         }
       }
     }
@@ -229,16 +230,8 @@ TEST(BrgemmPostOpsTest, DivideRowsOverTails) {
         desc.accumulate = (m + n) % 2 == 0;
         desc.batch_kind = BatchKind::kStrided;
         SetTestStrides(&desc);
-        auto kernel = BrgemmKernel::Create(desc);
-        ASSERT_TRUE(kernel.ok()) << kernel.status();
-        for (int64_t batch : {0, 1, 3}) {
-          auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
-            return [&](const BrgemmCallArgs& args) { (*kernel)->fn()(&args); };
-          };
-          ASSERT_TRUE(CheckBrgemmCase(desc, batch, seed++, make_runner))
-              << desc.ToString() << " batch " << batch;
-          ++cases;
-        }
+        ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
+        cases += 3;
       }
     }
   }

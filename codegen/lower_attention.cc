@@ -108,21 +108,28 @@ struct KeyBlock {
   Expr i0, j0, keys, row_base;
 };
 
-// Where row r's block max goes (none without score ops, which take it).
-std::optional<View> BlockMax(const AttentionPlan& p, Expr r) {
-  if (p.score_program < 0) return std::nullopt;
+// Where row r's block max goes: the row max itself with one key block.
+View BlockMax(const AttentionPlan& p, Expr r) {
   const int64_t mb = p.blocks.mb;
   return p.m.seq_kv <= p.blocks.nb ? View{p.stats, r, 4}
                                    : View{p.stats, 2 * mb + r, 4};
 }
 
-// Row r's score pass: the scores' own rounding, or the score ops, which
-// also take the row's (block's) max.
+// Row r's score pass: the score ops, which also take the row's (block's)
+// max, or the scores' own rounding and then the max. The max is taken
+// here, a row ahead of the softmax pass that needs it, so that its chain
+// overlaps the other row's exps.
 void ScorePass(tile::NestBuilder& nb, const AttentionPlan& p,
                const KeyBlock& kb, Expr r) {
   const View s_row{p.s, r * p.s_ld, 4};
   const DType s_type = p.m.qk->result()->type().dtype;
-  if (p.score_program < 0 && s_type != DType::kF32) {
+  if (p.score_program >= 0) {
+    nb.Append(tile::Stmt{tile::RowMap{p.score_program, kb.row_base + kb.i0 + r,
+                                      kb.j0, kb.j0 + kb.keys, s_row, s_row,
+                                      BlockMax(p, r)}});
+    return;
+  }
+  if (s_type != DType::kF32) {
     // The scores' own rounding, which no score op does.
     tile::RowScale round;
     round.src = round.dst = s_row;
@@ -130,11 +137,12 @@ void ScorePass(tile::NestBuilder& nb, const AttentionPlan& p,
     round.round_to = {s_type};
     nb.Append(tile::Stmt{std::move(round)});
   }
-  if (p.score_program >= 0) {
-    nb.Append(tile::Stmt{tile::RowMap{p.score_program, kb.row_base + kb.i0 + r,
-                                      kb.j0, kb.j0 + kb.keys, s_row, s_row,
-                                      BlockMax(p, r)}});
-  }
+  tile::RowReduce max;
+  max.op = tile::RowReduce::Op::kSoftmaxMax;
+  max.src = s_row;
+  max.len = kb.keys;
+  max.acc = BlockMax(p, r);
+  nb.Append(tile::Stmt{std::move(max)});
 }
 
 // Row r's softmax pass: exp and sum (plain with one key block, online
@@ -147,12 +155,7 @@ void SoftmaxPass(tile::NestBuilder& nb, const AttentionPlan& p,
   const int64_t mb = p.blocks.mb;
   const View s_row{p.s, r * p.s_ld, 4};
   const View max{p.stats, r, 4}, sum{p.stats, mb + r, 4};
-  const std::optional<View> block_max = BlockMax(p, r);
   if (m.seq_kv <= p.blocks.nb) {
-    if (!block_max) {
-      nb.Append(tile::Stmt{tile::RowReduce{tile::RowReduce::Op::kMax, s_row,
-                                           kb.keys, max, false, {}, false}});
-    }
     nb.Append(tile::Stmt{tile::RowExp{s_row, s_row, kb.keys, max, sum}});
     if (p.normalize) {
       tile::RowScale normalize;
@@ -171,7 +174,7 @@ void SoftmaxPass(tile::NestBuilder& nb, const AttentionPlan& p,
   } else {
     nb.Append(tile::Stmt{tile::OnlineSoftmax{s_row, kb.keys, max, sum,
                                              View{p.o, r * m.head_dim_v, 4},
-                                             m.head_dim_v, block_max}});
+                                             m.head_dim_v, BlockMax(p, r)}});
   }
   if (p.prob_program >= 0) {
     nb.Append(tile::Stmt{tile::RowMap{p.prob_program, kb.row_base + kb.i0 + r,

@@ -190,8 +190,12 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
     }
     tile::View orow{out, is_reduce ? row : row * len, 4};
     if (kind == OpKind::kSoftmax) {
-      nb.Append(tile::Stmt{tile::RowReduce{
-          tile::RowReduce::Op::kMax, xrow, len, first, false, {}, false}});
+      tile::RowReduce max;
+      max.op = tile::RowReduce::Op::kSoftmaxMax;
+      max.src = xrow;
+      max.len = len;
+      max.acc = first;
+      nb.Append(tile::Stmt{std::move(max)});
       nb.Append(tile::Stmt{tile::Fill{second, 1, 0.0f}});
       nb.Append(tile::Stmt{tile::RowExp{xrow, orow, len, first, second}});
       nb.Append(tile::Stmt{tile::RowScale{

@@ -1,5 +1,6 @@
 #include "codegen/tile_emitter.h"
 
+#include <array>
 #include <functional>
 #include <limits>
 #include <utility>
@@ -36,6 +37,9 @@ class Emitter {
     args_type_ = BrgemmArgsType(b_.getContext());
     args_ = b_.CreateAlloca(args_type_, nullptr, "brgemm_args");
     acc_ = b_.CreateAlloca(vt_, nullptr, "acc");
+    for (llvm::Value*& slot : max_slots_) {
+      slot = b_.CreateAlloca(vt_, nullptr, "max_slot");
+    }
     acc64_ = b_.CreateAlloca(vd_, nullptr, "acc64");
     for (size_t i = 0; i < nest_.buffers().size(); ++i) {
       const tile::Buffer& buf = nest_.buffers()[i];
@@ -205,12 +209,15 @@ class Emitter {
              llvm::Value* mask) {
     b_.CreateMaskedStore(v, VPtr(row, col), llvm::Align(4), mask);
   }
-  // body(col, mask) over the vectors of a row of `len` floats.
+  // body(col, mask) over the vectors of a row of `len` floats, from vector
+  // `first` (none: 0) on.
   void ForVectors(llvm::Value* len,
-                  const std::function<void(llvm::Value*, llvm::Value*)>& body) {
+                  const std::function<void(llvm::Value*, llvm::Value*)>& body,
+                  llvm::Value* first = nullptr) {
     llvm::Value* n = b_.CreateUDiv(b_.CreateAdd(len, b_.getInt64(15)),
                                    b_.getInt64(kVectorWidth));
-    EmitLoop(b_, b_.getInt64(0), n, [&](llvm::IRBuilder<>& b, llvm::Value* i) {
+    if (first == nullptr) first = b_.getInt64(0);
+    EmitLoop(b_, first, n, [&](llvm::IRBuilder<>& b, llvm::Value* i) {
       llvm::Value* col = b.CreateMul(i, b.getInt64(kVectorWidth));
       body(col, TailMask(b, col, len));
     });
@@ -235,12 +242,50 @@ class Emitter {
     b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(vt_, acc_), t), acc_);
   }
 
+  // A row's max as softmax takes it (FastMax), over max_slots_: whole
+  // groups of four vectors feed four independent max chains, the rest
+  // (the last vector masked) the first.
+  llvm::Value* SoftmaxRowMax(llvm::Value* src, llvm::Value* len) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const int slots = static_cast<int>(max_slots_.size());
+    for (llvm::Value* slot : max_slots_) b_.CreateStore(Splat(-inf), slot);
+    auto take = [&](llvm::IRBuilder<>& b, int slot, llvm::Value* x) {
+      llvm::Value* acc = max_slots_[slot];
+      b.CreateStore(FastMax(b, b.CreateLoad(vt_, acc), x), acc);
+    };
+    llvm::Value* groups = b_.CreateUDiv(len, b_.getInt64(kVectorWidth * slots));
+    EmitLoop(
+        b_, b_.getInt64(0), groups, [&](llvm::IRBuilder<>& b, llvm::Value* g) {
+          for (int i = 0; i < slots; ++i) {
+            llvm::Value* col = b.CreateMul(
+                b.CreateAdd(b.CreateMul(g, b.getInt64(slots)), b.getInt64(i)),
+                b.getInt64(kVectorWidth));
+            take(b, i,
+                 b.CreateAlignedLoad(vt_, VPtr(src, col), llvm::Align(4)));
+          }
+        });
+    ForVectors(
+        len,
+        [&](llvm::Value* col, llvm::Value* mask) {
+          take(b_, 0, Load(src, col, mask, -inf));
+        },
+        b_.CreateMul(groups, b_.getInt64(slots)));
+    llvm::Value* max = b_.CreateLoad(vt_, max_slots_[0]);
+    for (int i = 1; i < slots; ++i) {
+      max = FastMax(b_, max, b_.CreateLoad(vt_, max_slots_[i]));
+    }
+    return TreeMax(b_, max);
+  }
+
   void Emit(const tile::RowReduce& r) {
     using Op = tile::RowReduce::Op;
     llvm::Value* src = Ptr(r.src, f32_);
     llvm::Value* len = E(r.len);
     llvm::Value* result = nullptr;
-    if (r.op == Op::kMax) {
+    if (r.op == Op::kSoftmaxMax) {
+      result = SoftmaxRowMax(src, len);
+      if (r.accumulate) result = FastMax(b_, Scalar(r.acc), result);
+    } else if (r.op == Op::kMax) {
       const float inf = std::numeric_limits<float>::infinity();
       b_.CreateStore(Splat(-inf), acc_);
       ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
@@ -459,6 +504,9 @@ class Emitter {
   llvm::Value* args_ = nullptr;
   llvm::Value* acc_ = nullptr;
   llvm::Value* acc64_ = nullptr;  // <16 x double>: squares, in double
+  // SoftmaxRowMax's running maxes: four independent chains instead of one
+  // at the max's latency a vector.
+  std::array<llvm::Value*, 4> max_slots_{};
   std::vector<llvm::Value*> bases_;
   std::vector<llvm::Value*> vars_;
   absl::Status status_;

@@ -296,6 +296,8 @@ const char* ReduceName(RowReduce::Op op) {
   switch (op) {
     case RowReduce::Op::kMax:
       return "max";
+    case RowReduce::Op::kSoftmaxMax:
+      return "softmax_max";
     case RowReduce::Op::kSum:
       return "sum";
     case RowReduce::Op::kMean:

@@ -153,8 +153,11 @@ struct RowMap {
 // finite variance. With `shift`, x - src[0] takes x's place (the mean of a
 // constant row is then exactly 0). With `accumulate` (max and sum only),
 // the row's value is combined with acc's own: a running reduction.
+// kSoftmaxMax is the max as x86's vmaxps takes it (a NaN need not survive,
+// as for RowMap's max_out): softmax's exp pass turns a NaN score into a
+// NaN row by itself.
 struct RowReduce {
-  enum class Op { kMax, kSum, kMean, kMeanSquaredDeviation };
+  enum class Op { kMax, kSoftmaxMax, kSum, kMean, kMeanSquaredDeviation };
   Op op = Op::kSum;
   View src;
   Expr len;

@@ -285,7 +285,7 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
     }
     nb.Append(tile::Stmt{std::move(pv)});
   });
-  if (p.direct_out) return;
+  if (p.direct_out) return;  // P·V wrote the output itself
   // O / sum (normalized rows need none), then P·V's rounding and the casts
   // after it, stored in the result's type and final layout. O rows that are
   // not contiguous are divided and rounded in place, then copied out (and

@@ -185,7 +185,7 @@ void SetTestStrides(BrgemmDesc* d) {
 
   BrgemmRunner run = make_runner(desc);
   if (!run) return ::testing::AssertionFailure() << "no runner";
-  BrgemmCallArgs args;
+  BrgemmCallArgs args{};
   args.a = strided ? (batch > 0 ? a_ptrs[0] : nullptr)
                    : static_cast<const void*>(a_ptrs.data());
   args.b = strided ? (batch > 0 ? b_ptrs[0] : nullptr)

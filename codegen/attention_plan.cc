@@ -157,7 +157,9 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
                                                    rows, m.head_dim_v, keys);
       pv.lda = p.s_ld;
       pv.ldb = p.v_ld;
-      pv.ldc = p.direct_out ? m.out_strides[2] : m.head_dim_v;
+      // One query (extent 1, stride 0 in the match) has any row stride.
+      pv.ldc = p.direct_out ? std::max(m.out_strides[2], m.head_dim_v)
+                            : m.head_dim_v;
       pv.accumulate = m.seq_kv > nb;  // several key blocks accumulate
       pv.divide_rows = p.direct_out;
       pv.batch_kind = microkernels::BatchKind::kStrided;
@@ -290,7 +292,7 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   // divides each row by its sum and writes it into the output itself.
   p.direct_out = m.seq_kv <= p.blocks.nb && !p.normalize &&
                  p.out_casts.empty() && m.result->type().dtype == DType::kF32 &&
-                 m.out_strides[3] == 1 && m.out_strides[2] >= m.head_dim_v;
+                 m.out_strides[3] == 1;
   p.prefetch = p.blocks.q_chunks == 1 && m.seq_kv <= p.blocks.nb &&
                p.k_packed && m.batch * m.heads > 1 &&
                m.q.strides[3] == 1 && m.v.strides[3] == 1;

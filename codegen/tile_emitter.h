@@ -1,6 +1,8 @@
 // The one emitter of the tile IR: a Nest (tile_ir.h) becomes an LLVM step
 // function `void @<nest name>(i8* frame)` with the KernelFrame ABI
-// (runtime/kernel_abi.h), plus the runtime steps around it.
+// (runtime/kernel_abi.h), plus the runtime steps around it. Loops, lets,
+// BRGEMM calls and RowMaps are emitted here, the row statements by
+// row_emitter.h and the data movement by copy_emitter.h.
 #ifndef HGC_CODEGEN_TILE_EMITTER_H_
 #define HGC_CODEGEN_TILE_EMITTER_H_
 

@@ -360,11 +360,10 @@ class Printer {
     Emit(indent, s);
   }
   void Line(int indent, const OnlineSoftmax& r) {
-    std::string s = absl::StrCat("online_softmax ", V(r.s), " len ", E(r.len),
-                                 " max ", V(r.max), " sum ", V(r.sum),
-                                 " rescale ", V(r.o), " len ", E(r.o_len));
-    if (r.block_max) absl::StrAppend(&s, " block max ", V(*r.block_max));
-    Emit(indent, s);
+    Emit(indent,
+         absl::StrCat("online_softmax ", V(r.s), " len ", E(r.len), " max ",
+                      V(r.max), " sum ", V(r.sum), " rescale ", V(r.o), " len ",
+                      E(r.o_len), " block max ", V(r.block_max)));
   }
   void Line(int indent, const Copy& c) {
     Emit(indent,

@@ -208,21 +208,21 @@ struct RowNormalize {
 
 // One step of an online softmax over a row of scores streamed in blocks
 // (attention): with the running max *max and sum *sum of the blocks before,
-//   m = max(*max, max(s[0, len)));  u = (m == -inf ? 0 : m)
+//   m = max(*max, *block_max);  u = (m == -inf ? 0 : m)
 //   s[i] = exp(s[i] - u);  a = exp(*max - u)
 //   *sum = *sum * a + sum(s);  o[0, o_len) *= a;  *max = m
 // Start with *max = -inf, *sum = 0 and o = 0. A row whose scores so far are
 // all -inf keeps s = 0 and o = 0 instead of NaN, so a later block with a
 // finite score gives what one softmax over the whole row gives.
-// `block_max`, when set, holds max(s[0, len)) already (a RowMap's max_out),
-// and the step does not read s for it.
+// `block_max` holds max(s[0, len)) already (taken by the pass before: a
+// RowMap's max_out or a softmax_max RowReduce).
 struct OnlineSoftmax {
   View s;
   Expr len;
   View max, sum;
   View o;
   Expr o_len;
-  std::optional<View> block_max;
+  View block_max;
 };
 
 // dst[r * dst_row + c * dst_col] = src[r * src_row + c * src_col] for

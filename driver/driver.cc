@@ -120,10 +120,8 @@ absl::StatusOr<std::vector<Tensor>> PrepareInputs(
       inputs.push_back(std::move(*t));
       continue;
     }
-    absl::StatusOr<Tensor> read = ReadNpy(it->second);
     absl::StatusOr<Tensor> conformed =
-        read.ok() ? ConformToType(*read, param->type(), param->name())
-                  : read.status();
+        ReadNpyAs(it->second, param->type(), param->name());
     if (!conformed.ok()) {
       // Point at the parameter the file was meant for.
       return ErrorAt(param->loc(),

@@ -72,8 +72,10 @@ Passes:
 
 Inputs and outputs:
   --input NAME=FILE.npy use FILE.npy for parameter %NAME (NAME without '%');
-                        may be repeated; an f32 file is rounded for a bf16
-                        parameter
+                        may be repeated; float data (f16, f32, f64) is
+                        rounded to a float parameter's type, integer data
+                        (int8 to int64, uint8 to uint64) must fit an
+                        integer parameter's
   --seed N              seed for the random inputs (default 0)
   --output-dir DIR      write output i as DIR/out<i>.npy (bf16 as f32), all
                         or none; removes out<i>.npy left by an earlier run

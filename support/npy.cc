@@ -1,6 +1,10 @@
 #include "support/npy.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
+#include <optional>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -34,27 +38,68 @@ absl::string_view Descr(DType dtype) {
   return "?";
 }
 
-absl::StatusOr<DType> DTypeFromDescr(absl::string_view descr,
-                                     absl::string_view name) {
-  if (descr.size() >= 2 && descr[0] == '>' && descr.substr(1) != "i1" &&
-      descr.substr(1) != "u1" && descr.substr(1) != "b1") {
-    return NpyError(name, absl::StrCat("big-endian dtype '", descr,
-                                       "' is not supported"));
+// A numpy dtype as 'descr' spells it: kind 'f' (float), 'i' (signed),
+// 'u' (unsigned) or 'b' (bool), and the width in bytes.
+struct NpyDType {
+  char kind = 'f';
+  int width = 4;
+  bool big_endian = false;
+};
+
+absl::StatusOr<NpyDType> ParseDescr(absl::string_view descr,
+                                    absl::string_view name) {
+  NpyDType t;
+  absl::string_view rest = descr;
+  // '<', '|' and '=' (native: little-endian on x86) read as they are.
+  if (!rest.empty() &&
+      absl::string_view("<>|=").find(rest[0]) != absl::string_view::npos) {
+    t.big_endian = rest[0] == '>';
+    rest.remove_prefix(1);
   }
-  // '<', '|' and '=' (native, little-endian on x86) all mean the same here.
-  absl::string_view kind =
-      descr.empty() ? descr : descr.substr(descr[0] == '<' || descr[0] == '|' ||
-                                                   descr[0] == '=' || descr[0] == '>'
-                                               ? 1
-                                               : 0);
-  if (kind == "f4") return DType::kF32;
-  if (kind == "f2") return DType::kF16;
-  if (kind == "i4") return DType::kS32;
-  if (kind == "i1") return DType::kS8;
-  if (kind == "u1") return DType::kU8;
-  if (kind == "b1" || kind == "?") return DType::kBool;
-  return NpyError(name, absl::StrCat("unsupported dtype '", descr,
-                                     "' (supported: f4, f2, i4, i1, u1, b1)"));
+  if (rest == "?") rest = "b1";
+  const bool int_width =
+      rest.size() == 2 &&
+      (rest[1] == '1' || rest[1] == '2' || rest[1] == '4' || rest[1] == '8');
+  const bool known = rest == "f2" || rest == "f4" || rest == "f8" ||
+                     rest == "b1" ||
+                     (int_width && (rest[0] == 'i' || rest[0] == 'u'));
+  if (!known) {
+    return NpyError(name, absl::StrCat("unsupported dtype '", descr,
+                                       "' (supported: f2, f4, f8, i1, i2, "
+                                       "i4, i8, u1, u2, u4, u8, b1)"));
+  }
+  t.kind = rest[0];
+  t.width = rest[1] - '0';
+  return t;
+}
+
+// The hgc dtype a numpy dtype is stored as without conversion, if any.
+std::optional<DType> NativeDType(const NpyDType& t) {
+  switch (t.kind) {
+    case 'f':
+      if (t.width == 2) return DType::kF16;
+      if (t.width == 4) return DType::kF32;
+      return std::nullopt;
+    case 'i':
+      if (t.width == 1) return DType::kS8;
+      if (t.width == 4) return DType::kS32;
+      return std::nullopt;
+    case 'u':
+      if (t.width == 1) return DType::kU8;
+      return std::nullopt;
+    default:
+      return DType::kBool;
+  }
+}
+
+// Names a numpy dtype in hgc's spelling (f64, s64, u16, ... for those hgc
+// lacks).
+std::string NpyDTypeName(const NpyDType& t) {
+  if (std::optional<DType> d = NativeDType(t)) {
+    return std::string(DTypeName(*d));
+  }
+  return absl::StrCat(t.kind == 'i' ? "s" : std::string(1, t.kind),
+                      8 * t.width);
 }
 
 // A cursor over the header, a Python dict literal such as
@@ -173,17 +218,19 @@ uint32_t ReadLittleEndian(absl::string_view bytes, int width) {
   return v;
 }
 
-// Copies column-major `src` into row-major `dst` of the same shape.
-void FortranToRowMajor(const uint8_t* src, Tensor& dst) {
-  const Shape& shape = dst.shape();
-  int64_t rank = shape.size();
-  int64_t elem = DTypeSize(dst.dtype());
+// Copies column-major `src` into row-major `dst`, both `shape` with
+// elements of `elem` bytes.
+void FortranToRowMajor(const uint8_t* src, uint8_t* dst, const Shape& shape,
+                       int64_t elem) {
+  const int64_t rank = shape.size();
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
   Shape row_strides = RowMajorStrides(shape);
   Shape index(rank, 0);
-  for (int64_t f = 0; f < dst.num_elements(); ++f) {
+  for (int64_t f = 0; f < count; ++f) {
     int64_t r = 0;
     for (int64_t d = 0; d < rank; ++d) r += index[d] * row_strides[d];
-    std::memcpy(dst.mutable_raw() + r * elem, src + f * elem, elem);
+    std::memcpy(dst + r * elem, src + f * elem, elem);
     for (int64_t d = 0; d < rank; ++d) {  // column-major increment
       if (++index[d] < shape[d]) break;
       index[d] = 0;
@@ -191,10 +238,15 @@ void FortranToRowMajor(const uint8_t* src, Tensor& dst) {
   }
 }
 
-}  // namespace
+// A decoded array: row-major, little-endian elements of `dtype`.
+struct NpyArray {
+  NpyDType dtype;
+  Shape shape;
+  std::string data;
+};
 
-absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes,
-                                absl::string_view name) {
+absl::StatusOr<NpyArray> ParseNpyArray(absl::string_view bytes,
+                                       absl::string_view name) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic) {
     return NpyError(name, "missing the \\x93NUMPY magic");
   }
@@ -213,36 +265,181 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes,
   HGC_ASSIGN_OR_RETURN(
       Header header,
       ParseHeader(bytes.substr(8 + len_width, header_len), name));
-  HGC_ASSIGN_OR_RETURN(DType dtype, DTypeFromDescr(header.descr, name));
+  NpyArray array;
+  HGC_ASSIGN_OR_RETURN(array.dtype, ParseDescr(header.descr, name));
+  array.shape = header.shape;
   absl::StatusOr<int64_t> count = CheckedNumElements(header.shape);
   if (!count.ok()) return NpyError(name, count.status().message());
-  uint64_t expected = static_cast<uint64_t>(*count) * DTypeSize(dtype);
+  const int64_t width = array.dtype.width;
+  if (*count > (Tensor::kDefaultMaxBytes * 2) / width) {
+    return NpyError(name, absl::StrCat("shape ", ShapeToString(header.shape),
+                                       " is too large"));
+  }
+  uint64_t expected = static_cast<uint64_t>(*count) * width;
   uint64_t actual = bytes.size() - data_start;
   if (actual != expected) {
     return NpyError(name, absl::StrCat("shape ", ShapeToString(header.shape),
                                        " needs ", expected,
                                        " bytes of data, found ", actual));
   }
-  HGC_ASSIGN_OR_RETURN(Tensor tensor,
-                       Tensor::Create(TensorType(dtype, header.shape)));
-  const uint8_t* src = reinterpret_cast<const uint8_t*>(bytes.data()) + data_start;
+  const auto* src = reinterpret_cast<const uint8_t*>(bytes.data()) + data_start;
+  array.data.resize(expected);
+  auto* dst = reinterpret_cast<uint8_t*>(array.data.data());
   if (header.fortran_order) {
-    FortranToRowMajor(src, tensor);
+    FortranToRowMajor(src, dst, header.shape, width);
   } else if (expected > 0) {
-    std::memcpy(tensor.mutable_raw(), src, expected);
+    std::memcpy(dst, src, expected);
   }
-  if (dtype == DType::kBool) {
-    // numpy bools are 0/1; normalize anything else rather than trust it.
-    uint8_t* b = tensor.mutable_data<uint8_t>();
-    for (int64_t i = 0; i < tensor.num_elements(); ++i) b[i] = b[i] != 0;
+  if (array.dtype.big_endian) {
+    for (uint64_t i = 0; i < expected; i += width) {
+      std::reverse(dst + i, dst + i + width);
+    }
+    array.dtype.big_endian = false;
   }
-  return tensor;
+  return array;
+}
+
+// Element i of a float array, exactly, as a double.
+double FloatAt(const NpyArray& a, int64_t i) {
+  const char* p = a.data.data() + i * a.dtype.width;
+  if (a.dtype.width == 2) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return HalfToFloat(h);
+  }
+  if (a.dtype.width == 4) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  double d;
+  std::memcpy(&d, p, 8);
+  return d;
+}
+
+// Element i of an integer array; false when it does not fit an int64.
+bool IntAt(const NpyArray& a, int64_t i, int64_t* value) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, a.data.data() + i * a.dtype.width, a.dtype.width);
+  const int shift = 64 - 8 * a.dtype.width;
+  if (a.dtype.kind == 'u') {
+    if (bits > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return false;
+    }
+    *value = static_cast<int64_t>(bits);
+  } else {
+    // Sign-extend from the element's width.
+    *value = static_cast<int64_t>(bits << shift) >> shift;
+  }
+  return true;
+}
+
+// The values an integer dtype holds.
+std::pair<int64_t, int64_t> IntRange(DType dtype) {
+  switch (dtype) {
+    case DType::kS8:
+      return {-128, 127};
+    case DType::kU8:
+      return {0, 255};
+    default:
+      return {std::numeric_limits<int32_t>::min(),
+              std::numeric_limits<int32_t>::max()};
+  }
+}
+
+// Converts `a` to `type` (see ParseNpyAs). `param_name` names the
+// parameter in errors.
+absl::StatusOr<Tensor> ConvertArray(const NpyArray& a, const TensorType& type,
+                                    absl::string_view param_name) {
+  const bool float_type = type.dtype == DType::kF32 ||
+                          type.dtype == DType::kBF16 ||
+                          type.dtype == DType::kF16;
+  const bool int_type = type.dtype == DType::kS32 || type.dtype == DType::kS8 ||
+                        type.dtype == DType::kU8;
+  const bool int_file = a.dtype.kind == 'i' || a.dtype.kind == 'u';
+  const bool convertible = (float_type && a.dtype.kind == 'f') ||
+                           (int_type && int_file) ||
+                           (type.dtype == DType::kBool && a.dtype.kind == 'b');
+  if (!convertible || a.shape != type.shape) {
+    const char* accepts = convertible  ? ""
+                          : float_type ? " (float data)"
+                          : int_type   ? " (integer data)"
+                                       : "";
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input for %", param_name, " must be ", type.ToString(), accepts,
+        ", found ", NpyDTypeName(a.dtype), ShapeToString(a.shape)));
+  }
+  HGC_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(type));
+  const int64_t n = out.num_elements();
+  if (NativeDType(a.dtype) == type.dtype) {
+    if (n > 0) std::memcpy(out.mutable_raw(), a.data.data(), a.data.size());
+    if (type.dtype == DType::kBool) {
+      // numpy bools are 0/1; normalize anything else rather than trust it.
+      uint8_t* b = out.mutable_data<uint8_t>();
+      for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
+    }
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (type.dtype == DType::kF32) {
+      out.mutable_data<float>()[i] = static_cast<float>(FloatAt(a, i));
+      continue;
+    }
+    if (float_type) {
+      // Round-to-odd to f32 first, so that bf16 and f16 round only once.
+      const float f = RoundToOddF32(FloatAt(a, i));
+      out.mutable_data<uint16_t>()[i] =
+          type.dtype == DType::kBF16 ? FloatToBf16(f) : FloatToHalf(f);
+      continue;
+    }
+    int64_t v = 0;
+    const bool fits = IntAt(a, i, &v) && v >= IntRange(type.dtype).first &&
+                      v <= IntRange(type.dtype).second;
+    if (!fits) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input for %", param_name, " must be ", type.ToString(),
+                       ": element ", i, " of the ", NpyDTypeName(a.dtype),
+                       " data does not fit ", DTypeName(type.dtype)));
+    }
+    out.SetDouble(i, static_cast<double>(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes,
+                                absl::string_view name) {
+  HGC_ASSIGN_OR_RETURN(NpyArray array, ParseNpyArray(bytes, name));
+  std::optional<DType> dtype = NativeDType(array.dtype);
+  if (!dtype.has_value()) {
+    return NpyError(name, absl::StrCat(NpyDTypeName(array.dtype),
+                                       " data is read only as the input of "
+                                       "a parameter, converted to its type"));
+  }
+  return ConvertArray(array, TensorType(*dtype, array.shape), name);
+}
+
+absl::StatusOr<Tensor> ParseNpyAs(absl::string_view bytes,
+                                  absl::string_view name,
+                                  const TensorType& type,
+                                  absl::string_view param_name) {
+  HGC_ASSIGN_OR_RETURN(NpyArray array, ParseNpyArray(bytes, name));
+  return ConvertArray(array, type, param_name);
 }
 
 absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
   HGC_ASSIGN_OR_RETURN(std::string contents,
                        ReadRegularFile(path, kMaxNpyFileSize));
   return ParseNpy(contents, path);
+}
+
+absl::StatusOr<Tensor> ReadNpyAs(const std::string& path,
+                                 const TensorType& type,
+                                 absl::string_view param_name) {
+  HGC_ASSIGN_OR_RETURN(std::string contents,
+                       ReadRegularFile(path, 2 * kMaxNpyFileSize));
+  return ParseNpyAs(contents, path, type, param_name);
 }
 
 std::string SerializeNpy(const Tensor& tensor) {
@@ -276,26 +473,6 @@ std::string SerializeNpy(const Tensor& tensor) {
 
 absl::Status WriteNpy(const std::string& path, const Tensor& tensor) {
   return WriteFilesAtomically({{path, SerializeNpy(tensor)}});
-}
-
-absl::StatusOr<Tensor> ConformToType(const Tensor& tensor,
-                                     const TensorType& type,
-                                     absl::string_view param_name) {
-  bool rounds_to_bf16 =
-      type.dtype == DType::kBF16 && tensor.dtype() == DType::kF32;
-  if ((tensor.dtype() != type.dtype && !rounds_to_bf16) ||
-      tensor.shape() != type.shape) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input for %", param_name, " must be ", type.ToString(),
-        rounds_to_bf16 || type.dtype == DType::kBF16 ? " (as f32 values)" : "",
-        ", found ", tensor.type().ToString()));
-  }
-  if (!rounds_to_bf16) return tensor;
-  HGC_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(type));
-  const float* src = tensor.data<float>();
-  uint16_t* dst = out.mutable_data<uint16_t>();
-  for (int64_t i = 0; i < tensor.num_elements(); ++i) dst[i] = FloatToBf16(src[i]);
-  return out;
 }
 
 }  // namespace hgc

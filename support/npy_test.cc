@@ -76,12 +76,14 @@ TEST(NpyTest, WritesBf16AsF32AndConformsF32ToBf16) {
 
   Tensor f32 = *Tensor::Create(TensorType(DType::kF32, {2}));
   f32.mutable_data<float>()[0] = 1.0f + 1.0f / 256;  // a tie: rounds to 1.0
-  Tensor conformed = *ConformToType(f32, TensorType(DType::kBF16, {2}), "x");
+  const std::string file = SerializeNpy(f32);
+  Tensor conformed = *ParseNpyAs(file, "f", TensorType(DType::kBF16, {2}), "x");
   EXPECT_EQ(conformed.GetDouble(0), 1.0);
-  EXPECT_FALSE(ConformToType(f32, TensorType(DType::kF32, {3}), "x").ok());
-  absl::Status wrong = ConformToType(f32, TensorType(DType::kS32, {2}), "x").status();
-  EXPECT_NE(wrong.message().find("input for %x must be s32[2], found f32[2]"),
-            std::string::npos) << wrong;
+  EXPECT_FALSE(ParseNpyAs(file, "f", TensorType(DType::kF32, {3}), "x").ok());
+  absl::Status wrong =
+      ParseNpyAs(file, "f", TensorType(DType::kS32, {2}), "x").status();
+  EXPECT_EQ(wrong.message(),
+            "input for %x must be s32[2] (integer data), found f32[2]");
 }
 
 TEST(NpyTest, RejectsDamagedFiles) {
@@ -98,10 +100,19 @@ TEST(NpyTest, RejectsDamagedFiles) {
       Header(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }") +
           Bytes<double>({1.0}),
       "d.npy").status();
-  EXPECT_NE(f64.message().find("unsupported dtype '<f8'"), std::string::npos);
-  EXPECT_FALSE(ParseNpy(Header(1, "{'descr': '>f4', 'fortran_order': False, "
-                                  "'shape': (1,), }") + Bytes<float>({1}),
-                        "be").ok());
+  EXPECT_NE(f64.message().find("f64 data is read only as the input of a "
+                               "parameter"),
+            std::string::npos)
+      << f64;
+  absl::Status c16 =
+      ParseNpy(
+          Header(1,
+                 "{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }") +
+              Bytes<double>({1.0, 0.0}),
+          "c.npy")
+          .status();
+  EXPECT_NE(c16.message().find("unsupported dtype '<c16'"), std::string::npos)
+      << c16;
   EXPECT_FALSE(ParseNpy(Header(1, "{'descr': '<f4', 'shape': (1,), }") +
                             Bytes<float>({1}), "x").ok());
   // Dimensions whose product overflows must not wrap around.
@@ -112,6 +123,112 @@ TEST(NpyTest, RejectsDamagedFiles) {
                                   "'shape': (-1,), }"), "n").ok());
   EXPECT_EQ(ReadNpy("no/such/file.npy").status().code(),
             absl::StatusCode::kNotFound);
+}
+
+std::string Npy(absl::string_view descr, absl::string_view shape,
+                absl::string_view data, bool fortran = false) {
+  return Header(1, absl::StrCat("{'descr': '", descr, "', 'fortran_order': ",
+                                fortran ? "True" : "False",
+                                ", 'shape': ", shape, ", }")) +
+         std::string(data);
+}
+
+TEST(NpyTest, ReadsBigEndianData) {
+  std::string be;
+  for (uint32_t bits : {FloatBits(1.5f), FloatBits(-2.0f)}) {
+    for (int i = 3; i >= 0; --i) be += static_cast<char>(bits >> (8 * i));
+  }
+  Tensor t = *ParseNpy(Npy(">f4", "(2,)", be), "be");
+  EXPECT_EQ(t.data<float>()[0], 1.5f);
+  EXPECT_EQ(t.data<float>()[1], -2.0f);
+}
+
+TEST(NpyTest, ConvertsFloatDataToFloatParametersRoundingOnce) {
+  // 1 + 2^-8 + 2^-40 is just above bf16's tie between 1 and 1 + 2^-7, and
+  // 1 + 2^-11 + 2^-40 just above f16's between 1 and 1 + 2^-10: rounded
+  // to f32 first (to nearest) each would land on its tie and go down.
+  std::string data =
+      Bytes<double>({0.1, 1 + 0x1p-8 + 0x1p-40, 1 + 0x1p-11 + 0x1p-40, 1e300});
+  Tensor f32 = *ParseNpyAs(Npy("<f8", "(4,)", data), "d",
+                           TensorType(DType::kF32, {4}), "x");
+  EXPECT_EQ(f32.data<float>()[0], 0.1f);
+  EXPECT_EQ(f32.data<float>()[1], 1 + 0x1p-8f);
+  EXPECT_EQ(f32.data<float>()[3], std::numeric_limits<float>::infinity());
+  Tensor bf = *ParseNpyAs(Npy("<f8", "(4,)", data), "d",
+                          TensorType(DType::kBF16, {4}), "x");
+  EXPECT_EQ(bf.GetDouble(1), 1 + 0x1p-7);
+  Tensor h = *ParseNpyAs(Npy("<f8", "(4,)", data), "d",
+                         TensorType(DType::kF16, {4}), "x");
+  EXPECT_EQ(h.GetDouble(2), 1 + 0x1p-10);
+  EXPECT_EQ(h.GetDouble(3), std::numeric_limits<double>::infinity());
+  // f16 data for an f32 parameter is exact; column-major f64 is reordered.
+  Tensor from_half =
+      *ParseNpyAs(Npy("<f2", "(1,)", Bytes<uint16_t>({FloatToHalf(0.333f)})),
+                  "h", TensorType(DType::kF32, {1}), "x");
+  EXPECT_EQ(from_half.data<float>()[0], HalfToFloat(FloatToHalf(0.333f)));
+  Tensor fortran =
+      *ParseNpyAs(Npy("<f8", "(2, 3)", Bytes<double>({1, 4, 2, 5, 3, 6}), true),
+                  "f", TensorType(DType::kF32, {2, 3}), "x");
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(fortran.data<float>()[i], i + 1.0f);
+}
+
+TEST(NpyTest, ConvertsIntegerDataThatFits) {
+  Tensor s32 = *ParseNpyAs(
+      Npy("<i8", "(3,)", Bytes<int64_t>({-2147483648LL, 0, 2147483647})), "i",
+      TensorType(DType::kS32, {3}), "m");
+  EXPECT_EQ(s32.data<int32_t>()[0], std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(s32.data<int32_t>()[2], std::numeric_limits<int32_t>::max());
+  Tensor u8 = *ParseNpyAs(Npy("<u2", "(2,)", Bytes<uint16_t>({0, 255})), "u",
+                          TensorType(DType::kU8, {2}), "m");
+  EXPECT_EQ(u8.data<uint8_t>()[1], 255);
+  Tensor s8 = *ParseNpyAs(Npy("<i2", "(2,)", Bytes<int16_t>({-128, 127})), "s",
+                          TensorType(DType::kS8, {2}), "m");
+  EXPECT_EQ(s8.data<int8_t>()[0], -128);
+  std::string big_endian_minus_two("\xff\xff\xff\xff\xff\xff\xff\xfe", 8);
+  Tensor be = *ParseNpyAs(Npy(">i8", "(1,)", big_endian_minus_two), "b",
+                          TensorType(DType::kS32, {1}), "m");
+  EXPECT_EQ(be.data<int32_t>()[0], -2);
+
+  absl::Status too_big =
+      ParseNpyAs(Npy("<i8", "(2,)", Bytes<int64_t>({1, 2147483648LL})), "i",
+                 TensorType(DType::kS32, {2}), "m")
+          .status();
+  EXPECT_EQ(too_big.message(),
+            "input for %m must be s32[2]: element 1 of the s64 data does not "
+            "fit s32");
+  EXPECT_FALSE(ParseNpyAs(Npy("<u2", "(1,)", Bytes<uint16_t>({256})), "u",
+                          TensorType(DType::kU8, {1}), "m")
+                   .ok());
+  EXPECT_FALSE(ParseNpyAs(Npy("<i4", "(1,)", Bytes<int32_t>({-1})), "u",
+                          TensorType(DType::kU8, {1}), "m")
+                   .ok());
+  // Above int64's range.
+  EXPECT_FALSE(ParseNpyAs(Npy("<u8", "(1,)", Bytes<uint64_t>({1ULL << 63})),
+                          "u", TensorType(DType::kS32, {1}), "m")
+                   .ok());
+}
+
+TEST(NpyTest, RefusesDataOfTheWrongKind) {
+  absl::Status s = ParseNpyAs(Npy("<f8", "(2,)", Bytes<double>({1, 2})), "d",
+                              TensorType(DType::kS32, {2}), "m")
+                       .status();
+  EXPECT_EQ(s.message(),
+            "input for %m must be s32[2] (integer data), found "
+            "f64[2]");
+  s = ParseNpyAs(Npy("<i8", "(2,)", Bytes<int64_t>({1, 2})), "i",
+                 TensorType(DType::kF32, {2}), "x")
+          .status();
+  EXPECT_EQ(s.message(),
+            "input for %x must be f32[2] (float data), found "
+            "s64[2]");
+  s = ParseNpyAs(Npy("|i1", "(2,)", Bytes<int8_t>({0, 1})), "i",
+                 TensorType(DType::kBool, {2}), "c")
+          .status();
+  EXPECT_EQ(s.message(), "input for %c must be bool[2], found s8[2]");
+  s = ParseNpyAs(Npy("<f8", "(3,)", Bytes<double>({1, 2, 3})), "d",
+                 TensorType(DType::kF32, {2}), "x")
+          .status();
+  EXPECT_EQ(s.message(), "input for %x must be f32[2], found f64[3]");
 }
 
 TEST(NpyTest, RejectsRepeatedHeaderKeys) {

@@ -276,11 +276,12 @@ absl::StatusOr<Module> ReadInput(const std::string& file, SourceManager& sm) {
 }
 
 // The pipeline the options ask for: --pipeline / -O, else O2 where the
-// graph is compiled, else none (--emit=ir alone prints the graph as parsed).
+// graph is compiled or its compiled plan reported (--stats), else none
+// (--emit=ir alone prints the graph as parsed).
 std::string PipelineText(const DriverOptions& options) {
   if (!options.pipeline.empty()) return options.pipeline;
   const bool compiles = options.run || options.emit_llvm || options.emit_asm ||
-                        options.emit_loops;
+                        options.emit_loops || options.stats;
   return compiles ? "O2" : "";
 }
 

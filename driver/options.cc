@@ -65,7 +65,8 @@ Passes:
   --no-verify-each      turn it off
   --time-passes         print the time each pass took to stderr
   --stop-after=A        stop the pipeline after the first run of pass A
-  --stats               print the entry graph's arena plan to stderr:
+  --stats               print the entry graph's arena plan to stderr
+                        (after -O2 unless told otherwise, e.g. -O0):
                         'arena: N bytes (intermediates: M bytes)', the
                         memory one execution needs, and its fused groups
                         by kind: 'fusion groups: attention 1, matmul 2'

@@ -50,8 +50,8 @@ llvm::Value* ToOperand(llvm::IRBuilder<>& b, DType dtype, llvm::Value* x) {
   }
 }
 
-// An op result value -> memory elements (bf16 / f16 values are already
-// rounded, so narrowing is exact).
+// An op result value -> memory elements: f32 values narrow to bf16 / f16
+// rounded to nearest even (exactly, for values rounded already).
 llvm::Value* ToMemory(llvm::IRBuilder<>& b, DType dtype, llvm::Value* x) {
   switch (dtype) {
     case DType::kBF16:

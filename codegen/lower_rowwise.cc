@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/lower_elementwise.h"
 #include "codegen/tile_emitter.h"
@@ -21,6 +23,11 @@ int64_t Axis(const Op& op, int64_t rank) {
   const Attribute* a = op.FindAttr("axis");
   int64_t axis = a != nullptr && a->is_int() ? a->as_int() : -1;
   return axis < 0 ? axis + rank : axis;
+}
+
+// Float types a row op takes (computing in f32).
+bool IsFloatRow(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kBF16 || dtype == DType::kF16;
 }
 
 // A row group's ops around its row op, checked for what the lowering
@@ -57,13 +64,13 @@ absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
   const Value* x = row_op->operand(0);
   const Shape& shape = x->type().shape;
   const int64_t rank = static_cast<int64_t>(shape.size());
-  // The row op writes f32 into the group's output buffer, which the
-  // consumers then rewrite in place: that output must be f32 too.
+  // The row op computes in f32; a bf16 / f16 row is widened on its way in
+  // and its result rounded on the way out (one rounding, as the op's).
   if (rank == 0 || x->type().NumElements() == 0 ||
-      x->type().dtype != DType::kF32 ||
-      row_op->result()->type().dtype != DType::kF32 ||
-      op.result()->type().dtype != DType::kF32) {
-    return absl::UnimplementedError("row op on a non-f32 or scalar value");
+      !IsFloatRow(x->type().dtype) ||
+      !IsFloatRow(row_op->result()->type().dtype)) {
+    return absl::UnimplementedError(
+        "row op on a scalar or a value that is not a float");
   }
   const bool is_reduce = IsReduction(kind);
   if (is_reduce) {
@@ -97,81 +104,197 @@ absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
   return g;
 }
 
+// Where the row op's f32 result goes, and how it reaches the output.
+//  - in place: into the output (f32, as the row op's result), which the
+//    consumers then rewrite in place;
+//  - rounded: no consumers, a bf16 / f16 result: the row op's last pass
+//    rounds and stores it into the output itself;
+//  - through a row: into a per-thread f32 row, which the consumers (or
+//    the rounding alone) read on their way to an output of any dtype.
+enum class ResultPath { kInPlace, kRounded, kThroughRow };
+
+ResultPath ChooseResultPath(const RowGroup& g, const Op& op) {
+  const DType result = g.row_op->result()->type().dtype;
+  if (result == DType::kF32 && op.result()->type().dtype == DType::kF32) {
+    return ResultPath::kInPlace;
+  }
+  if (g.post.empty() && !g.is_reduce) return ResultPath::kRounded;
+  return ResultPath::kThroughRow;
+}
+
+// The frame buffers and programs a row group's nest works with.
+struct RowNestParts {
+  int x = -1;                 // the row op's f32 input rows
+  bool x_is_operand = false;  // x read in place (else a per-thread row)
+  int pre_program = -1;       // producers (or widening) into the x row
+  int out = -1;
+  int y = -1;             // the per-thread result row (kThroughRow)
+  int post_program = -1;  // consumers (or rounding) into the output
+  int gamma = -1, beta = -1;
+  bool exps_in_x = false;  // a rounded softmax's exps in the x row
+};
+
+// Row `xrow`'s row op statements: the result written to `orow` (f32, or
+// out_type for kRounded); `first` and `second` are its two statistics.
+void AppendRowOp(tile::NestBuilder& nb, const RowGroup& g, ResultPath path,
+                 const RowNestParts& parts, DType out_type,
+                 const tile::View& xrow, const tile::View& orow,
+                 const tile::View& first, const tile::View& second) {
+  const Op* row_op = g.row_op;
+  const OpKind kind = row_op->kind_id();
+  const int64_t len = g.len;
+  if (kind == OpKind::kSoftmax) {
+    // Softmax's exps go to the result row; a rounded softmax keeps them in
+    // the x row (when that is its own) or in y.
+    const tile::View exps = path != ResultPath::kRounded ? orow
+                            : parts.exps_in_x            ? xrow
+                                              : tile::View{parts.y, 0, 4};
+    tile::RowReduce max;
+    max.op = tile::RowReduce::Op::kSoftmaxMax;
+    max.src = xrow;
+    max.len = len;
+    max.acc = first;
+    nb.Append(tile::Stmt{std::move(max)});
+    nb.Append(tile::Stmt{tile::Fill{second, 1, 0.0f}});
+    nb.Append(tile::Stmt{tile::RowExp{xrow, exps, len, first, second}});
+    tile::RowScale normalize;
+    normalize.src = exps;
+    normalize.dst = orow;
+    normalize.len = len;
+    normalize.factor = second;
+    normalize.reciprocal = true;
+    if (path == ResultPath::kRounded) normalize.dst_type = out_type;
+    nb.Append(tile::Stmt{std::move(normalize)});
+  } else if (kind == OpKind::kLayernorm) {
+    const Attribute* eps_attr = row_op->FindAttr("epsilon");
+    const double eps = eps_attr != nullptr && eps_attr->is_number()
+                           ? eps_attr->as_number()
+                           : 1e-5;
+    // Two passes over x - x[0]: the mean of a constant row is then
+    // exactly 0 and its variance 0, whatever f32 rounds its sum to.
+    nb.Append(tile::Stmt{tile::RowReduce{
+        tile::RowReduce::Op::kMean, xrow, len, first, false, {}, true}});
+    nb.Append(
+        tile::Stmt{tile::RowReduce{tile::RowReduce::Op::kMeanSquaredDeviation,
+                                   xrow, len, second, false, first, true}});
+    const DType params_type = row_op->operand(1)->type().dtype;
+    const int64_t params_bytes = DTypeSize(params_type);
+    tile::RowNormalize normalize{xrow,
+                                 orow,
+                                 len,
+                                 first,
+                                 second,
+                                 static_cast<float>(eps),
+                                 tile::View{parts.gamma, 0, params_bytes},
+                                 tile::View{parts.beta, 0, params_bytes},
+                                 true,
+                                 params_type};
+    if (path == ResultPath::kRounded) normalize.dst_type = out_type;
+    nb.Append(tile::Stmt{std::move(normalize)});
+  } else {
+    const auto reduce = kind == OpKind::kReduceMax ? tile::RowReduce::Op::kMax
+                        : kind == OpKind::kReduceSum
+                            ? tile::RowReduce::Op::kSum
+                            : tile::RowReduce::Op::kMean;
+    nb.Append(
+        tile::Stmt{tile::RowReduce{reduce, xrow, len, orow, false, {}, false}});
+  }
+}
+
 }  // namespace
 
 absl::Status LowerRowwise(LowerState& state, const Op& op) {
   HGC_ASSIGN_OR_RETURN(RowGroup g, SplitRowGroup(op));
   const Op* row_op = g.row_op;
-  const std::vector<const Op*>& pre = g.pre;
-  const std::vector<const Op*>& post = g.post;
   const OpKind kind = row_op->kind_id();
   const Value* x = row_op->operand(0);
   const Shape& shape = x->type().shape;
-  const Value* last = post.empty() ? row_op->result() : post.back()->result();
+  const Value* last =
+      g.post.empty() ? row_op->result() : g.post.back()->result();
   const int64_t len = g.len, rows = g.rows;
-  const bool is_reduce = g.is_reduce;
+  const ResultPath path = ChooseResultPath(g, op);
+  const DType out_type = op.result()->type().dtype;
   tile::Nest nest(state.StepName(row_op->kind()));
   auto param_buffer = [&](const Value* p) {
     const Value* v = op.operand(p->index());
     return nest.AddFrameBuffer(state.refs.at(v), v->name(),
                                v->type().ToString());
   };
-  const int out =
-      nest.AddFrameBuffer(state.refs.at(op.result()), op.result()->name(),
-                          op.result()->type().ToString());
+  // A program over `space` computing `result` from `ops` and the params
+  // and literals they read (`extra` params too).
   const ConstantBinder constants = NestConstantBinder(state, nest);
-  // Producers into a per-thread scratch row, unless x is an operand.
-  int pre_program = -1;
-  int x_buffer = -1;
-  if (x->is_param()) {
-    x_buffer = param_buffer(x);
-  } else {
-    std::vector<const Value*> params;
+  auto build_program = [&](const std::vector<const Op*>& body_ops,
+                           std::vector<const Value*> extra, const Shape& space,
+                           const Value* result,
+                           int out_buffer) -> absl::StatusOr<RowProgram> {
+    std::vector<const Value*> params = std::move(extra);
     std::vector<const Op*> ops;
-    CollectInputs(pre, params, ops);
+    CollectInputs(body_ops, params, ops);
     std::vector<int> pbuf;
     for (const Value* p : params) {
       pbuf.push_back(nest.FrameIndex(param_buffer(p)));
     }
-    ops.insert(ops.end(), pre.begin(), pre.end());
+    ops.insert(ops.end(), body_ops.begin(), body_ops.end());
     RowProgram program;
-    HGC_RETURN_IF_ERROR(
-        BuildRowProgram(ops, params, pbuf, shape, x, -1, program, constants));
-    pre_program = nest.AddProgram(std::move(program), "pre");
-    x_buffer = nest.AddPerThread(state.AllocArena(state.num_threads * len * 4),
-                                 len * 4, "x_row", "f32 row of the producers");
+    HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, pbuf, space, result,
+                                        out_buffer, program, constants));
+    return program;
+  };
+  RowNestParts parts;
+  parts.out =
+      nest.AddFrameBuffer(state.refs.at(op.result()), op.result()->name(),
+                          op.result()->type().ToString());
+  // Producers (or the widening of a bf16 / f16 x) into a per-thread f32
+  // row, unless x is an f32 operand.
+  parts.x_is_operand = x->is_param() && x->type().dtype == DType::kF32;
+  if (parts.x_is_operand) {
+    parts.x = param_buffer(x);
+  } else {
+    std::vector<const Value*> extra;
+    if (g.pre.empty()) extra.push_back(x);
+    HGC_ASSIGN_OR_RETURN(RowProgram program,
+                         build_program(g.pre, extra, shape, x, -1));
+    program.result_in_f32 = true;
+    parts.pre_program = nest.AddProgram(std::move(program), "pre");
+    parts.x = nest.AddPerThread(
+        state.AllocArena(state.num_threads * len * 4), len * 4, "x_row",
+        g.pre.empty() ? "f32 row of x" : "f32 row of the producers");
   }
-  int gamma = -1, beta = -1;
   if (kind == OpKind::kLayernorm) {
     for (int i = 1; i <= 2; ++i) {
-      const Value* g = row_op->operand(i);
-      if (!g->is_param() || g->type().shape != Shape{len}) {
+      const Value* p = row_op->operand(i);
+      if (!p->is_param() || p->type().shape != Shape{len}) {
         return absl::UnimplementedError("computed gamma/beta");
       }
     }
-    gamma = param_buffer(row_op->operand(1));
-    beta = param_buffer(row_op->operand(2));
+    parts.gamma = param_buffer(row_op->operand(1));
+    parts.beta = param_buffer(row_op->operand(2));
   }
-  int post_program = -1;
-  if (!post.empty()) {
-    std::vector<const Value*> params;
-    std::vector<const Op*> ops;
-    CollectInputs(post, params, ops);
-    std::vector<int> pbuf;
-    for (const Value* p : params) {
-      pbuf.push_back(nest.FrameIndex(param_buffer(p)));
-    }
-    ops.insert(ops.end(), post.begin(), post.end());
-    RowProgram program;
-    HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, pbuf, shape, last,
-                                        nest.FrameIndex(out), program,
-                                        constants));
+  // A reduction's result is one element a row: a [rows, 1] space.
+  const int64_t out_len = g.is_reduce ? 1 : len;
+  const Shape out_space = g.is_reduce ? Shape{rows, 1} : shape;
+  parts.exps_in_x = path == ResultPath::kRounded && kind == OpKind::kSoftmax &&
+                    !parts.x_is_operand;
+  if (path == ResultPath::kThroughRow ||
+      (path == ResultPath::kRounded && kind == OpKind::kSoftmax &&
+       !parts.exps_in_x)) {
+    parts.y = nest.AddPerThread(
+        state.AllocArena(state.num_threads * out_len * 4), out_len * 4, "y_row",
+        absl::StrCat("f32 row of the ", row_op->kind()));
+  }
+  if (!g.post.empty() || path == ResultPath::kThroughRow) {
+    HGC_ASSIGN_OR_RETURN(
+        RowProgram program,
+        build_program(g.post, {}, out_space, last, nest.FrameIndex(parts.out)));
     RowInput y;
     y.value = row_op->result();
-    y.buffer = nest.FrameIndex(out);
-    HGC_ASSIGN_OR_RETURN(y.strides, BroadcastStrides(shape, shape));
+    y.buffer =
+        nest.FrameIndex(path == ResultPath::kInPlace ? parts.out : parts.y);
+    HGC_ASSIGN_OR_RETURN(y.strides, BroadcastStrides(out_space, out_space));
+    y.from_in_row = path == ResultPath::kThroughRow;
+    y.rounded_from_f32 = row_op->result()->type().dtype != DType::kF32;
     program.inputs.push_back(std::move(y));
-    post_program = nest.AddProgram(std::move(program), "post");
+    parts.post_program = nest.AddProgram(std::move(program), "post");
   }
   // Row statistics on the stack: f32 max and sum, or the f32 mean and the
   // variance as a double (bytes 8 to 15).
@@ -183,49 +306,25 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   const tile::View second{stats, 1, layernorm ? 8 : 4};
   tile::NestBuilder nb(nest);
   nb.For("row", 0, rows, true, [&](tile::Expr row) {
-    tile::View xrow{x_buffer, x->is_param() ? row * len : tile::Expr(0), 4};
-    if (pre_program >= 0) {
-      nb.Append(
-          tile::Stmt{tile::RowMap{pre_program, row, 0, len, xrow, {}, {}}});
-    }
-    tile::View orow{out, is_reduce ? row : row * len, 4};
-    if (kind == OpKind::kSoftmax) {
-      tile::RowReduce max;
-      max.op = tile::RowReduce::Op::kSoftmaxMax;
-      max.src = xrow;
-      max.len = len;
-      max.acc = first;
-      nb.Append(tile::Stmt{std::move(max)});
-      nb.Append(tile::Stmt{tile::Fill{second, 1, 0.0f}});
-      nb.Append(tile::Stmt{tile::RowExp{xrow, orow, len, first, second}});
-      nb.Append(tile::Stmt{tile::RowScale{
-          orow, orow, len, second, true, false, {}, DType::kF32}});
-    } else if (kind == OpKind::kLayernorm) {
-      const Attribute* eps_attr = row_op->FindAttr("epsilon");
-      const double eps = eps_attr != nullptr && eps_attr->is_number()
-                             ? eps_attr->as_number()
-                             : 1e-5;
-      // Two passes over x - x[0]: the mean of a constant row is then
-      // exactly 0 and its variance 0, whatever f32 rounds its sum to.
-      nb.Append(tile::Stmt{tile::RowReduce{
-          tile::RowReduce::Op::kMean, xrow, len, first, false, {}, true}});
-      nb.Append(
-          tile::Stmt{tile::RowReduce{tile::RowReduce::Op::kMeanSquaredDeviation,
-                                     xrow, len, second, false, first, true}});
-      nb.Append(tile::Stmt{tile::RowNormalize{
-          xrow, orow, len, first, second, static_cast<float>(eps),
-          tile::View{gamma, 0, 4}, tile::View{beta, 0, 4}, true}});
-    } else {
-      const auto reduce = kind == OpKind::kReduceMax ? tile::RowReduce::Op::kMax
-                          : kind == OpKind::kReduceSum
-                              ? tile::RowReduce::Op::kSum
-                              : tile::RowReduce::Op::kMean;
+    tile::View xrow{parts.x, parts.x_is_operand ? row * len : tile::Expr(0), 4};
+    if (parts.pre_program >= 0) {
       nb.Append(tile::Stmt{
-          tile::RowReduce{reduce, xrow, len, orow, false, {}, false}});
+          tile::RowMap{parts.pre_program, row, 0, len, xrow, {}, {}}});
     }
-    if (post_program >= 0) {
-      nb.Append(
-          tile::Stmt{tile::RowMap{post_program, row, 0, len, {}, {}, {}}});
+    // Where the row op's last pass writes: f32 rows, or the output in its
+    // own dtype (kRounded).
+    const tile::Expr out_at = g.is_reduce ? row : row * len;
+    const tile::View orow =
+        path == ResultPath::kInPlace ? tile::View{parts.out, out_at, 4}
+        : path == ResultPath::kRounded
+            ? tile::View{parts.out, out_at, DTypeSize(out_type)}
+            : tile::View{parts.y, 0, 4};
+    AppendRowOp(nb, g, path, parts, out_type, xrow, orow, first, second);
+    if (parts.post_program >= 0) {
+      std::optional<tile::View> in_row;
+      if (path == ResultPath::kThroughRow) in_row = orow;
+      nb.Append(tile::Stmt{
+          tile::RowMap{parts.post_program, row, 0, out_len, {}, in_row, {}}});
     }
   });
   return EmitNest(state, nest);

@@ -25,8 +25,8 @@ RowEmitter::RowEmitter(llvm::IRBuilder<>& b, ExpScaling exp_scaling,
   vt_ = llvm::FixedVectorType::get(f32_, kVectorWidth);
   vd_ = llvm::FixedVectorType::get(b.getDoubleTy(), kVectorWidth);
   acc_ = b.CreateAlloca(vt_, nullptr, "acc");
-  for (llvm::Value*& slot : max_slots_) {
-    slot = b.CreateAlloca(vt_, nullptr, "max_slot");
+  for (llvm::Value*& slot : slots_) {
+    slot = b.CreateAlloca(vt_, nullptr, "slot");
   }
   acc64_ = b.CreateAlloca(vd_, nullptr, "acc64");
 }
@@ -98,34 +98,37 @@ llvm::Value* RowEmitter::MaxResult() {
   return TreeMax(b_, b_.CreateLoad(vt_, acc_));
 }
 
-// Whole groups of four vectors feed four independent max chains, the rest
-// (the last vector masked) the first.
-llvm::Value* RowEmitter::SoftmaxRowMax(llvm::Value* src, llvm::Value* len) {
-  const int slots = static_cast<int>(max_slots_.size());
-  for (llvm::Value* slot : max_slots_) b_.CreateStore(Splat(-kInf), slot);
-  auto take = [&](llvm::IRBuilder<>& b, int slot, llvm::Value* x) {
-    llvm::Value* acc = max_slots_[slot];
-    b.CreateStore(FastMax(b, b.CreateLoad(vt_, acc), x), acc);
-  };
-  llvm::Value* groups = b_.CreateUDiv(len, b_.getInt64(kVectorWidth * slots));
+void RowEmitter::ForVectorSlots(
+    llvm::Value* len,
+    const std::function<void(llvm::IRBuilder<>&, int, llvm::Value*,
+                             llvm::Value*)>& take) {
+  llvm::Value* groups = b_.CreateUDiv(len, b_.getInt64(kVectorWidth * kSlots));
   EmitLoop(
       b_, b_.getInt64(0), groups, [&](llvm::IRBuilder<>& b, llvm::Value* g) {
-        for (int i = 0; i < slots; ++i) {
+        for (int i = 0; i < kSlots; ++i) {
           llvm::Value* col = b.CreateMul(
-              b.CreateAdd(b.CreateMul(g, b.getInt64(slots)), b.getInt64(i)),
+              b.CreateAdd(b.CreateMul(g, b.getInt64(kSlots)), b.getInt64(i)),
               b.getInt64(kVectorWidth));
-          take(b, i, b.CreateAlignedLoad(vt_, VPtr(src, col), llvm::Align(4)));
+          take(b, i, col, nullptr);
         }
       });
   ForVectors(
-      len,
-      [&](llvm::Value* col, llvm::Value* mask) {
-        take(b_, 0, Load(src, col, mask, -kInf));
-      },
-      b_.CreateMul(groups, b_.getInt64(slots)));
-  llvm::Value* max = b_.CreateLoad(vt_, max_slots_[0]);
-  for (int i = 1; i < slots; ++i) {
-    max = FastMax(b_, max, b_.CreateLoad(vt_, max_slots_[i]));
+      len, [&](llvm::Value* col, llvm::Value* mask) { take(b_, 0, col, mask); },
+      b_.CreateMul(groups, b_.getInt64(kSlots)));
+}
+
+llvm::Value* RowEmitter::SoftmaxRowMax(llvm::Value* src, llvm::Value* len) {
+  for (llvm::Value* slot : slots_) b_.CreateStore(Splat(-kInf), slot);
+  ForVectorSlots(len, [&](llvm::IRBuilder<>& b, int slot, llvm::Value* col,
+                          llvm::Value* mask) {
+    llvm::Value* x = mask == nullptr ? b.CreateAlignedLoad(vt_, VPtr(src, col),
+                                                           llvm::Align(4))
+                                     : Load(src, col, mask, -kInf);
+    b.CreateStore(FastMax(b, b.CreateLoad(vt_, slots_[slot]), x), slots_[slot]);
+  });
+  llvm::Value* max = b_.CreateLoad(vt_, slots_[0]);
+  for (int i = 1; i < kSlots; ++i) {
+    max = FastMax(b_, max, b_.CreateLoad(vt_, slots_[i]));
   }
   return TreeMax(b_, max);
 }
@@ -194,24 +197,48 @@ llvm::Value* RowEmitter::RowSum(const tile::RowReduce& r, bool wide) {
       msd ? b_.CreateVectorSplat(kVectorWidth, Scalar(*r.center)) : nullptr;
   llvm::Value* shift =
       r.shift ? b_.CreateVectorSplat(kVectorWidth, Scalar(r.src)) : nullptr;
-  llvm::Value* acc = wide ? acc64_ : acc_;
-  llvm::Type* vt = wide ? vd_ : vt_;
-  b_.CreateStore(llvm::Constant::getNullValue(vt), acc);
-  ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
-    llvm::Value* x = Load(src, col, mask, 0);
-    if (shift != nullptr) {
-      x = b_.CreateSelect(mask, b_.CreateFSub(x, shift), Splat(0));
+  auto term = [&](llvm::IRBuilder<>& b, llvm::Value* col, llvm::Value* mask) {
+    llvm::Value* x = mask == nullptr ? b.CreateAlignedLoad(vt_, VPtr(src, col),
+                                                           llvm::Align(4))
+                                     : Load(src, col, mask, 0);
+    auto keep = [&](llvm::Value* v) {
+      return mask == nullptr ? v : b.CreateSelect(mask, v, Splat(0));
+    };
+    if (shift != nullptr) x = keep(b.CreateFSub(x, shift));
+    if (msd) x = keep(b.CreateFSub(x, center));
+    if (wide) x = b.CreateFPExt(x, vd_);
+    if (msd) x = b.CreateFMul(x, x);
+    return x;
+  };
+  llvm::Value* result = nullptr;
+  if (wide) {
+    // Only where the f32 squares overflow: one chain is enough.
+    b_.CreateStore(llvm::Constant::getNullValue(vd_), acc64_);
+    ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
+      b_.CreateStore(
+          b_.CreateFAdd(b_.CreateLoad(vd_, acc64_), term(b_, col, mask)),
+          acc64_);
+    });
+    result = AccSum(acc64_, vd_);
+  } else {
+    for (llvm::Value* slot : slots_) b_.CreateStore(Splat(0), slot);
+    ForVectorSlots(len, [&](llvm::IRBuilder<>& b, int slot, llvm::Value* col,
+                            llvm::Value* mask) {
+      b.CreateStore(
+          b.CreateFAdd(b.CreateLoad(vt_, slots_[slot]), term(b, col, mask)),
+          slots_[slot]);
+    });
+    llvm::Value* total = b_.CreateLoad(vt_, slots_[0]);
+    for (int i = 1; i < kSlots; ++i) {
+      total = b_.CreateFAdd(total, b_.CreateLoad(vt_, slots_[i]));
     }
-    if (msd) x = b_.CreateSelect(mask, b_.CreateFSub(x, center), Splat(0));
-    if (wide) x = b_.CreateFPExt(x, vt);
-    if (msd) x = b_.CreateFMul(x, x);
-    b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(vt, acc), x), acc);
-  });
-  llvm::Value* result = AccSum(acc, vt);
+    b_.CreateStore(total, acc_);
+    result = AccSum();
+  }
   if (r.op == Op::kSum && r.accumulate) {
     result = b_.CreateFAdd(Scalar(r.acc), result);
   } else if (r.op != Op::kSum) {
-    result = b_.CreateFDiv(result, b_.CreateSIToFP(len, vt->getScalarType()));
+    result = b_.CreateFDiv(result, b_.CreateSIToFP(len, result->getType()));
   }
   return result;
 }
@@ -251,7 +278,7 @@ void RowEmitter::Emit(const tile::RowScale& r) {
     }
     for (DType t : r.round_to) y = RoundToDType(b_, y, t);
     if (r.denormals_as_zero) y = EmitDenormalsAsZero(b_, y);
-    // y is exact in dst_type after the rounding above.
+    // The store rounds to a 16-bit dst_type (nearest even).
     StoreRowVector(b_, r.dst_type, y, dst, col, mask);
   });
 }
@@ -259,8 +286,22 @@ void RowEmitter::Emit(const tile::RowScale& r) {
 void RowEmitter::Emit(const tile::RowNormalize& r) {
   llvm::Value* src = address_(r.src, f32_);
   llvm::Value* dst = address_(r.dst, f32_);
-  llvm::Value* gamma = address_(r.gamma, f32_);
-  llvm::Value* beta = address_(r.beta, f32_);
+  // gamma and beta as f32 vectors, bf16 / f16 ones widened (exactly).
+  llvm::Type* i16 = b_.getInt16Ty();
+  const bool wide = r.params_type == DType::kF32;
+  llvm::Value* gamma = address_(r.gamma, wide ? f32_ : i16);
+  llvm::Value* beta = address_(r.beta, wide ? f32_ : i16);
+  auto load_param = [&](llvm::Value* row, llvm::Value* col,
+                        llvm::Value* mask) -> llvm::Value* {
+    if (wide) return Load(row, col, mask, 0);
+    auto* vt = llvm::FixedVectorType::get(i16, kVectorWidth);
+    llvm::Value* p = b_.CreateBitCast(b_.CreateInBoundsGEP(i16, row, col),
+                                      vt->getPointerTo());
+    llvm::Value* h = b_.CreateMaskedLoad(vt, p, llvm::Align(2), mask,
+                                         llvm::Constant::getNullValue(vt));
+    return r.params_type == DType::kBF16 ? EmitBf16ToF32(b_, h)
+                                         : EmitF16ToF32(b_, h);
+  };
   llvm::Value* mean = b_.CreateVectorSplat(kVectorWidth, Scalar(r.mean));
   llvm::Value* shift =
       r.shift ? b_.CreateVectorSplat(kVectorWidth, Scalar(r.src)) : nullptr;
@@ -278,9 +319,10 @@ void RowEmitter::Emit(const tile::RowNormalize& r) {
     llvm::Value* x = Load(src, col, mask, 0);
     if (shift != nullptr) x = b_.CreateFSub(x, shift);
     llvm::Value* y = b_.CreateFMul(b_.CreateFSub(x, mean), rstd);
-    y = b_.CreateFAdd(b_.CreateFMul(y, Load(gamma, col, mask, 0)),
-                      Load(beta, col, mask, 0));
-    Store(y, dst, col, mask);
+    y = b_.CreateFAdd(b_.CreateFMul(y, load_param(gamma, col, mask)),
+                      load_param(beta, col, mask));
+    // The store rounds to a 16-bit dst_type (nearest even).
+    StoreRowVector(b_, r.dst_type, y, dst, col, mask);
   });
 }
 

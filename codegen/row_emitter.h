@@ -63,6 +63,14 @@ class RowEmitter {
   // exp(src[i] - max) stored to dst[i] over the row, their sum returned.
   llvm::Value* ExpRow(llvm::Value* src, llvm::Value* dst, llvm::Value* len,
                       llvm::Value* max);
+  // take(b, slot, col, mask) over the vectors of a row of `len` floats:
+  // whole groups of kSlots vectors give slot i their i-th vector (kSlots
+  // independent chains instead of one at an op's latency a vector), the
+  // vectors left (the last one masked; mask nullptr when whole) slot 0.
+  void ForVectorSlots(
+      llvm::Value* len,
+      const std::function<void(llvm::IRBuilder<>&, int, llvm::Value*,
+                               llvm::Value*)>& take);
   llvm::Value* SoftmaxRowMax(llvm::Value* src, llvm::Value* len);
   absl::StatusOr<llvm::Value*> RowMax(llvm::Value* src, llvm::Value* len);
   // RowReduce's sum, mean or mean squared deviation; `wide`: in double.
@@ -77,9 +85,10 @@ class RowEmitter {
   llvm::FixedVectorType* vd_ = nullptr;  // 16 doubles
   llvm::Value* acc_ = nullptr;
   llvm::Value* acc64_ = nullptr;  // <16 x double>: squares, in double
-  // SoftmaxRowMax's running maxes: four independent chains instead of one
-  // at the max's latency a vector.
-  std::array<llvm::Value*, 4> max_slots_{};
+  // ForVectorSlots' accumulators: SoftmaxRowMax's running maxes, RowSum's
+  // running sums.
+  static constexpr int kSlots = 4;
+  std::array<llvm::Value*, kSlots> slots_{};
 };
 
 }  // namespace codegen

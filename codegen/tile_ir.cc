@@ -412,11 +412,17 @@ class Printer {
     Emit(indent, s);
   }
   void Line(int indent, const RowNormalize& r) {
-    Emit(indent,
-         absl::StrCat(V(r.dst), " = normalize(", V(r.src),
-                      r.shift ? " - its first" : "", ", mean ", V(r.mean),
-                      ", var ", V(r.var), ", eps ", r.epsilon, ") * ",
-                      V(r.gamma), " + ", V(r.beta), " len ", E(r.len)));
+    std::string s = absl::StrCat(
+        V(r.dst), " = normalize(", V(r.src), r.shift ? " - its first" : "",
+        ", mean ", V(r.mean), ", var ", V(r.var), ", eps ", r.epsilon, ") * ",
+        V(r.gamma), " + ", V(r.beta), " len ", E(r.len));
+    if (r.dst_type != DType::kF32) {
+      absl::StrAppend(&s, " as ", DTypeName(r.dst_type));
+    }
+    if (r.params_type != DType::kF32) {
+      absl::StrAppend(&s, ", gamma and beta ", DTypeName(r.params_type));
+    }
+    Emit(indent, s);
   }
   void Line(int indent, const Fill& f) {
     Emit(indent,

@@ -179,7 +179,8 @@ struct RowExp {
 // src[i] * (1 / *factor) with `reciprocal`, src[i] / *factor with
 // `divide`, or src[i] itself without a factor; the value is then rounded
 // to each of `round_to` in turn (bf16 / f16 casts) and stored as
-// `dst_type` (f32, or bf16 / f16, which the last rounding makes exact);
+// `dst_type` (f32, or bf16 / f16: rounded to nearest even as stored, so a
+// last rounding to dst_type need not be in round_to);
 // with `denormals_as_zero`, denormal results are stored as zeros of their
 // sign (a bf16 matmul operand, as the matmul reads it).
 struct RowScale {
@@ -196,7 +197,9 @@ struct RowScale {
 // dst[i] = (x[i] - *mean) * (1 / sqrt(*var + epsilon)) * gamma[i] + beta[i]
 // with x = src, or src - src[0] with `shift` (as RowReduce's); *var is a
 // double, and 1 / sqrt(*var + epsilon) is computed in double and rounded
-// once to f32.
+// once to f32. gamma and beta hold `params_type` (f32, or bf16 / f16
+// widened as they are read); dst holds `dst_type`, each result rounded to
+// it once.
 struct RowNormalize {
   View src, dst;
   Expr len;
@@ -204,6 +207,8 @@ struct RowNormalize {
   float epsilon = 0;
   View gamma, beta;
   bool shift = false;
+  DType params_type = DType::kF32;
+  DType dst_type = DType::kF32;
 };
 
 // One step of an online softmax over a row of scores streamed in blocks

@@ -12,17 +12,18 @@ TEST(PassRegistryTest, EveryPassIsRegisteredOnceWithConsistentNames) {
   const PassRegistry& registry = GlobalPassRegistry();
   std::vector<std::string> args = registry.Arguments();
   EXPECT_EQ(args, (std::vector<std::string>{
-                      "attention-fusion", "attention-reshapes",
-                      "canonicalize", "cse", "dce", "fold-constants",
-                      "fusion", "mlp-fusion", "verify"}));
+                      "attention-fusion", "attention-reshapes", "canonicalize",
+                      "cse", "dce", "fold-constants", "fusion", "mlp-fusion",
+                      "verify", "widen-f16-matmul"}));
   for (const std::string& arg : args) {
     std::unique_ptr<Pass> pass = *registry.Create(arg);
     EXPECT_EQ(pass->argument(), arg);
-    // CamelCase name, kebab-case argument.
+    // CamelCase name, kebab-case argument (digits allowed: f16).
     EXPECT_TRUE(absl::ascii_isupper(pass->name()[0])) << pass->name();
     EXPECT_EQ(pass->name().find('-'), absl::string_view::npos);
     for (char c : arg) {
-      EXPECT_TRUE(absl::ascii_islower(c) || c == '-') << arg;
+      EXPECT_TRUE(absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '-')
+          << arg;
     }
     EXPECT_FALSE(pass->description().empty());
     // Every documented option is accepted with its own current value.

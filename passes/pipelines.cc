@@ -13,6 +13,7 @@
 #include "passes/mlp_fusion.h"
 #include "passes/pipeline_parser.h"
 #include "passes/verify_pass.h"
+#include "passes/widen_f16_matmul.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -46,6 +47,9 @@ void AddO2Pipeline(PassManager& pm) {
   // Attention blocks as one group each, before fusion would split them
   // into matmul and softmax groups.
   pm.AddPass<AttentionFusionPass>();
+  // The f16 matmuls left (outside attention) as f32 matmuls between casts,
+  // before fusion takes the result's cast as a post-op.
+  pm.AddPass<WidenF16MatmulPass>();
   // matmul + post-ops, elementwise chains, row ops with their neighbours.
   pm.AddPass<FusionPass>();
   // Small consecutive layers share one outer loop; needs the groups fusion

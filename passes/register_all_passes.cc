@@ -9,6 +9,7 @@
 #include "passes/fusion.h"
 #include "passes/mlp_fusion.h"
 #include "passes/verify_pass.h"
+#include "passes/widen_f16_matmul.h"
 
 namespace hgc {
 
@@ -20,6 +21,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   registry.Register<DcePass>();
   registry.Register<AttentionReshapesPass>();
   registry.Register<AttentionFusionPass>();
+  registry.Register<WidenF16MatmulPass>();
   registry.Register<FusionPass>();
   registry.Register<MlpFusionPass>();
 }

@@ -1,0 +1,87 @@
+#include "passes/widen_f16_matmul.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "ir/builder.h"
+#include "passes/graph_utils.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace {
+
+bool IsF16Matmul(const Op& op) {
+  return op.kind_id() == OpKind::kMatmul &&
+         op.operand(0)->type().dtype == DType::kF16 &&
+         op.operand(1)->type().dtype == DType::kF16;
+}
+
+// Names for the values a rewrite adds: "f32_<name>" (an identifier even
+// when <name> is a number), made unique in the graph; they name buffers in
+// --emit=loops and values in the printed IR.
+class FreshNames {
+ public:
+  explicit FreshNames(const Graph& graph) {
+    for (const auto& p : graph.params()) taken_.insert(p->name());
+    for (const auto& op : graph.ops()) {
+      for (int i = 0; i < op->num_results(); ++i) {
+        taken_.insert(op->result(i)->name());
+      }
+    }
+  }
+  std::string Wide(const Value* v) {
+    const std::string base = absl::StrCat("f32_", v->name());
+    std::string name = base;
+    for (int n = 2; taken_.contains(name); ++n) {
+      name = absl::StrCat(base, "_", n);
+    }
+    taken_.insert(name);
+    return name;
+  }
+
+ private:
+  absl::flat_hash_set<std::string> taken_;
+};
+
+// Rewrites `op` (an f16 matmul of `graph`); its old result is left unused.
+absl::Status Widen(Graph& graph, Op* op, FreshNames& names) {
+  Builder b(&graph, op);
+  const AttrMap to_f32 = {{"to", Attribute::Type(DType::kF32)}};
+  std::vector<Value*> wide;
+  for (Value* x : op->operands()) {
+    HGC_ASSIGN_OR_RETURN(Value * w, b.Create("cast", {x}, to_f32));
+    w->set_name(names.Wide(x));
+    wide.push_back(w);
+  }
+  HGC_ASSIGN_OR_RETURN(Value * c,
+                       b.Create("matmul", wide, op->attrs(), {}, op->loc()));
+  Value* old = op->result();
+  c->set_name(names.Wide(old));
+  HGC_ASSIGN_OR_RETURN(
+      Value * y, b.Create("cast", {c}, {{"to", Attribute::Type(DType::kF16)}},
+                          {}, op->loc()));
+  y->set_name(old->name());
+  old->set_name("");
+  graph.ReplaceAllUsesWith(old, y);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<int> WidenF16Matmuls(Module& module) {
+  int rewritten = 0;
+  for (Graph* graph : TopLevelGraphs(module)) {
+    FreshNames names(*graph);
+    for (Op* op : graph->OpsSnapshot()) {
+      if (!IsF16Matmul(*op)) continue;
+      HGC_RETURN_IF_ERROR(Widen(*graph, op, names));
+      graph->Erase(op);
+      ++rewritten;
+    }
+  }
+  return rewritten;
+}
+
+}  // namespace hgc

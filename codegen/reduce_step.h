@@ -1,11 +1,12 @@
-// f32 reductions over any axes as allocation-free host steps.
+// Float (f32, bf16, f16) reductions over any axes as allocation-free host
+// steps.
 //
 // The row-wise lowering (lower_rowwise.h) vectorizes reductions over the
 // last axis; this covers the others (a mean over the sequence axis of
 // [batch, sequence, hidden], column sums): x is walked once in row-major
 // order, innermost dim contiguous, each element accumulated in double into
 // its output element (kept coordinates; a per-call scratch from the arena),
-// then each output is rounded once to f32, exactly as the reference
+// then each output is rounded once to x's dtype, exactly as the reference
 // interpreter does, so results are bit-identical.
 #ifndef HGC_CODEGEN_REDUCE_STEP_H_
 #define HGC_CODEGEN_REDUCE_STEP_H_
@@ -26,6 +27,7 @@ enum class ReduceKind { kSum, kMax, kMean };
 // (0 along reduced dims).
 struct ReducePlan {
   ReduceKind kind = ReduceKind::kSum;
+  DType dtype = DType::kF32;  // of the input and the output
   std::vector<int64_t> dims;
   std::vector<int64_t> out_strides;
   int64_t in_elements = 0;
@@ -33,16 +35,18 @@ struct ReducePlan {
   int64_t count = 0;  // input elements per output element
 };
 
-// The plan for `kind` over `reduced` dims of `shape`.
+// The plan for `kind` over `reduced` dims of `shape`, of `dtype` elements
+// (f32, bf16 or f16).
 ReducePlan PlanReduce(ReduceKind kind, const Shape& shape,
-                      const std::vector<bool>& reduced);
+                      const std::vector<bool>& reduced,
+                      DType dtype = DType::kF32);
 
-// out = reduce(in) by `plan`; `acc` holds plan.out_elements doubles.
-void RunReduce(const ReducePlan& plan, const float* in, float* out,
-               double* acc);
+// out = reduce(in) by `plan`, both of plan.dtype; `acc` holds
+// plan.out_elements doubles.
+void RunReduce(const ReducePlan& plan, const void* in, void* out, double* acc);
 
 // The host step for `op`, a verified reduce_sum / reduce_max / reduce_mean
-// of an f32 value, reading `in`, writing `out` and using `scratch`
+// of an f32, bf16 or f16 value, reading `in`, writing `out` and using `scratch`
 // (ReduceScratchBytes(op) bytes of arena). Unimplemented for other ops and
 // dtypes.
 absl::StatusOr<Step> ReduceStep(const Op& op, BufferRef in, BufferRef out,

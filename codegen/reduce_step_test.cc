@@ -8,22 +8,23 @@
 #include "gtest/gtest.h"
 #include "ir/tensor.h"
 #include "reference/reference_interpreter.h"
+#include "support/float16.h"
 
 namespace hgc {
 namespace codegen {
 namespace {
 
-// RunReduce against the reference interpreter, bit for bit.
+// RunReduce against the reference interpreter, bit for bit, on `dtype`
+// data (bf16 / f16 values are the f32 ones rounded).
 void ExpectMatchesReference(const char* kind, const Shape& shape,
                             const std::vector<int64_t>& axes,
-                            bool with_nan = false) {
-  Tensor x = *Tensor::Create(TensorType(DType::kF32, shape));
-  float* data = x.mutable_data<float>();
+                            bool with_nan = false, DType dtype = DType::kF32) {
+  Tensor x = *Tensor::Create(TensorType(dtype, shape));
   for (int64_t i = 0; i < x.num_elements(); ++i) {
-    data[i] = std::sin(0.7f * i) * 3 + 0.25f * (i % 7);
+    x.SetDouble(i, std::sin(0.7f * i) * 3 + 0.25f * (i % 7));
   }
   if (with_nan && x.num_elements() > 2) {
-    data[2] = std::numeric_limits<float>::quiet_NaN();
+    x.SetDouble(2, std::numeric_limits<double>::quiet_NaN());
   }
   AttrMap attrs = {{"axes", Attribute::IntList(axes)}};
   absl::StatusOr<Tensor> want = EvaluateOp(kind, {x}, attrs);
@@ -34,35 +35,56 @@ void ExpectMatchesReference(const char* kind, const Shape& shape,
                        : std::strcmp(kind, "reduce_max") == 0
                            ? ReduceKind::kMax
                            : ReduceKind::kMean;
-  ReducePlan plan = PlanReduce(k, shape, reduced);
+  ReducePlan plan = PlanReduce(k, shape, reduced, dtype);
   ASSERT_EQ(plan.out_elements, want->num_elements());
-  std::vector<float> got(plan.out_elements);
+  Tensor got = *Tensor::Create(want->type());
   std::vector<double> acc(plan.out_elements);
-  RunReduce(plan, x.data<float>(), got.data(), acc.data());
+  RunReduce(plan, x.raw(), got.mutable_raw(), acc.data());
   for (int64_t o = 0; o < plan.out_elements; ++o) {
-    const float w = want->data<float>()[o];
+    const double w = want->GetDouble(o);
     if (std::isnan(w)) {
-      EXPECT_TRUE(std::isnan(got[o])) << kind << " at " << o;
-    } else {
-      EXPECT_EQ(got[o], w) << kind << " at " << o;
+      EXPECT_TRUE(std::isnan(got.GetDouble(o))) << kind << " at " << o;
     }
+  }
+  if (!with_nan) {
+    EXPECT_EQ(std::memcmp(got.raw(), want->raw(), got.size_in_bytes()), 0)
+        << kind << " " << DTypeName(dtype);
   }
 }
 
 TEST(ReduceStepTest, MatchesReferenceOverAxes) {
-  for (const char* kind : {"reduce_sum", "reduce_max", "reduce_mean"}) {
-    ExpectMatchesReference(kind, {2, 9, 16}, {1});  // sequence pooling
-    ExpectMatchesReference(kind, {13, 7}, {0});     // column sums
-    ExpectMatchesReference(kind, {3, 4, 5, 6}, {0, 2});
-    ExpectMatchesReference(kind, {3, 4, 5}, {-1});
-    ExpectMatchesReference(kind, {3, 4, 5}, {0, 1, 2});
-    ExpectMatchesReference(kind, {1, 17}, {0});
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+    for (const char* kind : {"reduce_sum", "reduce_max", "reduce_mean"}) {
+      ExpectMatchesReference(kind, {2, 9, 16}, {1}, false, dtype);  // pooling
+      ExpectMatchesReference(kind, {13, 7}, {0}, false, dtype);  // column sums
+      ExpectMatchesReference(kind, {3, 4, 5, 6}, {0, 2}, false, dtype);
+      ExpectMatchesReference(kind, {3, 4, 5}, {-1}, false, dtype);
+      ExpectMatchesReference(kind, {3, 4, 5}, {0, 1, 2}, false, dtype);
+      ExpectMatchesReference(kind, {1, 17}, {0}, false, dtype);
+    }
   }
 }
 
 TEST(ReduceStepTest, NanPropagatesThroughMax) {
-  ExpectMatchesReference("reduce_max", {4, 6}, {0}, /*with_nan=*/true);
-  ExpectMatchesReference("reduce_sum", {4, 6}, {1}, /*with_nan=*/true);
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    ExpectMatchesReference("reduce_max", {4, 6}, {0}, /*with_nan=*/true, dtype);
+    ExpectMatchesReference("reduce_sum", {4, 6}, {1}, /*with_nan=*/true, dtype);
+  }
+}
+
+TEST(ReduceStepTest, RoundsA16BitResultOnce) {
+  // 1 + 2^-8 + 2^-30 is just above bf16's tie between 1 and 1 + 2^-7;
+  // rounded to f32 first (to nearest) it would land on the tie and go to 1.
+  Tensor x = *Tensor::Create(TensorType(DType::kBF16, {3, 1}));
+  x.SetDouble(0, 1.0);
+  x.SetDouble(1, 0x1p-8);
+  x.SetDouble(2, 0x1p-30);
+  ReducePlan plan =
+      PlanReduce(ReduceKind::kSum, {3, 1}, {true, false}, DType::kBF16);
+  uint16_t out = 0;
+  double acc = 0;
+  RunReduce(plan, x.raw(), &out, &acc);
+  EXPECT_EQ(Bf16ToFloat(out), 1 + 0x1p-7f);
 }
 
 TEST(ReduceStepTest, EmptyReductions) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/builder.h"
@@ -46,13 +47,20 @@ class FreshNames {
 };
 
 // Rewrites `op` (an f16 matmul of `graph`); its old result is left unused.
-absl::Status Widen(Graph& graph, Op* op, FreshNames& names) {
+// `widened` holds each operand's cast made so far: an operand several
+// matmuls read (x times Wq, Wk, Wv) is widened once.
+absl::Status Widen(Graph& graph, Op* op, FreshNames& names,
+                   absl::flat_hash_map<Value*, Value*>& widened) {
   Builder b(&graph, op);
   const AttrMap to_f32 = {{"to", Attribute::Type(DType::kF32)}};
   std::vector<Value*> wide;
   for (Value* x : op->operands()) {
-    HGC_ASSIGN_OR_RETURN(Value * w, b.Create("cast", {x}, to_f32));
-    w->set_name(names.Wide(x));
+    // Before the first matmul reading x: the ones after it see it too.
+    Value*& w = widened[x];
+    if (w == nullptr) {
+      HGC_ASSIGN_OR_RETURN(w, b.Create("cast", {x}, to_f32));
+      w->set_name(names.Wide(x));
+    }
     wide.push_back(w);
   }
   HGC_ASSIGN_OR_RETURN(Value * c,
@@ -74,9 +82,10 @@ absl::StatusOr<int> WidenF16Matmuls(Module& module) {
   int rewritten = 0;
   for (Graph* graph : TopLevelGraphs(module)) {
     FreshNames names(*graph);
+    absl::flat_hash_map<Value*, Value*> widened;
     for (Op* op : graph->OpsSnapshot()) {
       if (!IsF16Matmul(*op)) continue;
-      HGC_RETURN_IF_ERROR(Widen(*graph, op, names));
+      HGC_RETURN_IF_ERROR(Widen(*graph, op, names, widened));
       graph->Erase(op);
       ++rewritten;
     }

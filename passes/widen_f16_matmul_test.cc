@@ -63,6 +63,25 @@ graph @g(%a: f16[3, 24, 7], %b: f16[1, 24, 9]) -> f16[3, 7, 9] {
                      "widen-f16-matmul");
 }
 
+TEST(WidenF16MatmulTest, WidensAnOperandOnce) {
+  // x times three weights (Q, K, V projections): one cast of x.
+  Module m = Parse(R"(
+graph @g(%x: f16[6, 16], %wq: f16[16, 8], %wk: f16[16, 8], %wv: f16[16, 8])
+    -> (f16[6, 8], f16[6, 8], f16[6, 8]) {
+  %q = matmul(%x, %wq)
+  %k = matmul(%x, %wk)
+  %v = matmul(%x, %wv)
+  return %q, %k, %v
+})");
+  ASSERT_TRUE(RunPipeline(m, "widen-f16-matmul").ok());
+  int casts_of_x = 0;
+  for (const auto& op : m.graphs()[0]->ops()) {
+    casts_of_x += op->kind() == "cast" && op->operand(0)->name() == "x";
+  }
+  EXPECT_EQ(casts_of_x, 1);
+  EXPECT_EQ(CountOps(*m.graphs()[0], "cast"), 1 + 3 + 3);
+}
+
 TEST(WidenF16MatmulTest, LeavesOtherMatmulsAndAttentionAlone) {
   Module m = Parse(R"(
 graph @g(%a: f32[4, 8], %b: f32[8, 4], %c: bf16[4, 8], %d: bf16[8, 4])

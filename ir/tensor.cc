@@ -32,12 +32,11 @@ absl::StatusOr<Tensor> Tensor::Create(TensorType type, int64_t max_bytes) {
         absl::StrCat("tensor ", type.ToString(), " needs ", bytes,
                      " bytes, more than the limit of ", max_bytes));
   }
-  std::shared_ptr<uint8_t> memory = AllocateBuffer(bytes);
+  std::shared_ptr<uint8_t> memory = AllocateZeroedBuffer(bytes);
   if (memory == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("out of memory allocating ", type.ToString()));
   }
-  std::memset(memory.get(), 0, static_cast<size_t>(bytes));
   Tensor t;
   t.type_ = std::move(type);
   t.num_elements_ = *count;

@@ -23,6 +23,12 @@ inline constexpr int64_t kHugePageThreshold = kHugePageBytes / 2;
 // not initialised; nullptr when out of memory. Freed by the shared_ptr.
 std::shared_ptr<uint8_t> AllocateBuffer(int64_t bytes);
 
+// The same, all zero. A big buffer is fresh anonymous memory, whose pages
+// the kernel zeroes on first touch: creating a 30 MB tensor (a packed
+// weight slot, filled later by SetConstants) costs no time until it is
+// written, instead of a memset that faults in every page up front.
+std::shared_ptr<uint8_t> AllocateZeroedBuffer(int64_t bytes);
+
 }  // namespace hgc
 
 #endif  // HGC_SUPPORT_ALIGNED_BUFFER_H_

@@ -30,8 +30,26 @@ TEST(AlignedBufferTest, BigBuffersAreHugePageAligned) {
   }
 }
 
+TEST(AlignedBufferTest, ZeroedBuffersAreZeroAndAligned) {
+  for (int64_t bytes : {int64_t{0}, int64_t{100}, kHugePageThreshold - 1,
+                        kHugePageThreshold, 3 * kHugePageBytes + 5}) {
+    std::shared_ptr<uint8_t> b = AllocateZeroedBuffer(bytes);
+    ASSERT_NE(b, nullptr) << bytes;
+    const uintptr_t align = bytes >= kHugePageThreshold ? kHugePageBytes : 64;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b.get()) % align, 0u) << bytes;
+    int64_t nonzero = 0;
+    for (int64_t i = 0; i < bytes; ++i) nonzero += b.get()[i] != 0;
+    EXPECT_EQ(nonzero, 0) << bytes;
+    if (bytes > 0) {
+      std::memset(b.get(), 0x5a, static_cast<size_t>(bytes));
+      EXPECT_EQ(b.get()[bytes - 1], 0x5a);
+    }
+  }
+}
+
 TEST(AlignedBufferTest, NegativeSizeIsRefused) {
   EXPECT_EQ(AllocateBuffer(-1), nullptr);
+  EXPECT_EQ(AllocateZeroedBuffer(-1), nullptr);
 }
 
 }  // namespace

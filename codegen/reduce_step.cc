@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "ir/ops/op_helpers.h"
@@ -12,6 +13,8 @@ namespace hgc {
 namespace codegen {
 namespace {
 
+// Floats accumulate in double; integers sum modulo 2^64 (wrapped to the
+// dtype when stored) and take their max exactly, as the reference does.
 void Accumulate(ReduceKind kind, double v, double& a) {
   if (kind != ReduceKind::kMax) {
     a += v;
@@ -19,50 +22,102 @@ void Accumulate(ReduceKind kind, double v, double& a) {
     a = v;  // NaN propagates: once NaN, `v > a` never replaces it.
   }
 }
+void Accumulate(ReduceKind kind, int64_t v, uint64_t& a) {
+  if (kind != ReduceKind::kMax) {
+    a += static_cast<uint64_t>(v);
+  } else if (v > static_cast<int64_t>(a)) {
+    a = static_cast<uint64_t>(v);
+  }
+}
 
-// Input elements as exact doubles.
-double ToDouble(float x) { return x; }
+// Input elements as exact doubles (floats) or int64 (integers).
+double Value(float x) { return x; }
 struct Bf16Bits {
   uint16_t bits;
 };
-double ToDouble(Bf16Bits x) { return Bf16ToFloat(x.bits); }
+double Value(Bf16Bits x) { return Bf16ToFloat(x.bits); }
 struct HalfBits {
   uint16_t bits;
 };
-double ToDouble(HalfBits x) { return HalfToFloat(x.bits); }
+double Value(HalfBits x) { return HalfToFloat(x.bits); }
+int64_t Value(int32_t x) { return x; }
+int64_t Value(int8_t x) { return x; }
+int64_t Value(uint8_t x) { return x; }
 
 // Walks dims[d..] of `in`, accumulating into `acc`.
-template <typename Elem>
-void Walk(const ReducePlan& plan, size_t d, const Elem*& in, double* acc) {
+template <typename Elem, typename Acc>
+void Walk(const ReducePlan& plan, size_t d, const Elem*& in, Acc* acc) {
   const int64_t n = plan.dims[d];
   const int64_t stride = plan.out_strides[d];
   if (d + 1 == plan.dims.size()) {
     for (int64_t i = 0; i < n; ++i) {
-      Accumulate(plan.kind, ToDouble(*in++), acc[i * stride]);
+      Accumulate(plan.kind, Value(*in++), acc[i * stride]);
     }
     return;
   }
   for (int64_t i = 0; i < n; ++i) Walk(plan, d + 1, in, acc + i * stride);
 }
 
-// Stores output element o: rounded once to the dtype (bf16 / f16 through
-// f32 rounded to odd, as the reference's StoreDouble).
-void Store(DType dtype, double v, void* out, int64_t o) {
-  switch (dtype) {
-    case DType::kBF16:
-      static_cast<uint16_t*>(out)[o] = FloatToBf16(RoundToOddF32(v));
-      break;
-    case DType::kF16:
-      static_cast<uint16_t*>(out)[o] = FloatToHalf(RoundToOddF32(v));
-      break;
-    default:
-      static_cast<float*>(out)[o] = static_cast<float>(v);
-      break;
+// The float reduction: accumulated in double, each output rounded once
+// (bf16 / f16 through f32 rounded to odd, as the reference's StoreDouble).
+template <typename Elem>
+void RunFloat(const ReducePlan& plan, const void* in, void* out, double* acc) {
+  const double init = plan.kind == ReduceKind::kMax
+                          ? -std::numeric_limits<double>::infinity()
+                          : 0.0;
+  for (int64_t o = 0; o < plan.out_elements; ++o) acc[o] = init;
+  const auto* x = static_cast<const Elem*>(in);
+  if (plan.in_elements > 0) Walk(plan, 0, x, acc);
+  for (int64_t o = 0; o < plan.out_elements; ++o) {
+    // A mean over zero elements is 0 / 0 = NaN, as in the reference.
+    const double v = plan.kind == ReduceKind::kMean
+                         ? acc[o] / static_cast<double>(plan.count)
+                         : acc[o];
+    switch (plan.dtype) {
+      case DType::kBF16:
+        static_cast<uint16_t*>(out)[o] = FloatToBf16(RoundToOddF32(v));
+        break;
+      case DType::kF16:
+        static_cast<uint16_t*>(out)[o] = FloatToHalf(RoundToOddF32(v));
+        break;
+      default:
+        static_cast<float*>(out)[o] = static_cast<float>(v);
+        break;
+    }
   }
 }
 
-bool IsFloatType(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kBF16 || dtype == DType::kF16;
+// The integer reduction (sum or max), wrapped to Elem as it is stored.
+template <typename Elem>
+void RunInt(const ReducePlan& plan, const void* in, void* out, uint64_t* acc) {
+  const uint64_t init = plan.kind == ReduceKind::kMax
+                            ? static_cast<uint64_t>(static_cast<int64_t>(
+                                  std::numeric_limits<Elem>::min()))
+                            : 0;
+  for (int64_t o = 0; o < plan.out_elements; ++o) acc[o] = init;
+  const auto* x = static_cast<const Elem*>(in);
+  if (plan.in_elements > 0) Walk(plan, 0, x, acc);
+  using Unsigned = std::make_unsigned_t<Elem>;
+  for (int64_t o = 0; o < plan.out_elements; ++o) {
+    static_cast<Elem*>(out)[o] =
+        static_cast<Elem>(static_cast<Unsigned>(acc[o]));
+  }
+}
+
+// The dtypes (and kinds) the step takes: reduce_mean is float only.
+bool Reducible(DType dtype, ReduceKind kind) {
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kBF16:
+    case DType::kF16:
+      return true;
+    case DType::kS32:
+    case DType::kS8:
+    case DType::kU8:
+      return kind != ReduceKind::kMean;
+    default:
+      return false;
+  }
 }
 
 absl::StatusOr<ReduceKind> KindOf(const Op& op) {
@@ -100,36 +155,22 @@ ReducePlan PlanReduce(ReduceKind kind, const Shape& shape,
   return plan;
 }
 
-void RunReduce(const ReducePlan& plan, const void* in, void* out, double* acc) {
-  const double init = plan.kind == ReduceKind::kMax
-                          ? -std::numeric_limits<double>::infinity()
-                          : 0.0;
-  for (int64_t o = 0; o < plan.out_elements; ++o) acc[o] = init;
-  if (plan.in_elements > 0) {
-    switch (plan.dtype) {
-      case DType::kBF16: {
-        const auto* x = static_cast<const Bf16Bits*>(in);
-        Walk(plan, 0, x, acc);
-        break;
-      }
-      case DType::kF16: {
-        const auto* x = static_cast<const HalfBits*>(in);
-        Walk(plan, 0, x, acc);
-        break;
-      }
-      default: {
-        const auto* x = static_cast<const float*>(in);
-        Walk(plan, 0, x, acc);
-        break;
-      }
-    }
-  }
-  for (int64_t o = 0; o < plan.out_elements; ++o) {
-    // A mean over zero elements is 0 / 0 = NaN, as in the reference.
-    const double v = plan.kind == ReduceKind::kMean
-                         ? acc[o] / static_cast<double>(plan.count)
-                         : acc[o];
-    Store(plan.dtype, v, out, o);
+void RunReduce(const ReducePlan& plan, const void* in, void* out, void* acc) {
+  auto* float_acc = static_cast<double*>(acc);
+  auto* int_acc = static_cast<uint64_t*>(acc);
+  switch (plan.dtype) {
+    case DType::kBF16:
+      return RunFloat<Bf16Bits>(plan, in, out, float_acc);
+    case DType::kF16:
+      return RunFloat<HalfBits>(plan, in, out, float_acc);
+    case DType::kS32:
+      return RunInt<int32_t>(plan, in, out, int_acc);
+    case DType::kS8:
+      return RunInt<int8_t>(plan, in, out, int_acc);
+    case DType::kU8:
+      return RunInt<uint8_t>(plan, in, out, int_acc);
+    default:
+      return RunFloat<float>(plan, in, out, float_acc);
   }
 }
 
@@ -140,13 +181,14 @@ int64_t ReduceScratchBytes(const Op& op) {
 
 absl::StatusOr<Step> ReduceStep(const Op& op, BufferRef in, BufferRef out,
                                 BufferRef scratch) {
-  const DType dtype = op.operand(0)->type().dtype;
-  if (op.num_operands() != 1 || !IsFloatType(dtype) ||
-      op.result()->type().dtype != dtype) {
-    return absl::UnimplementedError("reduction of a value that is not a float");
-  }
   absl::StatusOr<ReduceKind> kind = KindOf(op);
   if (!kind.ok()) return kind.status();
+  const DType dtype = op.operand(0)->type().dtype;
+  if (op.num_operands() != 1 || !Reducible(dtype, *kind) ||
+      op.result()->type().dtype != dtype) {
+    return absl::UnimplementedError(
+        absl::StrCat("reduction of a ", DTypeName(dtype), " value"));
+  }
   const Shape& shape = op.operand(0)->type().shape;
   absl::StatusOr<std::vector<bool>> reduced =
       ReducedAxes(op.kind(), op.FindAttr("axes"), shape.size());
@@ -156,7 +198,7 @@ absl::StatusOr<Step> ReduceStep(const Op& op, BufferRef in, BufferRef out,
   step.buffers = {in, out, scratch};
   step.host =
       [plan = PlanReduce(*kind, shape, *reduced, dtype)](void* const* bufs) {
-        RunReduce(plan, bufs[0], bufs[1], static_cast<double*>(bufs[2]));
+        RunReduce(plan, bufs[0], bufs[1], bufs[2]);
         return absl::OkStatus();  // a planned reduction cannot fail
       };
   return step;

@@ -1,5 +1,5 @@
-// Float (f32, bf16, f16) reductions over any axes as allocation-free host
-// steps.
+// Reductions over any axes as allocation-free host steps: f32, bf16 and
+// f16 (sum, max, mean), s32, s8 and u8 (sum, max).
 //
 // The row-wise lowering (lower_rowwise.h) vectorizes reductions over the
 // last axis; this covers the others (a mean over the sequence axis of
@@ -7,7 +7,8 @@
 // order, innermost dim contiguous, each element accumulated in double into
 // its output element (kept coordinates; a per-call scratch from the arena),
 // then each output is rounded once to x's dtype, exactly as the reference
-// interpreter does, so results are bit-identical.
+// interpreter does, so results are bit-identical. Integers are summed
+// modulo 2^64 and wrapped to their dtype, as the reference sums them.
 #ifndef HGC_CODEGEN_REDUCE_STEP_H_
 #define HGC_CODEGEN_REDUCE_STEP_H_
 
@@ -35,18 +36,18 @@ struct ReducePlan {
   int64_t count = 0;  // input elements per output element
 };
 
-// The plan for `kind` over `reduced` dims of `shape`, of `dtype` elements
-// (f32, bf16 or f16).
+// The plan for `kind` over `reduced` dims of `shape`, of `dtype` elements.
 ReducePlan PlanReduce(ReduceKind kind, const Shape& shape,
                       const std::vector<bool>& reduced,
                       DType dtype = DType::kF32);
 
 // out = reduce(in) by `plan`, both of plan.dtype; `acc` holds
-// plan.out_elements doubles.
-void RunReduce(const ReducePlan& plan, const void* in, void* out, double* acc);
+// plan.out_elements 8-byte accumulators.
+void RunReduce(const ReducePlan& plan, const void* in, void* out, void* acc);
 
 // The host step for `op`, a verified reduce_sum / reduce_max / reduce_mean
-// of an f32, bf16 or f16 value, reading `in`, writing `out` and using `scratch`
+// of a float value or a reduce_sum / reduce_max of an integer one, reading
+// `in`, writing `out` and using `scratch`
 // (ReduceScratchBytes(op) bytes of arena). Unimplemented for other ops and
 // dtypes.
 absl::StatusOr<Step> ReduceStep(const Op& op, BufferRef in, BufferRef out,

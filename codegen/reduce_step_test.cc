@@ -20,8 +20,13 @@ void ExpectMatchesReference(const char* kind, const Shape& shape,
                             const std::vector<int64_t>& axes,
                             bool with_nan = false, DType dtype = DType::kF32) {
   Tensor x = *Tensor::Create(TensorType(dtype, shape));
+  const bool is_float =
+      dtype == DType::kF32 || dtype == DType::kBF16 || dtype == DType::kF16;
   for (int64_t i = 0; i < x.num_elements(); ++i) {
-    x.SetDouble(i, std::sin(0.7f * i) * 3 + 0.25f * (i % 7));
+    // Integers over their whole range (s8 and u8 sums wrap around).
+    x.SetDouble(
+        i, is_float ? std::sin(0.7f * i) * 3 + 0.25f * (i % 7)
+                    : std::fmod(i * 2654435761.0, 4294967296.0) - 2147483648.0);
   }
   if (with_nan && x.num_elements() > 2) {
     x.SetDouble(2, std::numeric_limits<double>::quiet_NaN());
@@ -61,6 +66,17 @@ TEST(ReduceStepTest, MatchesReferenceOverAxes) {
       ExpectMatchesReference(kind, {3, 4, 5}, {-1}, false, dtype);
       ExpectMatchesReference(kind, {3, 4, 5}, {0, 1, 2}, false, dtype);
       ExpectMatchesReference(kind, {1, 17}, {0}, false, dtype);
+    }
+  }
+}
+
+TEST(ReduceStepTest, IntegersSumAroundAndTakeTheirMax) {
+  for (DType dtype : {DType::kS32, DType::kS8, DType::kU8}) {
+    for (const char* kind : {"reduce_sum", "reduce_max"}) {
+      ExpectMatchesReference(kind, {2, 9, 16}, {1}, false, dtype);
+      ExpectMatchesReference(kind, {13, 7}, {0}, false, dtype);
+      ExpectMatchesReference(kind, {3, 4, 5}, {-1}, false, dtype);
+      ExpectMatchesReference(kind, {3, 4, 5}, {0, 1, 2}, false, dtype);
     }
   }
 }

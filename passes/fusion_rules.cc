@@ -46,7 +46,11 @@ class GroupBuilder {
     if (anchor == FusionKind::kMatmul) {
       Start(op, *anchor, op);
     } else if (anchor.has_value()) {
-      int g = JoinableProducer(op, op->operand(0));
+      // An integer reduction (sums wrap: a host step computes it) joins
+      // no producers; float row ops compute on rows their producers fill.
+      int g = IsFloat(op->operand(0)->type().dtype)
+                  ? JoinableProducer(op, op->operand(0))
+                  : -1;
       if (g >= 0 && groups_[g].anchor == nullptr) {
         Join(g, op);
         groups_[g].kind = *anchor;

@@ -5,10 +5,11 @@
 //   - every matmul starts a "matmul" group (the matmul is the group's first
 //     op; producers are never pulled in, so codegen's BRGEMM sees plain
 //     operands);
-//   - a row op (softmax, layernorm, reduce_*) joins the group producing its
-//     data operand when that group is anchor-free ("elementwise") and the
-//     value is the group's output with no other use; the group takes the row
-//     op's kind ("softmax", "layernorm", "reduce"); else it starts one;
+//   - a row op (softmax, layernorm, reduce_*) over a float value joins the
+//     group producing its data operand when that group is anchor-free
+//     ("elementwise") and the value is the group's output with no other
+//     use; the group takes the row op's kind ("softmax", "layernorm",
+//     "reduce"); else (and always for an integer reduction) it starts one;
 //   - a pointwise op (elementwise, cast, quantize, dequantize) joins the
 //     group whose output it reads (first such operand) when that output has
 //     no other use, is not returned, has the op's result shape (the chain

@@ -79,6 +79,18 @@ graph @g(%x: f32[4, 8], %g: f32[8], %b: f32[8]) -> (f32[4, 8], f32[4]) {
             (std::vector<std::string>{"reduce:3", "layernorm:3"}));
 }
 
+TEST(FusionRulesTest, IntegerReductionsJoinNoProducers) {
+  // The reduction is a host step of its own; the cast stays elementwise.
+  EXPECT_EQ(Groups(R"(
+graph @g(%m: bool[4, 8]) -> s32[4] {
+  %0 = cast(%m) {to = s32}
+  %1 = reduce_sum(%0) {axes = [1]}
+  return %1
+}
+)"),
+            (std::vector<std::string>{"elementwise:1", "reduce:1"}));
+}
+
 TEST(FusionRulesTest, ConstOnlyWorkIsNotMixedIn) {
   // cast(%w) is const-only: its own group, not pulled into the matmul.
   EXPECT_EQ(Groups(R"(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -36,6 +37,9 @@ struct RowGroup {
   const Op* row_op = nullptr;
   std::vector<const Op*> pre, post;  // producers, consumers
   int64_t len = 0, rows = 1;
+  // Rows of the group's own shape (of shape.back() elements) in one row of
+  // the row op (len elements): the producers and consumers run on those.
+  int64_t sub_rows = 1;
   bool is_reduce = false;
 };
 
@@ -72,6 +76,9 @@ absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
     return absl::UnimplementedError(
         "row op on a scalar or a value that is not a float");
   }
+  // The first of the trailing dims the row op works over: a row is their
+  // contiguous block.
+  int64_t first_dim = rank - 1;
   const bool is_reduce = IsReduction(kind);
   if (is_reduce) {
     const Attribute* axes = row_op->FindAttr("axes");
@@ -82,10 +89,17 @@ absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
       list = axes->as_int_list();
       for (int64_t& a : list) a = a < 0 ? a + rank : a;
     }
-    // Reducing only the last dim (or everything for rank 1).
-    if (list.size() != 1 || list[0] != rank - 1 || !post.empty()) {
+    std::sort(list.begin(), list.end());
+    // Reducing the trailing dims list[0]..rank-1, without consumers.
+    const bool trailing =
+        !list.empty() && list.back() == rank - 1 &&
+        list.back() - list.front() + 1 == static_cast<int64_t>(list.size());
+    if (!trailing || !post.empty()) {
       return absl::UnimplementedError("reduce over other axes");
     }
+    first_dim = list.front();
+  } else if (kind == OpKind::kLayernorm) {
+    first_dim = Axis(*row_op, rank);  // normalizes dims axis..end
   } else if (Axis(*row_op, rank) != rank - 1) {
     return absl::UnimplementedError("row op over another axis");
   }
@@ -98,8 +112,10 @@ absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
       return absl::UnimplementedError("consumer changes the shape");
     }
   }
-  g.len = shape.back();
-  for (int64_t d = 0; d + 1 < rank; ++d) g.rows *= shape[d];
+  g.len = 1;
+  for (int64_t d = first_dim; d < rank; ++d) g.len *= shape[d];
+  for (int64_t d = 0; d < first_dim; ++d) g.rows *= shape[d];
+  g.sub_rows = g.len / shape.back();
   g.is_reduce = is_reduce;
   return g;
 }
@@ -133,6 +149,16 @@ struct RowNestParts {
   int gamma = -1, beta = -1;
   bool exps_in_x = false;  // a rounded softmax's exps in the x row
 };
+
+// body(sub_row, at) for each row of the group's own shape in row `row` of
+// the row op: its flat index, and its first element's offset in the row.
+void ForSubRows(tile::NestBuilder& nb, const RowGroup& g, tile::Expr row,
+                const std::function<void(tile::Expr, tile::Expr)>& body) {
+  const int64_t width = g.len / g.sub_rows;
+  if (g.sub_rows == 1) return body(row, tile::Expr(0));
+  nb.For("sub", 0, g.sub_rows, false,
+         [&](tile::Expr s) { body(row * g.sub_rows + s, s * width); });
+}
 
 // Row `xrow`'s row op statements: the result written to `orow` (f32, or
 // out_type for kRounded); `first` and `second` are its two statistics.
@@ -263,7 +289,7 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   if (kind == OpKind::kLayernorm) {
     for (int i = 1; i <= 2; ++i) {
       const Value* p = row_op->operand(i);
-      if (!p->is_param() || p->type().shape != Shape{len}) {
+      if (!p->is_param() || p->type().NumElements() != len) {
         return absl::UnimplementedError("computed gamma/beta");
       }
     }
@@ -308,8 +334,15 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   nb.For("row", 0, rows, true, [&](tile::Expr row) {
     tile::View xrow{parts.x, parts.x_is_operand ? row * len : tile::Expr(0), 4};
     if (parts.pre_program >= 0) {
-      nb.Append(tile::Stmt{
-          tile::RowMap{parts.pre_program, row, 0, len, xrow, {}, {}}});
+      ForSubRows(nb, g, row, [&](tile::Expr sub_row, tile::Expr at) {
+        nb.Append(tile::Stmt{tile::RowMap{parts.pre_program,
+                                          sub_row,
+                                          0,
+                                          shape.back(),
+                                          tile::View{parts.x, at, 4},
+                                          {},
+                                          {}}});
+      });
     }
     // Where the row op's last pass writes: f32 rows, or the output in its
     // own dtype (kRounded).
@@ -320,11 +353,18 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
             ? tile::View{parts.out, out_at, DTypeSize(out_type)}
             : tile::View{parts.y, 0, 4};
     AppendRowOp(nb, g, path, parts, out_type, xrow, orow, first, second);
-    if (parts.post_program >= 0) {
-      std::optional<tile::View> in_row;
-      if (path == ResultPath::kThroughRow) in_row = orow;
+    if (parts.post_program >= 0 && g.is_reduce) {
       nb.Append(tile::Stmt{
-          tile::RowMap{parts.post_program, row, 0, out_len, {}, in_row, {}}});
+          tile::RowMap{parts.post_program, row, 0, 1, {}, orow, {}}});
+    } else if (parts.post_program >= 0) {
+      ForSubRows(nb, g, row, [&](tile::Expr sub_row, tile::Expr at) {
+        std::optional<tile::View> in_row;
+        if (path == ResultPath::kThroughRow) {
+          in_row = tile::View{parts.y, at, 4};
+        }
+        nb.Append(tile::Stmt{tile::RowMap{
+            parts.post_program, sub_row, 0, shape.back(), {}, in_row, {}}});
+      });
     }
   });
   return EmitNest(state, nest);

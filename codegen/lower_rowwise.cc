@@ -90,13 +90,11 @@ absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
       for (int64_t& a : list) a = a < 0 ? a + rank : a;
     }
     std::sort(list.begin(), list.end());
-    // Reducing the trailing dims list[0]..rank-1, without consumers.
+    // Reducing the trailing dims list[0]..rank-1.
     const bool trailing =
         !list.empty() && list.back() == rank - 1 &&
         list.back() - list.front() + 1 == static_cast<int64_t>(list.size());
-    if (!trailing || !post.empty()) {
-      return absl::UnimplementedError("reduce over other axes");
-    }
+    if (!trailing) return absl::UnimplementedError("reduce over other axes");
     first_dim = list.front();
   } else if (kind == OpKind::kLayernorm) {
     first_dim = Axis(*row_op, rank);  // normalizes dims axis..end
@@ -107,8 +105,9 @@ absl::StatusOr<RowGroup> SplitRowGroup(const Op& op) {
   if (body->results()[0] != last || last->type() != op.result()->type()) {
     return absl::UnimplementedError("group result is not the row op's");
   }
+  // Consumers run on the row op's result: x's shape, or a reduction's.
   for (const Op* p : post) {
-    if (p->result()->type().shape != shape) {
+    if (p->result()->type().shape != row_op->result()->type().shape) {
       return absl::UnimplementedError("consumer changes the shape");
     }
   }
@@ -296,9 +295,14 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
     parts.gamma = param_buffer(row_op->operand(1));
     parts.beta = param_buffer(row_op->operand(2));
   }
-  // A reduction's result is one element a row: a [rows, 1] space.
+  // A reduction's result is one element a row: its consumers run over the
+  // result's shape with a dim of 1 appended, a row an element (a scalar's
+  // over [1]).
   const int64_t out_len = g.is_reduce ? 1 : len;
-  const Shape out_space = g.is_reduce ? Shape{rows, 1} : shape;
+  const Shape& result_shape = row_op->result()->type().shape;
+  const bool append_dim = g.is_reduce && !result_shape.empty();
+  Shape out_space = g.is_reduce ? result_shape : shape;
+  if (g.is_reduce) out_space.push_back(1);
   parts.exps_in_x = path == ResultPath::kRounded && kind == OpKind::kSoftmax &&
                     !parts.x_is_operand;
   if (path == ResultPath::kThroughRow ||
@@ -311,7 +315,15 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   if (!g.post.empty() || path == ResultPath::kThroughRow) {
     HGC_ASSIGN_OR_RETURN(
         RowProgram program,
-        build_program(g.post, {}, out_space, last, nest.FrameIndex(parts.out)));
+        build_program(g.post, {}, append_dim ? result_shape : out_space, last,
+                      nest.FrameIndex(parts.out)));
+    if (append_dim) {
+      // Each input's strides over the result, then 0 for the dim of 1.
+      program.shape = out_space;
+      for (RowInput& in : program.inputs) {
+        if (!in.is_constant) in.strides.push_back(0);
+      }
+    }
     RowInput y;
     y.value = row_op->result();
     y.buffer =
@@ -354,8 +366,10 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
             : tile::View{parts.y, 0, 4};
     AppendRowOp(nb, g, path, parts, out_type, xrow, orow, first, second);
     if (parts.post_program >= 0 && g.is_reduce) {
+      std::optional<tile::View> in_row;
+      if (path == ResultPath::kThroughRow) in_row = orow;
       nb.Append(tile::Stmt{
-          tile::RowMap{parts.post_program, row, 0, 1, {}, orow, {}}});
+          tile::RowMap{parts.post_program, row, 0, 1, {}, in_row, {}}});
     } else if (parts.post_program >= 0) {
       ForSubRows(nb, g, row, [&](tile::Expr sub_row, tile::Expr at) {
         std::optional<tile::View> in_row;

@@ -238,11 +238,17 @@ void FortranToRowMajor(const uint8_t* src, uint8_t* dst, const Shape& shape,
   }
 }
 
-// A decoded array: row-major, little-endian elements of `dtype`.
+// A decoded array: row-major, little-endian elements of `dtype`, in the
+// file's own bytes, or in a reordered copy when they were not in that
+// order (Fortran order, big-endian).
 struct NpyArray {
   NpyDType dtype;
   Shape shape;
-  std::string data;
+  absl::string_view file_data;
+  std::optional<std::string> reordered;
+  absl::string_view data() const {
+    return reordered.has_value() ? absl::string_view(*reordered) : file_data;
+  }
 };
 
 absl::StatusOr<NpyArray> ParseNpyArray(absl::string_view bytes,
@@ -282,9 +288,12 @@ absl::StatusOr<NpyArray> ParseNpyArray(absl::string_view bytes,
                                        " needs ", expected,
                                        " bytes of data, found ", actual));
   }
-  const auto* src = reinterpret_cast<const uint8_t*>(bytes.data()) + data_start;
-  array.data.resize(expected);
-  auto* dst = reinterpret_cast<uint8_t*>(array.data.data());
+  array.file_data = bytes.substr(data_start);
+  if (width == 1) array.dtype.big_endian = false;  // bytes have no order
+  if (!header.fortran_order && !array.dtype.big_endian) return array;
+  const auto* src = reinterpret_cast<const uint8_t*>(array.file_data.data());
+  array.reordered.emplace(expected, '\0');
+  auto* dst = reinterpret_cast<uint8_t*>(array.reordered->data());
   if (header.fortran_order) {
     FortranToRowMajor(src, dst, header.shape, width);
   } else if (expected > 0) {
@@ -294,14 +303,14 @@ absl::StatusOr<NpyArray> ParseNpyArray(absl::string_view bytes,
     for (uint64_t i = 0; i < expected; i += width) {
       std::reverse(dst + i, dst + i + width);
     }
-    array.dtype.big_endian = false;
   }
+  array.dtype.big_endian = false;
   return array;
 }
 
 // Element i of a float array, exactly, as a double.
 double FloatAt(const NpyArray& a, int64_t i) {
-  const char* p = a.data.data() + i * a.dtype.width;
+  const char* p = a.data().data() + i * a.dtype.width;
   if (a.dtype.width == 2) {
     uint16_t h;
     std::memcpy(&h, p, 2);
@@ -320,7 +329,7 @@ double FloatAt(const NpyArray& a, int64_t i) {
 // Element i of an integer array; false when it does not fit an int64.
 bool IntAt(const NpyArray& a, int64_t i, int64_t* value) {
   uint64_t bits = 0;
-  std::memcpy(&bits, a.data.data() + i * a.dtype.width, a.dtype.width);
+  std::memcpy(&bits, a.data().data() + i * a.dtype.width, a.dtype.width);
   const int shift = 64 - 8 * a.dtype.width;
   if (a.dtype.kind == 'u') {
     if (bits > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
@@ -372,7 +381,7 @@ absl::StatusOr<Tensor> ConvertArray(const NpyArray& a, const TensorType& type,
   HGC_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(type));
   const int64_t n = out.num_elements();
   if (NativeDType(a.dtype) == type.dtype) {
-    if (n > 0) std::memcpy(out.mutable_raw(), a.data.data(), a.data.size());
+    if (n > 0) std::memcpy(out.mutable_raw(), a.data().data(), a.data().size());
     if (type.dtype == DType::kBool) {
       // numpy bools are 0/1; normalize anything else rather than trust it.
       uint8_t* b = out.mutable_data<uint8_t>();

@@ -77,9 +77,21 @@ Step CopyStep(std::string name, BufferRef from, BufferRef to, int64_t bytes) {
   Step step;
   step.name = std::move(name);
   step.buffers = {from, to};
-  step.host = [bytes](void* const* bufs) {
-    if (bufs[0] != bufs[1]) std::memmove(bufs[1], bufs[0], bytes);
-    return absl::OkStatus();
+  // Each thread copies its share of cache lines; buffers that overlap (an
+  // output the caller passed twice, say) are moved by part 0 alone.
+  step.shared = [bytes](void* const* bufs, int part, int parts) {
+    const auto* from = static_cast<const uint8_t*>(bufs[0]);
+    auto* to = static_cast<uint8_t*>(bufs[1]);
+    if (from == to) return;
+    const bool overlap = from < to + bytes && to < from + bytes;
+    if (overlap) {
+      if (part == 0) std::memmove(to, from, bytes);
+      return;
+    }
+    const int64_t lines = (bytes + 63) / 64;
+    const int64_t begin = std::min(bytes, lines * part / parts * 64);
+    const int64_t end = std::min(bytes, lines * (part + 1) / parts * 64);
+    if (end > begin) std::memcpy(to + begin, from + begin, end - begin);
   };
   return step;
 }
@@ -116,6 +128,36 @@ bool IsElementwiseGroup(const Op& op) {
 // Where every value of `graph` lives: inputs, constant slots (const
 // parameters, literal constants evaluated now, const-only ops filled by
 // init steps), outputs written directly (`direct_result`) and the arena.
+// A result that reshapes a value nothing else reads has the same bytes:
+// the value's op writes the output itself and the reshape moves nothing
+// (up a chain of reshapes).
+void ReshapedResultsWrittenDirectly(
+    const Graph& graph, const ConstOnlyAnalysis& const_only,
+    absl::flat_hash_map<const Value*, int>& direct_result) {
+  absl::flat_hash_map<const Value*, int> uses;
+  for (const auto& op : graph.ops()) {
+    for (const Value* x : op->operands()) ++uses[x];
+  }
+  for (const Value* r : graph.results()) ++uses[r];
+  for (const Value* r : graph.results()) {
+    auto it = direct_result.find(r);
+    if (it == direct_result.end()) continue;
+    const int index = it->second;
+    for (const Value* v = r; v->defining_op() != nullptr &&
+                             v->defining_op()->kind_id() == OpKind::kReshape;) {
+      const Value* x = v->defining_op()->operand(0);
+      const Op* def = x->defining_op();
+      if (def == nullptr || def->kind_id() == OpKind::kConstant ||
+          const_only.IsConstOnly(def) || uses[x] != 1 ||
+          direct_result.contains(x)) {
+        break;
+      }
+      direct_result[x] = index;
+      v = x;
+    }
+  }
+}
+
 absl::Status AssignBuffers(
     const Graph& graph, const BufferPlan& plan, LowerState& state,
     absl::flat_hash_map<const Value*, int>& direct_result) {
@@ -150,6 +192,7 @@ absl::Status AssignBuffers(
     }
     direct_result[v] = static_cast<int>(i);
   }
+  ReshapedResultsWrittenDirectly(graph, *state.const_only, direct_result);
   for (const auto& o : graph.ops()) {
     const Op& op = *o;
     const Value* v = op.result();
@@ -204,9 +247,14 @@ absl::Status LowerOp(LowerState& state, const Op& op, CompileStats& stats) {
   program.constants.erase(program.constants.begin() + constants_before,
                           program.constants.end());
   if (op.kind_id() == OpKind::kReshape) {
+    const BufferRef& from = state.refs.at(op.operand(0));
+    const BufferRef& to = state.refs.at(op.result());
+    if (from.kind == to.kind && from.index == to.index &&
+        from.offset == to.offset) {
+      return absl::OkStatus();  // written in place by the operand's op
+    }
     program.steps.push_back(
-        CopyStep(absl::StrCat("reshape.", op.result()->name()),
-                 state.refs.at(op.operand(0)), state.refs.at(op.result()),
+        CopyStep(absl::StrCat("reshape.", op.result()->name()), from, to,
                  op.result()->type().SizeInBytes()));
     ++stats.copy_steps;
     return absl::OkStatus();
@@ -338,7 +386,7 @@ absl::Status JitSteps(std::vector<codegen::ContextAndModule> modules,
   HGC_RETURN_IF_ERROR(owner.jit->DefineAbsoluteSymbols(helpers));
   HGC_RETURN_IF_ERROR(owner.jit->AddModules(std::move(modules), num_threads));
   for (Step& step : program.steps) {
-    if (step.host) continue;
+    if (step.host || step.shared) continue;
     HGC_ASSIGN_OR_RETURN(step.fn, owner.jit->LookupFunction<StepFn>(step.name));
   }
   return absl::OkStatus();

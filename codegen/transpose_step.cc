@@ -1,8 +1,11 @@
 #include "codegen/transpose_step.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/runtime_helpers.h"
 #include "ir/dtype.h"
 #include "ir/ops/op_helpers.h"
 
@@ -10,27 +13,92 @@ namespace hgc {
 namespace codegen {
 namespace {
 
-// Copies the block at dims[d..] (output contiguous) from `in`, elements of
-// type T (the element size as a type, so the strided innermost copy is a
-// plain load and store, not a memcpy call per element).
+// The output dim the input walks contiguously, when the innermost output
+// dim does not: then every output row gathers with a stride, and the copy
+// is a batch of 2-D transposes (that dim by the innermost one). -1 if not.
+int SwappedDim(const TransposePlan& plan) {
+  const size_t last = plan.dims.size() - 1;
+  if (plan.in_strides[last] == 1) return -1;
+  for (size_t d = 0; d < last; ++d) {
+    if (plan.in_strides[d] == 1) return static_cast<int>(d);
+  }
+  return -1;
+}
+
+// Rows of a 2-D transpose block one work item moves: a multiple of the
+// 16 x 16 register tile.
+constexpr int64_t kBlockRows = 64;
+
+// Fills the work split of `plan` (see TransposePlan).
+void PlanWork(TransposePlan& plan) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  const size_t rank = plan.dims.size();
+  plan.out_strides.assign(rank, 1);
+  for (size_t d = rank - 1; d-- > 0;) {
+    plan.out_strides[d] = plan.out_strides[d + 1] * plan.dims[d + 1];
+  }
+  plan.swapped = plan.element_bytes == 4 && avx512 ? SwappedDim(plan) : -1;
+  plan.items = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    if (static_cast<int>(d) == plan.swapped) continue;
+    plan.outer.push_back(static_cast<int64_t>(d));
+    plan.items *= plan.dims[d];
+  }
+  if (plan.swapped >= 0) {
+    plan.chunks = (plan.dims[rank - 1] + kBlockRows - 1) / kBlockRows;
+    plan.items *= plan.chunks;
+  }
+}
+
+// Moves work item `item`: one outer index (its innermost run, or its 2-D
+// block's chunk of rows).
 template <typename T>
-void CopyDims(const TransposePlan& plan, size_t d, const uint8_t* in,
-              uint8_t*& out) {
-  const int64_t n = plan.dims[d];
-  const int64_t stride = plan.in_strides[d] * sizeof(T);
-  if (d + 1 == plan.dims.size()) {
-    if (plan.in_strides[d] == 1) {
-      std::memcpy(out, in, static_cast<size_t>(n * sizeof(T)));
-      out += n * sizeof(T);
+void MoveItem(const TransposePlan& plan, int64_t item, const T* in, T* out) {
+  const size_t last = plan.dims.size() - 1;
+  int64_t chunk = 0;
+  if (plan.swapped >= 0) {
+    chunk = item % plan.chunks;
+    item /= plan.chunks;
+  }
+  int64_t in_off = 0, out_off = 0;
+  for (size_t i = plan.outer.size(); i-- > 0;) {
+    const int64_t d = plan.outer[i];
+    const int64_t idx = item % plan.dims[d];
+    item /= plan.dims[d];
+    in_off += idx * plan.in_strides[d];
+    out_off += idx * plan.out_strides[d];
+  }
+  const int64_t n = plan.dims[last];
+  const int64_t stride = plan.in_strides[last];
+  if constexpr (sizeof(T) == 4) {
+    if (plan.swapped >= 0) {
+      // Input rows r (the innermost output dim) of the swapped dim's
+      // elements; output rows of the swapped dim, r its column.
+      const int64_t r0 = chunk * kBlockRows;
+      const int64_t rows = std::min(kBlockRows, n - r0);
+      hgc_transpose_f32(
+          reinterpret_cast<const float*>(in + in_off) + r0 * stride, stride,
+          reinterpret_cast<float*>(out + out_off) + r0,
+          plan.out_strides[plan.swapped], rows, plan.dims[plan.swapped]);
       return;
     }
-    for (int64_t i = 0; i < n; ++i, in += stride, out += sizeof(T)) {
-      std::memcpy(out, in, sizeof(T));  // constant size: one move
-    }
+  }
+  const T* src = in + in_off;
+  T* dst = out + out_off;
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
     return;
   }
-  for (int64_t i = 0; i < n; ++i, in += stride) {
-    CopyDims<T>(plan, d + 1, in, out);
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i * stride];
+}
+
+template <typename T>
+void MoveShare(const TransposePlan& plan, const void* in, void* out, int part,
+               int parts) {
+  const int64_t begin = plan.items * part / parts;
+  const int64_t end = plan.items * (part + 1) / parts;
+  for (int64_t item = begin; item < end; ++item) {
+    MoveItem<T>(plan, item, static_cast<const T*>(in), static_cast<T*>(out));
   }
 }
 
@@ -63,6 +131,7 @@ absl::StatusOr<TransposePlan> PlanTranspose(const Shape& input,
     if (dim == 0) {  // nothing to copy
       plan.dims = {0};
       plan.in_strides = {1};
+      PlanWork(plan);
       return plan;
     }
     if (dim == 1) continue;  // contributes no movement
@@ -80,22 +149,22 @@ absl::StatusOr<TransposePlan> PlanTranspose(const Shape& input,
     plan.dims = {1};
     plan.in_strides = {1};
   }
+  PlanWork(plan);
   return plan;
 }
 
-void RunTranspose(const TransposePlan& plan, const void* in, void* out) {
+void RunTranspose(const TransposePlan& plan, const void* in, void* out,
+                  int part, int parts) {
   if (plan.dims[0] == 0) return;
-  uint8_t* cursor = static_cast<uint8_t*>(out);
-  const uint8_t* src = static_cast<const uint8_t*>(in);
   switch (plan.element_bytes) {
     case 1:
-      return CopyDims<uint8_t>(plan, 0, src, cursor);
+      return MoveShare<uint8_t>(plan, in, out, part, parts);
     case 2:
-      return CopyDims<uint16_t>(plan, 0, src, cursor);
+      return MoveShare<uint16_t>(plan, in, out, part, parts);
     case 4:
-      return CopyDims<uint32_t>(plan, 0, src, cursor);
+      return MoveShare<uint32_t>(plan, in, out, part, parts);
     case 8:
-      return CopyDims<uint64_t>(plan, 0, src, cursor);
+      return MoveShare<uint64_t>(plan, in, out, part, parts);
     default:  // PlanTranspose admits no other sizes
       return;
   }
@@ -112,9 +181,9 @@ absl::StatusOr<Step> TransposeStep(const Op& op, BufferRef in, BufferRef out) {
   Step step;
   step.name = absl::StrCat("transpose.", op.result()->name());
   step.buffers = {in, out};
-  step.host = [plan = *std::move(plan)](void* const* bufs) {
-    RunTranspose(plan, bufs[0], bufs[1]);  // a planned copy cannot fail
-    return absl::OkStatus();
+  step.shared = [plan = *std::move(plan)](void* const* bufs, int part,
+                                          int parts) {
+    RunTranspose(plan, bufs[0], bufs[1], part, parts);
   };
   return step;
 }

@@ -4,8 +4,12 @@
 // its operand's buffer to its result's: dims of the permuted input that are
 // also contiguous in the output are merged first, the innermost run is
 // copied with memcpy when it stays contiguous (e.g. attention's head split
-// [B, S, H, D] -> [B, H, S, D] copies rows of D), and element by element
-// otherwise. Any dtype (1, 2 or 4 bytes per element).
+// [B, S, H, D] -> [B, H, S, D] copies rows of D). Otherwise, when another
+// output dim is contiguous in the input ([B, S, D] -> [B, D, S]), 4-byte
+// elements are moved as a batch of 2-D transposes in 16 x 16 AVX-512
+// register tiles; other cases go element by element. Any dtype (1, 2, 4 or
+// 8 bytes per element). The step runs on every thread of the pool, each
+// moving an even share of the rows (or blocks).
 #ifndef HGC_CODEGEN_TRANSPOSE_STEP_H_
 #define HGC_CODEGEN_TRANSPOSE_STEP_H_
 
@@ -20,11 +24,20 @@ namespace hgc {
 namespace codegen {
 
 // The copy plan of a transpose: output dims (outermost first) with the
-// input element stride of each, after merging, and the element size.
+// input element stride of each, after merging, and the element size; then
+// how the copy splits into independent work items, so that running it
+// allocates nothing: every index of the outer dims (all but the innermost,
+// and but `swapped`, the input-contiguous dim, when 4-byte elements go by
+// 2-D blocks), times `chunks` row chunks of a block.
 struct TransposePlan {
   std::vector<int64_t> dims;
   std::vector<int64_t> in_strides;
   int64_t element_bytes = 0;
+  std::vector<int64_t> out_strides;  // of every dim, in elements
+  std::vector<int64_t> outer;        // the outer dims, outermost first
+  int swapped = -1;
+  int64_t chunks = 1;
+  int64_t items = 0;
 };
 
 // The plan for transposing `input` (shape) by `perm` (a permutation of
@@ -33,11 +46,13 @@ absl::StatusOr<TransposePlan> PlanTranspose(const Shape& input,
                                             const std::vector<int64_t>& perm,
                                             int64_t element_bytes);
 
-// Copies by `plan` from `in` to `out` (which must not overlap).
-void RunTranspose(const TransposePlan& plan, const void* in, void* out);
+// Copies by `plan` from `in` to `out` (which must not overlap): the work
+// items of part `part` of `parts` (an even share; all by default).
+void RunTranspose(const TransposePlan& plan, const void* in, void* out,
+                  int part = 0, int parts = 1);
 
-// The host step for `op` (a verified transpose) reading `in` and writing
-// `out`.
+// The step for `op` (a verified transpose) reading `in` and writing `out`:
+// shared host code, each thread moving its share of the work items.
 absl::StatusOr<Step> TransposeStep(const Op& op, BufferRef in, BufferRef out);
 
 }  // namespace codegen

@@ -42,7 +42,16 @@ void ExpectMatchesNaive(const Shape& shape, const std::vector<int64_t>& perm) {
   absl::StatusOr<TransposePlan> plan = PlanTranspose(shape, perm, sizeof(T));
   ASSERT_TRUE(plan.ok()) << plan.status();
   RunTranspose(*plan, in.data(), out.data());
-  EXPECT_EQ(out, NaiveTranspose(in, shape, perm));
+  const std::vector<T> want = NaiveTranspose(in, shape, perm);
+  EXPECT_EQ(out, want);
+  // Split into parts (threads' shares), run one after another.
+  for (int parts : {2, 3, 7}) {
+    std::vector<T> split(count, T(0));
+    for (int part = 0; part < parts; ++part) {
+      RunTranspose(*plan, in.data(), split.data(), part, parts);
+    }
+    EXPECT_EQ(split, want) << parts << " parts";
+  }
 }
 
 TEST(TransposeStepTest, MatchesNaiveForManyPermutations) {
@@ -57,6 +66,13 @@ TEST(TransposeStepTest, MatchesNaiveForManyPermutations) {
       {{3, 1, 1}, {1, 2, 0}},
       {{1, 1}, {1, 0}},
       {{17}, {0}},
+      // The innermost output dim gathers with a stride: 4-byte elements
+      // go through 16 x 16 register tiles, whole and partial.
+      {{33, 17}, {1, 0}},
+      {{3, 37, 50}, {0, 2, 1}},
+      {{4, 32, 48}, {0, 2, 1}},
+      {{2, 5, 40, 3}, {0, 3, 1, 2}},  // the contiguous dim not next to last
+      {{19, 2, 21}, {2, 1, 0}},
   };
   for (const auto& [shape, perm] : cases) {
     SCOPED_TRACE(::testing::PrintToString(shape) + " by " +

@@ -82,6 +82,12 @@ absl::Status Executable::RunSteps(const std::vector<Step>& steps,
       }
       continue;
     }
+    if (step.shared) {
+      pool_.Run([&](int thread_id, int team_size) {
+        step.shared(table.data(), thread_id, team_size);
+      });
+      continue;
+    }
     pool_.Run([&](int thread_id, int team_size) {
       KernelFrame frame{table.data(), step.kernels.data(),          thread_id,
                         team_size,    &ThreadPool::BarrierCallback, &pool_};

@@ -275,10 +275,14 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   if (parts.x_is_operand) {
     parts.x = param_buffer(x);
   } else {
+    // Without producers, x is a bf16 / f16 operand or a literal constant
+    // (the program's input either way).
     std::vector<const Value*> extra;
-    if (g.pre.empty()) extra.push_back(x);
+    std::vector<const Op*> pre = g.pre;
+    if (pre.empty() && x->is_param()) extra.push_back(x);
+    if (pre.empty() && !x->is_param()) pre.push_back(x->defining_op());
     HGC_ASSIGN_OR_RETURN(RowProgram program,
-                         build_program(g.pre, extra, shape, x, -1));
+                         build_program(pre, extra, shape, x, -1));
     program.result_in_f32 = true;
     parts.pre_program = nest.AddProgram(std::move(program), "pre");
     parts.x = nest.AddPerThread(

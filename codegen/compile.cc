@@ -77,6 +77,13 @@ Step CopyStep(std::string name, BufferRef from, BufferRef to, int64_t bytes) {
   Step step;
   step.name = std::move(name);
   step.buffers = {from, to};
+  if (bytes < codegen::kSharedCopyBytes) {
+    step.host = [bytes](void* const* bufs) {
+      if (bufs[0] != bufs[1]) std::memmove(bufs[1], bufs[0], bytes);
+      return absl::OkStatus();
+    };
+    return step;
+  }
   // Each thread copies its share of cache lines; buffers that overlap (an
   // output the caller passed twice, say) are moved by part 0 alone.
   step.shared = [bytes](void* const* bufs, int part, int parts) {

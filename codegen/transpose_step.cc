@@ -181,6 +181,13 @@ absl::StatusOr<Step> TransposeStep(const Op& op, BufferRef in, BufferRef out) {
   Step step;
   step.name = absl::StrCat("transpose.", op.result()->name());
   step.buffers = {in, out};
+  if (type.SizeInBytes() < kSharedCopyBytes) {
+    step.host = [plan = *std::move(plan)](void* const* bufs) {
+      RunTranspose(plan, bufs[0], bufs[1]);  // a planned copy cannot fail
+      return absl::OkStatus();
+    };
+    return step;
+  }
   step.shared = [plan = *std::move(plan)](void* const* bufs, int part,
                                           int parts) {
     RunTranspose(plan, bufs[0], bufs[1], part, parts);

@@ -8,7 +8,7 @@
 // output dim is contiguous in the input ([B, S, D] -> [B, D, S]), 4-byte
 // elements are moved as a batch of 2-D transposes in 16 x 16 AVX-512
 // register tiles; other cases go element by element. Any dtype (1, 2, 4 or
-// 8 bytes per element). The step runs on every thread of the pool, each
+// 8 bytes per element). A big step runs on every thread of the pool, each
 // moving an even share of the rows (or blocks).
 #ifndef HGC_CODEGEN_TRANSPOSE_STEP_H_
 #define HGC_CODEGEN_TRANSPOSE_STEP_H_
@@ -51,8 +51,13 @@ absl::StatusOr<TransposePlan> PlanTranspose(const Shape& input,
 void RunTranspose(const TransposePlan& plan, const void* in, void* out,
                   int part = 0, int parts = 1);
 
+// Copies from this size on run on every thread of the pool; smaller ones
+// on the calling thread, where waking the pool would cost more.
+inline constexpr int64_t kSharedCopyBytes = int64_t{256} << 10;
+
 // The step for `op` (a verified transpose) reading `in` and writing `out`:
-// shared host code, each thread moving its share of the work items.
+// shared host code, each thread moving its share of the work items (a host
+// step below kSharedCopyBytes).
 absl::StatusOr<Step> TransposeStep(const Op& op, BufferRef in, BufferRef out);
 
 }  // namespace codegen

@@ -132,9 +132,6 @@ bool IsElementwiseGroup(const Op& op) {
   return FusionKindOf(op) == FusionKind::kElementwise;
 }
 
-// Where every value of `graph` lives: inputs, constant slots (const
-// parameters, literal constants evaluated now, const-only ops filled by
-// init steps), outputs written directly (`direct_result`) and the arena.
 // A result that reshapes a value nothing else reads has the same bytes:
 // the value's op writes the output itself and the reshape moves nothing
 // (up a chain of reshapes).
@@ -165,6 +162,9 @@ void ReshapedResultsWrittenDirectly(
   }
 }
 
+// Where every value of `graph` lives: inputs, constant slots (const
+// parameters, literal constants evaluated now, const-only ops filled by
+// init steps), outputs written directly (`direct_result`) and the arena.
 absl::Status AssignBuffers(
     const Graph& graph, const BufferPlan& plan, LowerState& state,
     absl::flat_hash_map<const Value*, int>& direct_result) {

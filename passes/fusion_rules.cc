@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "ir/ops/op_helpers.h"
 #include "passes/const_only.h"
 #include "passes/graph_utils.h"
 
@@ -18,6 +19,22 @@ std::optional<FusionKind> AnchorKind(OpKind kind) {
   if (kind == OpKind::kLayernorm) return FusionKind::kLayernorm;
   if (IsReduction(kind)) return FusionKind::kReduce;
   return std::nullopt;
+}
+
+bool ReductionStandsAlone(const Op& op) {
+  if (!IsReduction(op.kind_id())) return false;
+  const TensorType& x = op.operand(0)->type();
+  if (!IsFloat(x.dtype)) return true;
+  absl::StatusOr<std::vector<bool>> reduced =
+      ReducedAxes(op.kind(), op.FindAttr("axes"), x.rank());
+  if (!reduced.ok()) return true;
+  // Trailing: no kept dim after a reduced one.
+  bool seen_reduced = false;
+  for (bool r : *reduced) {
+    if (seen_reduced && !r) return true;
+    seen_reduced = seen_reduced || r;
+  }
+  return false;
 }
 
 namespace {
@@ -46,11 +63,8 @@ class GroupBuilder {
     if (anchor == FusionKind::kMatmul) {
       Start(op, *anchor, op);
     } else if (anchor.has_value()) {
-      // An integer reduction (sums wrap: a host step computes it) joins
-      // no producers; float row ops compute on rows their producers fill.
-      int g = IsFloat(op->operand(0)->type().dtype)
-                  ? JoinableProducer(op, op->operand(0))
-                  : -1;
+      int g =
+          ReductionStandsAlone(*op) ? -1 : JoinableProducer(op, op->operand(0));
       if (g >= 0 && groups_[g].anchor == nullptr) {
         Join(g, op);
         groups_[g].kind = *anchor;
@@ -79,6 +93,9 @@ class GroupBuilder {
     if (it == group_of_.end()) return -1;
     const FusionGroup& group = groups_[it->second];
     if (group.last() != def || !uses_.OnlyUsedBy(v, op)) return -1;
+    if (group.anchor != nullptr && ReductionStandsAlone(*group.anchor)) {
+      return -1;
+    }
     if (group.const_only && !consts_.IsConstOnly(op)) return -1;
     if (static_cast<int64_t>(group.ops.size()) >= options_.max_ops) return -1;
     return it->second;

@@ -5,11 +5,12 @@
 //   - every matmul starts a "matmul" group (the matmul is the group's first
 //     op; producers are never pulled in, so codegen's BRGEMM sees plain
 //     operands);
-//   - a row op (softmax, layernorm, reduce_*) over a float value joins the
-//     group producing its data operand when that group is anchor-free
-//     ("elementwise") and the value is the group's output with no other
-//     use; the group takes the row op's kind ("softmax", "layernorm",
-//     "reduce"); else (and always for an integer reduction) it starts one;
+//   - a row op (softmax, layernorm, reduce_*) joins the group producing its
+//     data operand when that group is anchor-free ("elementwise") and the
+//     value is the group's output with no other use; the group takes the row
+//     op's kind ("softmax", "layernorm", "reduce"); else it starts one. A
+//     reduction that stands alone (ReductionStandsAlone) always starts one,
+//     and nothing joins it;
 //   - a pointwise op (elementwise, cast, quantize, dequantize) joins the
 //     group whose output it reads (first such operand) when that output has
 //     no other use, is not returned, has the op's result shape (the chain
@@ -44,6 +45,12 @@ struct FusionOptions {
 // A one-result op that is elementwise in the fusion sense (IsPointwise of
 // ir/op_kind.h: the elementwise ops plus quantize and dequantize).
 bool IsPointwise(const Op& op);
+// Whether `op` is a reduction of integers, or over axes that are not the
+// trailing ones: such a reduction is computed as a whole by its own step
+// (integer sums wrap, and leading axes are not rows), so it groups with
+// neither producers nor consumers.
+bool ReductionStandsAlone(const Op& op);
+
 // The group kind an op of kind `kind` anchors (matmul, softmax, layernorm,
 // reduce for reduce_*), or nullopt for kinds that anchor none.
 std::optional<FusionKind> AnchorKind(OpKind kind);

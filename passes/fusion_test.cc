@@ -79,16 +79,39 @@ graph @g(%x: f32[4, 8], %g: f32[8], %b: f32[8]) -> (f32[4, 8], f32[4]) {
             (std::vector<std::string>{"reduce:3", "layernorm:3"}));
 }
 
-TEST(FusionRulesTest, IntegerReductionsJoinNoProducers) {
-  // The reduction is a host step of its own; the cast stays elementwise.
-  EXPECT_EQ(Groups(R"(
+TEST(FusionRulesTest, ReductionsThatStandAloneGroupWithNothing) {
+  // Integer reductions and reductions over leading axes are steps of their
+  // own: their producers and consumers stay elementwise groups.
+  EXPECT_EQ(
+      Groups(R"(
 graph @g(%m: bool[4, 8]) -> s32[4] {
   %0 = cast(%m) {to = s32}
   %1 = reduce_sum(%0) {axes = [1]}
-  return %1
+  %2 = neg(%1)
+  return %2
 }
 )"),
-            (std::vector<std::string>{"elementwise:1", "reduce:1"}));
+      (std::vector<std::string>{"elementwise:1", "reduce:1", "elementwise:1"}));
+  EXPECT_EQ(
+      Groups(R"(
+graph @g(%h: f32[2, 5, 8], %m: f32[2, 5, 1]) -> f32[2, 8] {
+  %0 = mul(%h, %m)
+  %1 = reduce_sum(%0) {axes = [1]}
+  %2 = exp(%1)
+  return %2
+}
+)"),
+      (std::vector<std::string>{"elementwise:1", "reduce:1", "elementwise:1"}));
+  // Over trailing axes a float reduction takes both.
+  EXPECT_EQ(Groups(R"(
+graph @g(%h: f32[2, 5, 8]) -> f32[2] {
+  %0 = exp(%h)
+  %1 = reduce_sum(%0) {axes = [2, 1]}
+  %2 = sqrt(%1)
+  return %2
+}
+)"),
+            (std::vector<std::string>{"reduce:3"}));
 }
 
 TEST(FusionRulesTest, ConstOnlyWorkIsNotMixedIn) {

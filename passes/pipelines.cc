@@ -12,6 +12,7 @@
 #include "passes/fusion.h"
 #include "passes/mlp_fusion.h"
 #include "passes/pipeline_parser.h"
+#include "passes/softmax_last_axis.h"
 #include "passes/verify_pass.h"
 #include "passes/widen_f16_matmul.h"
 #include "support/status_macros.h"
@@ -50,6 +51,8 @@ void AddO2Pipeline(PassManager& pm) {
   // The f16 matmuls left (outside attention) as f32 matmuls between casts,
   // before fusion takes the result's cast as a post-op.
   pm.AddPass<WidenF16MatmulPass>();
+  // Softmaxes over another axis as last-axis ones between transposes.
+  pm.AddPass<SoftmaxLastAxisPass>();
   // matmul + post-ops, elementwise chains, row ops with their neighbours.
   pm.AddPass<FusionPass>();
   // Small consecutive layers share one outer loop; needs the groups fusion

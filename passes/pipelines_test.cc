@@ -11,7 +11,8 @@ TEST(PipelinesTest, NamedPipelines) {
   EXPECT_EQ(DescribeNamedPipeline("O0"), "verify");
   EXPECT_EQ(DescribeNamedPipeline("O2"),
             "canonicalize,fold-constants,attention-reshapes,canonicalize,cse,"
-            "dce,attention-fusion,widen-f16-matmul,fusion,mlp-fusion,dce");
+            "dce,attention-fusion,widen-f16-matmul,softmax-last-axis,fusion,"
+            "mlp-fusion,dce");
   EXPECT_TRUE(IsNamedPipeline("O2"));
   EXPECT_FALSE(IsNamedPipeline("O3"));
 }

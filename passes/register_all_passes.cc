@@ -8,6 +8,7 @@
 #include "passes/fold_constants.h"
 #include "passes/fusion.h"
 #include "passes/mlp_fusion.h"
+#include "passes/softmax_last_axis.h"
 #include "passes/verify_pass.h"
 #include "passes/widen_f16_matmul.h"
 
@@ -22,6 +23,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   registry.Register<AttentionReshapesPass>();
   registry.Register<AttentionFusionPass>();
   registry.Register<WidenF16MatmulPass>();
+  registry.Register<SoftmaxLastAxisPass>();
   registry.Register<FusionPass>();
   registry.Register<MlpFusionPass>();
 }

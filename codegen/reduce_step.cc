@@ -75,10 +75,10 @@ void RunFloat(const ReducePlan& plan, const void* in, void* out, double* acc) {
                          : acc[o];
     switch (plan.dtype) {
       case DType::kBF16:
-        static_cast<uint16_t*>(out)[o] = FloatToBf16(RoundToOddF32(v));
+        static_cast<uint16_t*>(out)[o] = DoubleToBf16(v);
         break;
       case DType::kF16:
-        static_cast<uint16_t*>(out)[o] = FloatToHalf(RoundToOddF32(v));
+        static_cast<uint16_t*>(out)[o] = DoubleToHalf(v);
         break;
       default:
         static_cast<float*>(out)[o] = static_cast<float>(v);

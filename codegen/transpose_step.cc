@@ -8,6 +8,7 @@
 #include "codegen/runtime_helpers.h"
 #include "ir/dtype.h"
 #include "ir/ops/op_helpers.h"
+#include "support/cpu_features.h"
 
 namespace hgc {
 namespace codegen {
@@ -31,7 +32,8 @@ constexpr int64_t kBlockRows = 64;
 
 // Fills the work split of `plan` (see TransposePlan).
 void PlanWork(TransposePlan& plan) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  // The project's ISA check: the CPU, the OS saving ZMM state, HGC_MAX_ISA.
+  const bool avx512 = IsaAvailable(Isa::kAvx512Core);
   const size_t rank = plan.dims.size();
   plan.out_strides.assign(rank, 1);
   for (size_t d = rank - 1; d-- > 0;) {

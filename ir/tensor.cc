@@ -70,10 +70,10 @@ void Tensor::SetDouble(int64_t i, double v) {
       mutable_data<float>()[i] = static_cast<float>(v);
       break;
     case DType::kBF16:
-      mutable_data<uint16_t>()[i] = FloatToBf16(RoundToOddF32(v));
+      mutable_data<uint16_t>()[i] = DoubleToBf16(v);
       break;
     case DType::kF16:
-      mutable_data<uint16_t>()[i] = FloatToHalf(RoundToOddF32(v));
+      mutable_data<uint16_t>()[i] = DoubleToHalf(v);
       break;
     case DType::kS32:
       mutable_data<int32_t>()[i] = static_cast<int32_t>(

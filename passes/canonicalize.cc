@@ -111,13 +111,6 @@ std::optional<std::vector<double>> Reciprocals(
   return out;
 }
 
-// The new value takes over the replaced result's name.
-Value* TakeName(Value* created, Value* replaced) {
-  created->set_name(replaced->name());
-  replaced->set_name("");
-  return created;
-}
-
 }  // namespace
 
 Value* SimplifyWithoutNewOps(const Op& op) {

@@ -123,6 +123,12 @@ bool ValueReplacer::RemapResults(Graph& graph) const {
   return changed;
 }
 
+Value* TakeName(Value* created, Value* replaced) {
+  created->set_name(replaced->name());
+  replaced->set_name("");
+  return created;
+}
+
 int EraseDeadOps(Graph& graph, std::vector<AttrMap>* erased_fusion_attrs) {
   absl::flat_hash_map<const Value*, int> uses;
   for (const auto& op : graph.ops()) {

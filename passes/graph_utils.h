@@ -83,6 +83,10 @@ class ValueReplacer {
   absl::flat_hash_map<Value*, Value*> map_;
 };
 
+// `created` takes over `replaced`'s name (which `replaced` gives up, so the
+// graph keeps one value per name); returns `created`.
+Value* TakeName(Value* created, Value* replaced);
+
 // Erases every op of `graph` whose results are neither read nor returned,
 // transitively (all hgc ops are pure). Returns the number erased. When
 // `erased_fusion_attrs` is given, the attributes of every erased `fusion` op

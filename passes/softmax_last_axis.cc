@@ -37,10 +37,7 @@ absl::Status MoveLast(Graph& graph, Op* op) {
       Value * y,
       b.Create("transpose", {s}, {{"perm", Attribute::IntList(inverse)}}, {},
                op->loc()));
-  Value* old = op->result();
-  y->set_name(old->name());
-  old->set_name("");
-  graph.ReplaceAllUsesWith(old, y);
+  graph.ReplaceAllUsesWith(op->result(), TakeName(y, op->result()));
   return absl::OkStatus();
 }
 

@@ -70,9 +70,7 @@ absl::Status Widen(Graph& graph, Op* op, FreshNames& names,
   HGC_ASSIGN_OR_RETURN(
       Value * y, b.Create("cast", {c}, {{"to", Attribute::Type(DType::kF16)}},
                           {}, op->loc()));
-  y->set_name(old->name());
-  old->set_name("");
-  graph.ReplaceAllUsesWith(old, y);
+  graph.ReplaceAllUsesWith(old, TakeName(y, old));
   return absl::OkStatus();
 }
 

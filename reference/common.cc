@@ -31,10 +31,10 @@ int64_t LoadInt(const Tensor& t, int64_t i) {
 void StoreDouble(Tensor& t, int64_t i, double v) {
   switch (t.dtype()) {
     case DType::kBF16:
-      t.mutable_data<uint16_t>()[i] = FloatToBf16(RoundToOddF32(v));
+      t.mutable_data<uint16_t>()[i] = DoubleToBf16(v);
       break;
     case DType::kF16:
-      t.mutable_data<uint16_t>()[i] = FloatToHalf(RoundToOddF32(v));
+      t.mutable_data<uint16_t>()[i] = DoubleToHalf(v);
       break;
     default:
       t.SetDouble(i, v);  // f32: one rounding; integers: round+saturate.

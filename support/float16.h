@@ -65,6 +65,11 @@ inline float RoundToOddF32(double v) {
   return f;
 }
 
+// A double rounded once to bf16 / f16 (nearest even): through f32 rounded
+// to odd, which the second rounding then cannot spoil.
+inline uint16_t DoubleToBf16(double v) { return FloatToBf16(RoundToOddF32(v)); }
+inline uint16_t DoubleToHalf(double v) { return FloatToHalf(RoundToOddF32(v)); }
+
 // Rounds through the 16-bit type and back: the value an f32 becomes when
 // stored as bf16 / f16.
 inline float RoundToBf16(float f) { return Bf16ToFloat(FloatToBf16(f)); }

@@ -390,15 +390,8 @@ absl::StatusOr<Tensor> ConvertArray(const NpyArray& a, const TensorType& type,
     return out;
   }
   for (int64_t i = 0; i < n; ++i) {
-    if (type.dtype == DType::kF32) {
-      out.mutable_data<float>()[i] = static_cast<float>(FloatAt(a, i));
-      continue;
-    }
     if (float_type) {
-      // Round-to-odd to f32 first, so that bf16 and f16 round only once.
-      const float f = RoundToOddF32(FloatAt(a, i));
-      out.mutable_data<uint16_t>()[i] =
-          type.dtype == DType::kBF16 ? FloatToBf16(f) : FloatToHalf(f);
+      out.SetDouble(i, FloatAt(a, i));  // rounded once to the dtype
       continue;
     }
     int64_t v = 0;

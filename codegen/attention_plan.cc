@@ -44,17 +44,20 @@ namespace {
 
 using microkernels::BrgemmDesc;
 
-// A row stride (in floats) for scratch the kernels stream through: rows
-// 1 KiB apart or a multiple of that fall into a few L1 sets and evict each
-// other (a 64-key Kᵀ panel of 512-key rows does not stay in L1), so such
-// strides get one more cache line.
 // The longest rows a rounded softmax or P takes whole (an S tile of 8 such
 // rows is 2 MiB); longer ones run as an interpreter fallback.
 constexpr int64_t kMaxWholeRowKeys = 65536;
 
+// A row stride (in floats) for scratch the kernels read in panels of 64
+// columns: rows an even number of cache lines apart share half of L1's
+// sets or fewer, and a panel of many such rows evicts itself (Q·Kᵀ with a
+// 96-deep Kᵀ of 128-key rows ran at 69 % of peak, at 99 % with rows 144
+// floats apart; P·V over 384-key S rows at 84 %, at 98 % with 400). So rows
+// longer than one panel start an odd number of lines apart and walk every
+// set; rows of one panel or less stay packed.
 int64_t SpreadStride(int64_t floats) {
   const int64_t ld = (floats + 15) / 16 * 16;
-  return ld % 256 == 0 ? ld + 16 : ld;
+  return ld > 64 && (ld / 16) % 2 == 0 ? ld + 16 : ld;
 }
 
 // Float Q, K, V, scores, softmax and result (f32, bf16 or f16).
@@ -282,11 +285,14 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.k_packed = m.k.strides[2] != 1;
   p.kt_ld = SpreadStride(m.seq_kv);
   p.s_ld = SpreadStride(p.blocks.nb);
-  // V rows a multiple of 1 KiB apart ([B, S, H, D] with H·D a multiple of
-  // 256, say) thrash L1 in P·V; they are copied per head, like Kᵀ.
+  // V rows a multiple of 512 bytes apart ([B, H, S, 128], or [B, S, H, D]
+  // with H·D a multiple of 128) share an eighth of L1's sets or fewer, and
+  // P·V's 64-column panels of them evict each other (MHA-3's head of 128
+  // ran 2-3 % faster copied); they are copied per head, like Kᵀ. Rows 384
+  // bytes apart measured better read in place.
   const int64_t v_stride = std::max(m.v.strides[2], m.head_dim_v);
   p.v_packed =
-      v_stride % 256 == 0 || p.v_type != DType::kF32 || m.v.strides[3] != 1;
+      v_stride % 128 == 0 || p.v_type != DType::kF32 || m.v.strides[3] != 1;
   p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
   // One key block, an f32 result in contiguous rows, no rounding: P·V
   // divides each row by its sum and writes it into the output itself.

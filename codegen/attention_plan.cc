@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/kernel_cache.h"
+#include "passes/graph_utils.h"
 #include "support/cache_info.h"
 #include "support/status_macros.h"
 
@@ -136,6 +137,83 @@ absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
   return nest.AddProgram(std::move(program), name);
 }
 
+// The operand of binary `op` other than `x`; nullptr when both are x.
+const Value* OtherOperand(const Op& op, const Value* x) {
+  if (op.operand(0) == x && op.operand(1) != x) return op.operand(1);
+  if (op.operand(1) == x && op.operand(0) != x) return op.operand(0);
+  return nullptr;
+}
+
+// Plans the score ops into Q·Kᵀ's kernel (AttentionPlan::kernel_scores)
+// when they are what it runs: on f32 scores [B, H, Sq, Skv], a `mul` by an
+// f32 scalar (a literal constant or a body parameter), then an `add` of
+// an f32 body parameter that is one row of keys for each (batch, head),
+// either or both, or no score ops at all. Anything else (a `div`, a mask
+// per query row, a select) keeps the score pass.
+absl::Status PlanKernelScores(LowerState& state, const Op& op, tile::Nest& nest,
+                              AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  const Value* s = m.qk->result();
+  const Shape scores{m.batch, m.heads, m.seq_q, m.seq_kv};
+  if (s->type().dtype != DType::kF32 || s->type().shape != scores) {
+    return absl::OkStatus();
+  }
+  const Value* scale = nullptr;
+  const Value* mask = nullptr;
+  std::vector<int64_t> mask_strides;
+  size_t i = 0;
+  const std::vector<const Op*>& ops = m.score_ops;
+  if (i < ops.size() && ops[i]->kind_id() == OpKind::kMul) {
+    scale = OtherOperand(*ops[i], s);
+    if (scale == nullptr || scale->type().dtype != DType::kF32 ||
+        scale->type().NumElements() != 1 ||
+        !(scale->is_param() || SplatValue(scale).has_value())) {
+      return absl::OkStatus();
+    }
+    s = ops[i++]->result();
+  }
+  if (i < ops.size() && ops[i]->kind_id() == OpKind::kAdd) {
+    mask = OtherOperand(*ops[i], s);
+    if (mask == nullptr || !mask->is_param() ||
+        mask->type().dtype != DType::kF32) {
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::vector<int64_t>> strides =
+        BroadcastStrides(mask->type().shape, scores);
+    if (!strides.ok() || (*strides)[2] != 0 || (*strides)[3] != 1) {
+      return absl::OkStatus();
+    }
+    mask_strides = *std::move(strides);
+    s = ops[i++]->result();
+  }
+  if (i != ops.size() || s->type() != m.qk->result()->type()) {
+    return absl::OkStatus();
+  }
+  p.kernel_scores = true;
+  p.row_max = nest.AddLocal(
+      64 * p.blocks.mb, "row_max",
+      absl::StrCat("f32[", p.blocks.mb, ", 16] running maxima of score rows"));
+  auto frame_buffer = [&](const Value* param) {
+    const Value* v = op.operand(param->index());
+    return nest.AddFrameBuffer(state.refs.at(v), v->name(),
+                               v->type().ToString());
+  };
+  if (scale != nullptr && scale->is_param()) {
+    p.score_scale = frame_buffer(scale);
+  } else if (scale != nullptr) {
+    p.scale_is_constant = true;
+    p.scale_constant = static_cast<float>(*SplatValue(scale));
+    p.score_scale = nest.AddLocal(
+        4, "scale", absl::StrCat("f32 score scale ", p.scale_constant));
+  }
+  if (mask != nullptr) {
+    p.mask = frame_buffer(mask);
+    p.mask_batch_stride = mask_strides[0];
+    p.mask_head_stride = mask_strides[1];
+  }
+  return absl::OkStatus();
+}
+
 absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
   const AttentionMatch& m = p.m;
   HGC_ASSIGN_OR_RETURN(Isa isa, microkernels::SelectBrgemmIsa(
@@ -153,6 +231,9 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
       qk.ldb = p.kt >= 0 ? p.kt_ld : std::max(m.k.strides[3], keys);
       qk.ldc = p.s_ld;
       qk.batch_kind = microkernels::BatchKind::kStrided;
+      qk.scale = p.score_scale >= 0;
+      qk.bias = p.mask >= 0;
+      qk.row_max = p.kernel_scores;
       HGC_ASSIGN_OR_RETURN(auto qk_code,
                            microkernels::BrgemmKernelCache::Global().Get(qk));
       p.qk_kernel[mt][nt] = nest.AddKernel(qk, std::move(qk_code));
@@ -337,7 +418,8 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
                                         /*from_tile=*/m.q.strides[3] != 1,
                                         /*matmul_operand=*/true, "q_ops"));
   }
-  if (!m.score_ops.empty()) {
+  HGC_RETURN_IF_ERROR(PlanKernelScores(state, op, nest, p));
+  if (!p.kernel_scores && !m.score_ops.empty()) {
     HGC_ASSIGN_OR_RETURN(
         p.score_program,
         AddTileProgram(state, nest, op, m.score_ops, m.qk->result(),

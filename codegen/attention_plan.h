@@ -69,6 +69,21 @@ struct AttentionPlan {
   int qk_kernel[2][2] = {};  // [M tail][N tail]
   int pv_kernel[2][2] = {};  // [M tail][K tail]
   int q_program = -1, score_program = -1, prob_program = -1;
+  // Q·Kᵀ's kernel runs the score ops itself: none, a scale by an f32
+  // scalar, a mask row (a mask the same for every query row: [B, 1, 1, S],
+  // say) added, or the scale then the mask, as the reference computes
+  // them. It also folds each score row's values into 16 running maxima
+  // (`row_max`), so the score pass only takes the max of those.
+  bool kernel_scores = false;
+  int row_max = -1;  // local: mb rows of 16 running maxima
+  // The scale's buffer (a body parameter, or a local holding the literal
+  // `scale_constant`, stored once per item), and the mask's; -1: none.
+  int score_scale = -1, mask = -1;
+  float scale_constant = 0;
+  bool scale_is_constant = false;
+  // The mask's element strides over batch and head (0 along the query
+  // rows, 1 along the keys).
+  int64_t mask_batch_stride = 0, mask_head_stride = 0;
   DType softmax_type = DType::kF32;
   // Rows divided by their sum before P·V (and rounded: a bf16 / f16
   // softmax, a bf16 / f16 P, or prob ops that round P, such as a cast

@@ -156,7 +156,8 @@ void EmitPrefetch(llvm::IRBuilder<>& b, const tile::Prefetch& p,
     for (int64_t l = 0; l < lines; ++l) {
       b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getInt8PtrTy()},
                         {b.CreateGEP(i8, row, b.getInt64(l * 64)),
-                         b.getInt32(p.write ? 1 : 0), b.getInt32(2) /* L2 */,
+                         b.getInt32(p.write ? 1 : 0),
+                         b.getInt32(p.to_l1 ? 3 /* L1 */ : 2 /* L2 */),
                          b.getInt32(1) /* data */});
     }
   };

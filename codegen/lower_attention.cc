@@ -68,9 +68,11 @@ std::optional<View> Scratch(int index) {
   return View{index, 0, 4};
 }
 
-// Where one (batch, head)'s Q, K, V and O start.
+// Where one (batch, head)'s Q, K, V and O start, and its mask row when
+// Q·Kᵀ's kernel adds it.
 struct HeadBases {
   Expr q, k, v, o;
+  Expr mask = 0;
 };
 
 // Prefetches the rows of the next (batch, head)'s Q, K and V that go with
@@ -121,6 +123,25 @@ View BlockMax(const AttentionPlan& p, Expr r) {
 // overlaps the other row's exps.
 void ScorePass(tile::NestBuilder& nb, const AttentionPlan& p,
                const KeyBlock& kb, Expr r) {
+  if (p.kernel_scores) {
+    // The kernel ran the score ops; the row's max is that of its lanes.
+    tile::RowReduce max;
+    max.op = tile::RowReduce::Op::kSoftmaxMax;
+    max.src = View{p.row_max, r * 16, 4};
+    max.len = 16;
+    max.acc = BlockMax(p, r);
+    nb.Append(tile::Stmt{std::move(max)});
+    // The row's softmax pass comes next: its scores, which no pass has
+    // read since the kernel wrote them, move from L2 to L1 meanwhile.
+    tile::Prefetch row;
+    row.src = View{p.s, r * p.s_ld, 4};
+    row.rows = 1;
+    row.row_stride = p.s_ld;
+    row.row_bytes = 4 * p.blocks.nb;
+    row.to_l1 = true;
+    nb.Append(tile::Stmt{std::move(row)});
+    return;
+  }
   const View s_row{p.s, r * p.s_ld, 4};
   const DType s_type = p.m.qk->result()->type().dtype;
   if (p.score_program >= 0) {
@@ -269,6 +290,12 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
     qk.b = p.kt >= 0 ? View{p.kt, j0, 4}
                      : View{p.k, k_base + j0 * m.k.strides[2], 4};
     qk.c = View{p.s, 0, 4};
+    if (p.kernel_scores) {
+      nb.Append(tile::Stmt{tile::Fill{View{p.row_max, 0, 4}, 16 * mb, -inf}});
+      qk.row_max = View{p.row_max, 0, 4};
+      if (p.score_scale >= 0) qk.scale = View{p.score_scale, 0, 4};
+      if (p.mask >= 0) qk.bias = View{p.mask, head.mask + j0, 4};
+    }
     nb.Append(tile::Stmt{std::move(qk)});
     BuildRowPasses(nb, p, KeyBlock{i0, j0, keys, row_base}, rows, next);
     tile::Brgemm pv;
@@ -343,6 +370,14 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
     head.v = nb.Let("v_base", Offset(m.v, b, g));
     head.o = nb.Let("o_base",
                     m.out_offset + b * m.out_strides[0] + h * m.out_strides[1]);
+    if (p.mask >= 0) {
+      head.mask =
+          nb.Let("mask_base", b * p.mask_batch_stride + h * p.mask_head_stride);
+    }
+    if (p.scale_is_constant) {
+      nb.Append(tile::Stmt{
+          tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
+    }
     const Expr &k_base = head.k, &v_base = head.v;
     std::optional<HeadBases> next;
     if (p.prefetch) {

@@ -131,8 +131,8 @@ void EmitLoop(
     const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body);
 
 // BrgemmCallArgs (microkernels/brgemm_abi.h) as LLVM sees it: {i8* a,
-// i8* b, i8* c, i64 batch, i8* bias, i8* row_divisors}, and its fields'
-// indices.
+// i8* b, i8* c, i64 batch, i8* bias, i8* row_divisors, i8* scale,
+// i8* row_max}, and its fields' indices.
 llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c);
 enum BrgemmArgField {
   kFieldA,
@@ -140,7 +140,9 @@ enum BrgemmArgField {
   kFieldC,
   kFieldBatch,
   kFieldBias,
-  kFieldRowDivisors
+  kFieldRowDivisors,
+  kFieldScale,
+  kFieldRowMax
 };
 
 // Emits `if (cond) then()`; `b` is left after it.

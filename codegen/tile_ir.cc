@@ -344,7 +344,9 @@ class Printer {
     std::string s = absl::StrCat("brgemm k[", E(c.kernel), "] a=", V(c.a),
                                  " b=", V(c.b), " c=", V(c.c));
     if (!IsConst(c.batch, 1)) absl::StrAppend(&s, " batch=", E(c.batch));
+    if (c.scale) absl::StrAppend(&s, " scale=", V(*c.scale));
     if (c.bias) absl::StrAppend(&s, " bias=", V(*c.bias));
+    if (c.row_max) absl::StrAppend(&s, " row maxima -> ", V(*c.row_max));
     if (c.row_divisors) {
       absl::StrAppend(&s, ", rows divided by ", V(*c.row_divisors));
     }
@@ -430,8 +432,10 @@ class Printer {
   }
   void Line(int indent, const Barrier&) { Emit(indent, "barrier"); }
   void Line(int indent, const Prefetch& p) {
-    Emit(indent, absl::StrCat(p.write ? "prefetchw " : "prefetch ", V(p.src),
-                              " rows ", E(p.rows), " x ", p.row_bytes,
+    Emit(indent, absl::StrCat(p.write   ? "prefetchw "
+                              : p.to_l1 ? "prefetch.l1 "
+                                        : "prefetch ",
+                              V(p.src), " rows ", E(p.rows), " x ", p.row_bytes,
                               " B stride ", E(p.row_stride)));
   }
 

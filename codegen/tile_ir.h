@@ -127,6 +127,8 @@ struct Brgemm {
   std::optional<View> bias;  // the bias row of a kernel with `bias`
   // The M divisors of a kernel with `divide_rows`.
   std::optional<View> row_divisors;
+  std::optional<View> scale;    // the scalar of a kernel with `scale`
+  std::optional<View> row_max;  // M x 16 running maxima (`row_max`)
 };
 
 // The nest's elementwise program `program` (lower_common.h's RowProgram)
@@ -260,7 +262,8 @@ struct Barrier {};
 
 // A hint that `rows` rows of `row_bytes` bytes, `row_stride` elements
 // apart from `src`, are read (or, with `write`, written) soon: each of
-// their cache lines is prefetched into L2 (prefetcht1 / prefetchw).
+// their cache lines is prefetched into L2 (prefetcht1 / prefetchw), or
+// into L1 with `to_l1` (prefetcht0: about to be read).
 // Prefetches never fault, and the addresses are computed without inbounds,
 // so a hint may reach past a buffer.
 struct Prefetch {
@@ -268,6 +271,7 @@ struct Prefetch {
   Expr rows, row_stride;
   int64_t row_bytes = 0;
   bool write = false;
+  bool to_l1 = false;
 };
 
 struct Stmt {

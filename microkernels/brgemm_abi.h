@@ -28,6 +28,10 @@ struct BrgemmCallArgs {
   // Descriptors with `divide_rows`: M floats; row m of C is multiplied by
   // 1 / row_divisors[m].
   const void* row_divisors;
+  // Descriptors with `scale`: the float C is multiplied by.
+  const void* scale;
+  // Descriptors with `row_max`: M rows of 16 floats, the running maxima.
+  void* row_max;
 };
 
 using BrgemmFn = void (*)(const BrgemmCallArgs*);
@@ -39,6 +43,8 @@ constexpr int kArgC = offsetof(BrgemmCallArgs, c);
 constexpr int kArgBatch = offsetof(BrgemmCallArgs, batch);
 constexpr int kArgBias = offsetof(BrgemmCallArgs, bias);
 constexpr int kArgRowDivisors = offsetof(BrgemmCallArgs, row_divisors);
+constexpr int kArgScale = offsetof(BrgemmCallArgs, scale);
+constexpr int kArgRowMax = offsetof(BrgemmCallArgs, row_max);
 
 }  // namespace microkernels
 }  // namespace hgc

@@ -220,6 +220,7 @@ void BrgemmAvx512Base::StoreAcc(int rows, int nvecs, bool masked) {
         vmovups(c, acc);
       }
     }
+    FinishRowPostOps(i, nvecs, masked);
   }
 }
 

@@ -14,7 +14,8 @@
 //                                               correction)
 //       StoreAcc(): C (= or +=) accumulators, masked on the N tail, with
 //                   PreparePostOps() / PrepareRowPostOps() /
-//                   ApplyPostOps() (f32: bias, relu, divide_rows)
+//                   ApplyPostOps() / FinishRowPostOps() (f32: scale,
+//                   bias, relu, row_max, divide_rows)
 //       MBlockEpilogue()
 //
 // A "K group" is the VNNI granularity: 1 f32, 2 bf16 or 4 int8 elements of
@@ -76,6 +77,9 @@ class BrgemmAvx512Base : public JitGenerator {
   // Runs before row `row` of the tile is stored (same registers).
   virtual void PrepareRowPostOps(int row) {}
   virtual void ApplyPostOps(const Xbyak::Zmm& acc, int vec) {}
+  // Runs after row `row` of the tile is stored, its accumulators still
+  // holding the stored values (same registers).
+  virtual void FinishRowPostOps(int row, int nvecs, bool masked) {}
   // Called after each register tile of an M block, with its rows.
   virtual void MBlockEpilogue(int rows) {}
   // Emits the products of one K group: A at [reg_a + a_off + row * lda],

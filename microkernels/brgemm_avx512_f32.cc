@@ -44,8 +44,9 @@ int64_t BrgemmAvx512F32::PrefetchBLinesPerTrip() const {
 // divide_rows: the M block's first divisor lives in a stack slot (every
 // general-purpose register is taken), set per N block and advanced per M
 // block; each tile row's reciprocal is computed once, before its store.
+// row_max keeps the M block's first row of maxima there the same way.
 void BrgemmAvx512F32::CallPrologue() {
-  if (desc().divide_rows) sub(rsp, 8);
+  if (UsesStackSlot()) sub(rsp, 8);
   if (PrefetchBLinesPerTrip() == 0) return;
   // reg_tmp2_ (unused by f32 otherwise): the B region right after the first
   // batch element's, which in a GEMM (gemm_driver.cc) is the next call's.
@@ -63,17 +64,19 @@ void BrgemmAvx512F32::CallPrologue() {
 }
 
 void BrgemmAvx512F32::CallEpilogue() {
-  if (desc().divide_rows) add(rsp, 8);
+  if (UsesStackSlot()) add(rsp, 8);
 }
 
 void BrgemmAvx512F32::NBlockPrologue() {
-  if (!desc().divide_rows) return;
-  mov(reg_tmp_, ptr[reg_args_ + kArgRowDivisors]);
+  if (!UsesStackSlot()) return;
+  mov(reg_tmp_,
+      ptr[reg_args_ + (desc().divide_rows ? kArgRowDivisors : kArgRowMax)]);
   mov(qword[rsp], reg_tmp_);
 }
 
 void BrgemmAvx512F32::MBlockEpilogue(int rows) {
   if (desc().divide_rows) add(qword[rsp], rows * 4);
+  if (desc().row_max) add(qword[rsp], rows * 64);
 }
 
 void BrgemmAvx512F32::KLoopTrip() {
@@ -92,7 +95,13 @@ void BrgemmAvx512F32::PreparePostOps(int nvecs, bool masked) {
     add(reg_tmp_, reg_boff_);
     LoadVectors(reg_tmp_, nvecs, masked, 0, /*float_domain=*/true);
   }
+  if (desc().scale) {
+    mov(reg_tmp_, ptr[reg_args_ + kArgScale]);
+    vbroadcastss(ScaleRegister(), ptr[reg_tmp_]);
+  }
   if (desc().relu) vpxord(Reserved(0), Reserved(0), Reserved(0));
+  // The tile's first row of maxima, in reg_tmp_ through the store.
+  if (desc().row_max) mov(reg_tmp_, qword[rsp]);
   if (desc().divide_rows) {
     // 1.0f in every lane (all ones >> 25 << 23 = 0x3f800000) and the
     // tile's first divisor.
@@ -111,6 +120,7 @@ void BrgemmAvx512F32::PrepareRowPostOps(int row) {
 
 void BrgemmAvx512F32::ApplyPostOps(const Xbyak::Zmm& acc, int vec) {
   if (desc().divide_rows) vmulps(acc, acc, Reserved(1));
+  if (desc().scale) vmulps(acc, acc, ScaleRegister());
   if (desc().bias) vaddps(acc, acc, Reserved(1 + vec));
   if (desc().relu) {
     // x > 0 (or NaN) ? x : +0, the reference's relu; vmaxps would turn NaN
@@ -118,6 +128,24 @@ void BrgemmAvx512F32::ApplyPostOps(const Xbyak::Zmm& acc, int vec) {
     vcmpps(k2, acc, Reserved(0), 0x16);  // NLE_UQ: greater, or unordered
     vmovaps(acc | k2 | T_z, acc);
   }
+}
+
+void BrgemmAvx512F32::FinishRowPostOps(int row, int nvecs, bool masked) {
+  if (!desc().row_max) return;
+  // Lane l folds in column 16 j + l of each vector j: vmaxps(max, value),
+  // the tail vector's lanes past N left as they were.
+  const Xbyak::Zmm max = RowMaxRegister();
+  const Xbyak::Address lanes = ptr[reg_tmp_ + row * 64];
+  vmovups(max, lanes);
+  for (int j = 0; j < nvecs; ++j) {
+    const Xbyak::Zmm acc = Acc(row, j, nvecs);
+    if (masked && j == nvecs - 1) {
+      vmaxps(max | k1, max, acc);
+    } else {
+      vmaxps(max, max, acc);
+    }
+  }
+  vmovups(lanes, max);
 }
 
 void BrgemmAvx512F32::ComputeGroup(int rows, int nvecs, bool masked,

@@ -28,9 +28,18 @@ class BrgemmAvx512F32 : public BrgemmAvx512Base {
   void PreparePostOps(int nvecs, bool masked) override;
   void PrepareRowPostOps(int row) override;
   void ApplyPostOps(const Xbyak::Zmm& acc, int vec) override;
+  void FinishRowPostOps(int row, int nvecs, bool masked) override;
   void MBlockEpilogue(int rows) override;
 
  private:
+  // The broadcast scale and the row max being folded, above the B vectors
+  // (ReservedVectorRegisters counts them).
+  Xbyak::Zmm ScaleRegister() const { return Reserved(1 + blocking().nvecs); }
+  Xbyak::Zmm RowMaxRegister() const {
+    return Reserved(1 + blocking().nvecs + (desc().scale ? 1 : 0));
+  }
+  // divide_rows and row_max keep a per-M-block pointer in a stack slot.
+  bool UsesStackSlot() const { return desc().divide_rows || desc().row_max; }
   // Cache lines of the B region after this call's (see CallPrologue) that
   // each trip of a register tile's K loop prefetches; 0: none.
   int64_t PrefetchBLinesPerTrip() const;

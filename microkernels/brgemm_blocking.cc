@@ -31,8 +31,9 @@ bool UsesBf16Widening(const BrgemmDesc& desc) {
 int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs) {
   switch (desc.dtype) {
     case BrgemmDataType::kF32:
-      // One register per B vector of the current k, one broadcast A value.
-      return nvecs + 1;
+      // One register per B vector of the current k, one broadcast A value,
+      // and the scale and the row max of those post-ops.
+      return nvecs + 1 + (desc.scale ? 1 : 0) + (desc.row_max ? 1 : 0);
     case BrgemmDataType::kBf16:
       // Widening keeps B's even-k and odd-k halves (2 per vector), A's two
       // halves and the 0xffff0000 mask; vdpbf16ps is like f32.

@@ -54,8 +54,9 @@ std::string BrgemmDesc::ToString() const {
   return absl::StrCat("brgemm:", IsaName(isa), ":", DataTypeName(dtype), ":M",
                       m, "N", n, "K", k, ":lda", lda, ":ldb", ldb, ":ldc", ldc,
                       ":beta", accumulate ? 1 : 0, ":", batch, ":",
-                      BLayoutName(b_layout), bias ? ":bias" : "",
-                      relu ? ":relu" : "", divide_rows ? ":divrows" : "");
+                      BLayoutName(b_layout), scale ? ":scale" : "",
+                      bias ? ":bias" : "", relu ? ":relu" : "",
+                      row_max ? ":rowmax" : "", divide_rows ? ":divrows" : "");
 }
 
 bool operator==(const BrgemmDesc& x, const BrgemmDesc& y) {
@@ -64,7 +65,8 @@ bool operator==(const BrgemmDesc& x, const BrgemmDesc& y) {
          x.accumulate == y.accumulate && x.batch_kind == y.batch_kind &&
          x.stride_a_bytes == y.stride_a_bytes &&
          x.stride_b_bytes == y.stride_b_bytes && x.b_layout == y.b_layout &&
-         x.bias == y.bias && x.relu == y.relu && x.divide_rows == y.divide_rows;
+         x.scale == y.scale && x.bias == y.bias && x.relu == y.relu &&
+         x.row_max == y.row_max && x.divide_rows == y.divide_rows;
 }
 
 BrgemmDesc MakeBrgemmDesc(Isa isa, BrgemmDataType dtype, int64_t m, int64_t n,
@@ -142,11 +144,12 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
   if (d.dtype == BrgemmDataType::kBf16 && d.isa == Isa::kAvx512CoreVnni) {
     return bad("bf16 runs on avx512_core (widening) or avx512_core_bf16");
   }
-  if ((d.bias || d.relu || d.divide_rows) && d.dtype != BrgemmDataType::kF32) {
+  const bool other_post_ops = d.scale || d.bias || d.relu || d.row_max;
+  if ((other_post_ops || d.divide_rows) && d.dtype != BrgemmDataType::kF32) {
     return absl::UnimplementedError(
         absl::StrCat("post-ops only on f32 kernels: ", d.ToString()));
   }
-  if (d.divide_rows && (d.bias || d.relu)) {
+  if (d.divide_rows && other_post_ops) {
     return absl::UnimplementedError(
         absl::StrCat("divide_rows takes no other post-op: ", d.ToString()));
   }

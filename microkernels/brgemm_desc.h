@@ -78,13 +78,22 @@ struct BrgemmDesc {
   int64_t stride_a_bytes = 0;  // kStrided only
   int64_t stride_b_bytes = 0;  // kStrided only
   BLayout b_layout = BLayout::kPlain;
-  // Post-ops on the finished C block (f32 only), in this order: add the
-  // call's bias row (BrgemmCallArgs::bias, N floats) to every row, then
-  // clamp at zero (relu: x > 0 ? x : +0, NaN stays NaN). They apply after
+  // Post-ops on the finished C block (f32 only), in this order: multiply
+  // by the call's scalar (scale: BrgemmCallArgs::scale, one float), add
+  // the call's bias row (BrgemmCallArgs::bias, N floats) to every row,
+  // clamp at zero (relu: x > 0 ? x : +0, NaN stays NaN), and fold the
+  // results into running row maxima (row_max, below). They apply after
   // the accumulation into C, so a K reduction split over several calls
   // asks for them on its last call only.
+  bool scale = false;
   bool bias = false;
   bool relu = false;
+  // BrgemmCallArgs::row_max holds 16 floats per row of C: lane l of row m
+  // becomes vmaxps(its old value, C[m][n]) for every column n with
+  // n % 16 == l, so the max of a row's 16 lanes is a running max of its
+  // values (as x86's vmaxps takes it: a NaN need not survive). Attention's
+  // score rows: their softmax max without another pass over them.
+  bool row_max = false;
   // The other post-op, alone: row m of C multiplied by 1 / d[m] (the
   // reciprocal rounded to f32, then the product), d the call's
   // BrgemmCallArgs::row_divisors (M floats); attention's O / sum written
@@ -93,8 +102,8 @@ struct BrgemmDesc {
 
   // "brgemm:avx512_core_bf16:bf16bf16f32:M32N64K512:lda512:ldb64:ldc64:
   //  beta1:list:vnni2" (one line). Strided batches print as
-  //  "stride(<a bytes>,<b bytes>)"; post-ops add ":bias", ":relu" and
-  //  ":divrows".
+  //  "stride(<a bytes>,<b bytes>)"; post-ops add ":scale", ":bias",
+  //  ":relu", ":rowmax" and ":divrows".
   std::string ToString() const;
 
   friend bool operator==(const BrgemmDesc& x, const BrgemmDesc& y);
@@ -103,11 +112,12 @@ struct BrgemmDesc {
   }
   template <typename H>
   friend H AbslHashValue(H h, const BrgemmDesc& d) {
-    return H::combine(
-        std::move(h), static_cast<int>(d.isa), static_cast<int>(d.dtype), d.m,
-        d.n, d.k, d.lda, d.ldb, d.ldc, d.accumulate,
-        static_cast<int>(d.batch_kind), d.stride_a_bytes, d.stride_b_bytes,
-        static_cast<int>(d.b_layout), d.bias, d.relu, d.divide_rows);
+    return H::combine(std::move(h), static_cast<int>(d.isa),
+                      static_cast<int>(d.dtype), d.m, d.n, d.k, d.lda, d.ldb,
+                      d.ldc, d.accumulate, static_cast<int>(d.batch_kind),
+                      d.stride_a_bytes, d.stride_b_bytes,
+                      static_cast<int>(d.b_layout), d.scale, d.bias, d.relu,
+                      d.row_max, d.divide_rows);
   }
 };
 

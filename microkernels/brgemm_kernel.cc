@@ -80,23 +80,33 @@ const std::string& BrgemmKernel::name() const { return gen_->name(); }
 const uint8_t* BrgemmKernel::code() const { return gen_->code(); }
 size_t BrgemmKernel::code_size() const { return gen_->code_size(); }
 
-void BrgemmKernel::Execute(const void* const* a_ptrs, const void* const* b_ptrs,
-                           int64_t batch, void* c, const float* bias,
-                           const float* row_divisors) const {
-  HGC_CHECK(desc_.batch_kind == BatchKind::kPointerList);
+void BrgemmKernel::CheckPostOpArgs(const float* bias, const float* row_divisors,
+                                   const float* scale,
+                                   const float* row_max) const {
   HGC_CHECK(desc_.bias == (bias != nullptr));
   HGC_CHECK(desc_.divide_rows == (row_divisors != nullptr));
-  const BrgemmCallArgs args{a_ptrs, b_ptrs, c, batch, bias, row_divisors};
+  HGC_CHECK(desc_.scale == (scale != nullptr));
+  HGC_CHECK(desc_.row_max == (row_max != nullptr));
+}
+
+void BrgemmKernel::Execute(const void* const* a_ptrs, const void* const* b_ptrs,
+                           int64_t batch, void* c, const float* bias,
+                           const float* row_divisors, const float* scale,
+                           float* row_max) const {
+  HGC_CHECK(desc_.batch_kind == BatchKind::kPointerList);
+  CheckPostOpArgs(bias, row_divisors, scale, row_max);
+  const BrgemmCallArgs args{a_ptrs, b_ptrs,       c,     batch,
+                            bias,   row_divisors, scale, row_max};
   fn_(&args);
 }
 
 void BrgemmKernel::ExecuteStrided(const void* a, const void* b, int64_t batch,
                                   void* c, const float* bias,
-                                  const float* row_divisors) const {
+                                  const float* row_divisors, const float* scale,
+                                  float* row_max) const {
   HGC_CHECK(desc_.batch_kind == BatchKind::kStrided);
-  HGC_CHECK(desc_.bias == (bias != nullptr));
-  HGC_CHECK(desc_.divide_rows == (row_divisors != nullptr));
-  const BrgemmCallArgs args{a, b, c, batch, bias, row_divisors};
+  CheckPostOpArgs(bias, row_divisors, scale, row_max);
+  const BrgemmCallArgs args{a, b, c, batch, bias, row_divisors, scale, row_max};
   fn_(&args);
 }
 

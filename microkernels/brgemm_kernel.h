@@ -46,19 +46,27 @@ class BrgemmKernel {
 
   // Pointer-list batch (desc.batch_kind == kPointerList): C (= or +=)
   // sum_{i < batch} a_ptrs[i] * b_ptrs[i]. B blocks packed per desc.
-  // `bias` (N floats) is required exactly when desc.bias is set, and
-  // `row_divisors` (M floats) exactly when desc.divide_rows is.
+  // `bias` (N floats) is required exactly when desc.bias is set,
+  // `row_divisors` (M floats) exactly when desc.divide_rows is, `scale`
+  // (one float) when desc.scale is and `row_max` (M x 16 floats) when
+  // desc.row_max is.
   void Execute(const void* const* a_ptrs, const void* const* b_ptrs,
                int64_t batch, void* c, const float* bias = nullptr,
-               const float* row_divisors = nullptr) const;
+               const float* row_divisors = nullptr,
+               const float* scale = nullptr, float* row_max = nullptr) const;
   // Strided batch (desc.batch_kind == kStrided): A_i = a + i * stride_a,
   // B_i = b + i * stride_b (bytes).
   void ExecuteStrided(const void* a, const void* b, int64_t batch, void* c,
                       const float* bias = nullptr,
-                      const float* row_divisors = nullptr) const;
+                      const float* row_divisors = nullptr,
+                      const float* scale = nullptr,
+                      float* row_max = nullptr) const;
 
  private:
   BrgemmKernel(const BrgemmDesc& desc, std::unique_ptr<JitGenerator> gen);
+  // A post-op's argument is given exactly when the descriptor asks for it.
+  void CheckPostOpArgs(const float* bias, const float* row_divisors,
+                       const float* scale, const float* row_max) const;
 
   BrgemmDesc desc_;
   std::unique_ptr<JitGenerator> gen_;

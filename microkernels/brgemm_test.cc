@@ -238,6 +238,38 @@ TEST(BrgemmPostOpsTest, DivideRowsOverTails) {
   EXPECT_EQ(cases, 8 * 3 * 6 * 3);
 }
 
+// scale, bias and row_max together (attention's scores: times the scale,
+// plus the mask row, their row maxima folded in) and each alone, on every
+// tail: M blocks and N blocks, the masked N tail (whose lanes past N keep
+// their maxima), beta 0 and 1.
+TEST(BrgemmPostOpsTest, ScaleBiasRowMaxOverTails) {
+  uint32_t seed = 1300;
+  int cases = 0;
+  for (int64_t n : kNs) {
+    for (int64_t k : {int64_t{1}, int64_t{64}, int64_t{97}}) {
+      for (int64_t m :
+           {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{13}, int64_t{64}}) {
+        for (int post = 1; post < 8; ++post) {
+          BrgemmDesc desc =
+              MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, m, n, k);
+          desc.lda = k + 3;
+          desc.ldc = n + 2;
+          desc.scale = post & 1;
+          desc.bias = post & 2;
+          desc.row_max = post & 4;
+          desc.relu = post == 7 && m % 2;
+          desc.accumulate = (m + n + post) % 2 == 0;
+          desc.batch_kind = BatchKind::kStrided;
+          SetTestStrides(&desc);
+          ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
+          cases += 3;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 8 * 3 * 5 * 7 * 3);
+}
+
 // relu keeps NaN (as the interpreter's relu does) and clamps the rest.
 TEST(BrgemmPostOpsTest, ReluKeepsNaN) {
   BrgemmDesc desc =
@@ -299,6 +331,16 @@ TEST(BrgemmPostOpsTest, OnlyF32Kernels) {
   desc.bias = false;
   EXPECT_TRUE(ValidateBrgemmDesc(desc).ok());
   EXPECT_NE(desc.ToString().find(":divrows"), std::string::npos);
+  desc.row_max = true;
+  EXPECT_EQ(ValidateBrgemmDesc(desc).code(), absl::StatusCode::kUnimplemented);
+  desc.divide_rows = false;
+  desc.scale = true;
+  EXPECT_TRUE(ValidateBrgemmDesc(desc).ok());
+  EXPECT_NE(desc.ToString().find(":scale:rowmax"), std::string::npos);
+  desc =
+      MakeBrgemmDesc(Isa::kAvx512CoreBf16, BrgemmDataType::kBf16, 16, 16, 16);
+  desc.row_max = true;
+  EXPECT_EQ(ValidateBrgemmDesc(desc).code(), absl::StatusCode::kUnimplemented);
 }
 
 // Every bf16 kernel reads bf16 denormal operands as zero (hgc's bf16

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
@@ -179,8 +180,26 @@ void SetTestStrides(BrgemmDesc* d) {
   }
   const float* divisor_row =
       divisors ? static_cast<const float*>(divisors->data()) : nullptr;
-  absl::Status ref = ReferenceBrgemm(desc, a_ptrs.data(), b_ptrs.data(), batch,
-                                     expected.data(), bias_row, divisor_row);
+  // A scale that rounds (0.3) and row maxima that start at -inf in lanes
+  // of even rows and at 1 in odd ones (so that some lanes keep theirs),
+  // ending at the guard page: a write past M rows faults.
+  const float scale = 0.3f;
+  std::unique_ptr<GuardedBuffer> row_max;
+  std::vector<float> expected_max;
+  if (desc.row_max) {
+    row_max = std::make_unique<GuardedBuffer>(desc.m * 64);
+    for (int64_t i = 0; i < desc.m * 16; ++i) {
+      static_cast<float*>(row_max->data())[i] =
+          (i / 16) % 2 ? 1.0f : -std::numeric_limits<float>::infinity();
+    }
+    expected_max.assign(static_cast<float*>(row_max->data()),
+                        static_cast<float*>(row_max->data()) + desc.m * 16);
+  }
+  float* max_rows = row_max ? static_cast<float*>(row_max->data()) : nullptr;
+  absl::Status ref = ReferenceBrgemm(
+      desc, a_ptrs.data(), b_ptrs.data(), batch, expected.data(), bias_row,
+      divisor_row, desc.scale ? &scale : nullptr,
+      desc.row_max ? expected_max.data() : nullptr);
   if (!ref.ok()) return ::testing::AssertionFailure() << ref;
 
   BrgemmRunner run = make_runner(desc);
@@ -194,7 +213,20 @@ void SetTestStrides(BrgemmDesc* d) {
   args.batch = batch;
   args.bias = bias_row;
   args.row_divisors = divisor_row;
+  args.scale = desc.scale ? &scale : nullptr;
+  args.row_max = max_rows;
   run(args);
+  if (desc.row_max &&
+      std::memcmp(max_rows, expected_max.data(), desc.m * 64) != 0) {
+    for (int64_t i = 0; i < desc.m * 16; ++i) {
+      if (std::memcmp(&max_rows[i], &expected_max[i], 4) != 0) {
+        return ::testing::AssertionFailure()
+               << desc.ToString() << " batch " << batch << ": row max lane "
+               << i % 16 << " of row " << i / 16 << " is " << max_rows[i]
+               << ", expected " << expected_max[i];
+      }
+    }
+  }
 
   if (!c.GuardIntact()) {
     return ::testing::AssertionFailure() << "C front guard overwritten";

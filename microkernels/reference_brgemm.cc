@@ -30,7 +30,8 @@ double LoadA(BrgemmDataType dt, const void* a, int64_t i) {
 
 absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
                              const void* const* b_ptrs, int64_t batch, void* c,
-                             const float* bias, const float* row_divisors) {
+                             const float* bias, const float* row_divisors,
+                             const float* scale, float* row_max) {
   BrgemmDesc plain = desc;
   plain.batch_kind = BatchKind::kPointerList;
   plain.stride_a_bytes = plain.stride_b_bytes = 0;
@@ -47,6 +48,13 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
   if (desc.divide_rows && row_divisors == nullptr) {
     return absl::InvalidArgumentError(
         "the descriptor divides rows; no divisors given");
+  }
+  if (desc.scale && scale == nullptr) {
+    return absl::InvalidArgumentError("the descriptor scales; no scale given");
+  }
+  if (desc.row_max && row_max == nullptr) {
+    return absl::InvalidArgumentError(
+        "the descriptor takes row maxima; no row_max given");
   }
   const int64_t g = VnniGranularity(desc.dtype);
   // s8s8 B packed for the VNNI kernels holds B + 128 (PackedBIsBiased).
@@ -92,9 +100,15 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
         float* cp = static_cast<float*>(c) + ci;
         float v = static_cast<float>(desc.accumulate ? *cp + acc : acc);
         if (desc.divide_rows) v *= 1.0f / row_divisors[m];
+        if (desc.scale) v *= *scale;
         if (desc.bias) v += bias[n];
         if (desc.relu) v = v > 0 || std::isnan(v) ? v : 0.0f;
         *cp = v;
+        if (desc.row_max) {
+          // vmaxps(lane, v): the lane when it is greater, else v.
+          float& lane = row_max[m * 16 + n % 16];
+          lane = lane > v ? lane : v;
+        }
       }
     }
   }

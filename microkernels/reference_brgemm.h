@@ -22,12 +22,16 @@ namespace microkernels {
 // B_i are packed as desc.b_layout. The descriptor's batch_kind is ignored
 // (callers resolve strides with StridedBatchPointers). `bias` (N floats) is
 // required by descriptors with post-op bias, `row_divisors` (M floats) by
-// those with divide_rows. InvalidArgument for a bad descriptor, batch < 0
-// or a missing bias or divisor row.
+// those with divide_rows, `scale` (one float) by those with scale and
+// `row_max` (M x 16 floats, updated) by those with row_max.
+// InvalidArgument for a bad descriptor, batch < 0 or a missing post-op
+// argument.
 absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
                              const void* const* b_ptrs, int64_t batch, void* c,
                              const float* bias = nullptr,
-                             const float* row_divisors = nullptr);
+                             const float* row_divisors = nullptr,
+                             const float* scale = nullptr,
+                             float* row_max = nullptr);
 
 // The pointer lists a strided batch stands for: base + i * stride.
 std::vector<const void*> StridedBatchPointers(const void* base,

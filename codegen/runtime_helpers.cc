@@ -50,8 +50,8 @@ extern "C" __attribute__((target("avx512f"))) void hgc_transpose_f32(
     const float* src, int64_t src_ld, float* dst, int64_t dst_ld, int64_t rows,
     int64_t cols) {
   const int64_t rows16 = rows / 16 * 16, cols16 = cols / 16 * 16;
-  for (int64_t r0 = 0; r0 < rows16; r0 += 16) {
-    for (int64_t c0 = 0; c0 < cols16; c0 += 16) {
+  for (int64_t c0 = 0; c0 < cols16; c0 += 16) {
+    for (int64_t r0 = 0; r0 < rows16; r0 += 16) {
       __m512 v[16];
 #pragma GCC unroll 16
       for (int i = 0; i < 16; ++i) {

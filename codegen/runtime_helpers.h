@@ -11,6 +11,9 @@ extern "C" {
 
 // dst[c * dst_ld + r] = src[r * src_ld + c] for r < rows, c < cols (f32):
 // 16 x 16 blocks through AVX-512 registers, the edges element by element.
+// Blocks go down a column of blocks first, so that 16 dst rows are written
+// at a time (a row of blocks would write `cols` dst rows at once: a
+// 384 x 64 K block took 9.1 us that way, 7.3-8.3 us this way, in L2).
 // Packs a K block as Kᵀ for attention's Q·Kᵀ BRGEMM.
 void hgc_transpose_f32(const float* src, int64_t src_ld, float* dst,
                        int64_t dst_ld, int64_t rows, int64_t cols);

@@ -275,6 +275,12 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
         mb * m.head_dim_v, "acc",
         absl::StrCat("f32[", mb, ", ", m.head_dim_v, "] output accumulator"));
   }
+  if (state.num_threads > 1) {
+    p.claims = nest.AddFrameBuffer(
+        BufferRef::Arena(state.AllocArena(64 * state.num_threads)), "claims",
+        absl::StrCat("i64[", state.num_threads,
+                     "] item claims, one per thread, 64 bytes apart"));
+  }
   p.stats = nest.AddLocal(
       12 * mb, "stats",
       absl::StrCat("f32[3, ", mb, "] running max, sum, block max"));

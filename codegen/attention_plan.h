@@ -61,6 +61,9 @@ struct AttentionPlan {
   int64_t kt_ld = 0, s_ld = 0, v_ld = 0;  // row strides of Kᵀ, S and V
   int q = -1, k = -1, v = -1, out = -1;
   int kt = -1, kc = -1, vp = -1, s = -1, o = -1, stats = -1, qs = -1;
+  // The counters that balance the items over the threads (tile::For's
+  // claims); -1 on one thread.
+  int claims = -1;
   // A bf16 / f16 V stored [D, S]: its rows (one per d) widened here, then
   // transposed into vp; likewise a query block of such a Q into qs. qs
   // also holds Q rows after the Q ops (a scale; rows that are not

@@ -358,77 +358,84 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
   const int64_t q_blocks = (m.seq_q + p.blocks.mb - 1) / p.blocks.mb;
   const int64_t per_chunk = (q_blocks + chunks - 1) / chunks;
   const int64_t items = m.batch * m.heads * chunks;
-  nb.For("item", 0, items, true, [&](Expr item, Expr share_end) {
-    Expr bh = nb.Let("bh", item / chunks);
-    Expr chunk = nb.Let("chunk", item % chunks);
-    Expr b = nb.Let("b", bh / m.heads);
-    Expr h = nb.Let("h", bh % m.heads);
-    Expr g = nb.Let("g", h / m.group);
-    HeadBases head;
-    head.q = nb.Let("q_base", Offset(m.q, b, h));
-    head.k = nb.Let("k_base", Offset(m.k, b, g));
-    head.v = nb.Let("v_base", Offset(m.v, b, g));
-    head.o = nb.Let("o_base",
-                    m.out_offset + b * m.out_strides[0] + h * m.out_strides[1]);
-    if (p.mask >= 0) {
-      head.mask =
-          nb.Let("mask_base", b * p.mask_batch_stride + h * p.mask_head_stride);
-    }
-    if (p.scale_is_constant) {
-      nb.Append(tile::Stmt{
-          tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
-    }
-    const Expr &k_base = head.k, &v_base = head.v;
-    std::optional<HeadBases> next;
-    if (p.prefetch) {
-      // The next item is the next (batch, head) (one chunk a head). The
-      // last item of a thread's share prefetches its own rows again: the
-      // next thread's output rows taken for writing here would have to
-      // move back to that thread's core (5 % of MHA-1 at batch 1 on 2
-      // threads).
-      Expr next_item = nb.Let("next_item", tile::Min(item + 1, share_end - 1));
-      Expr nb_ = nb.Let("next_b", next_item / m.heads);
-      Expr nh = nb.Let("next_h", next_item % m.heads);
-      Expr ng = nb.Let("next_g", nh / m.group);
-      next = HeadBases{nb.Let("next_q", Offset(m.q, nb_, nh)),
-                       nb.Let("next_k", Offset(m.k, nb_, ng)),
-                       nb.Let("next_v", Offset(m.v, nb_, ng)),
-                       nb.Let("next_o", m.out_offset + nb_ * m.out_strides[0] +
-                                            nh * m.out_strides[1])};
-    }
-    const int64_t k_bytes = DTypeSize(p.k_type);
-    if (p.k_packed) {
-      // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it; key by key,
-      // so that reads run along K's rows. A bf16 / f16 K is widened into
-      // contiguous rows first.
-      View k_rows{p.k, k_base, k_bytes};
-      int64_t k_row = m.k.strides[2], k_col = m.k.strides[3];
-      if (p.kc >= 0) {
-        nb.Append(CopyRowsToF32(k_rows, m.k.strides[2], View{p.kc, 0, 4},
-                                m.head_dim, m.seq_kv, m.head_dim, p.k_type));
-        k_rows = View{p.kc, 0, 4};
-        k_row = m.head_dim;
-        k_col = 1;
-      }
-      nb.Append(tile::Stmt{tile::Copy{k_rows, k_row, k_col, View{p.kt, 0, 4}, 1,
-                                      p.kt_ld, m.seq_kv, m.head_dim}});
-    } else if (p.kt >= 0) {
-      // K stored transposed, as bf16 / f16: its rows widened.
-      nb.Append(CopyRowsToF32(View{p.k, k_base, k_bytes}, m.k.strides[3],
-                              View{p.kt, 0, 4}, p.kt_ld, m.head_dim, m.seq_kv,
-                              p.k_type));
-    }
-    if (p.vp >= 0) {
-      AppendStridedRows(nb, View{p.v, v_base, DTypeSize(p.v_type)},
-                        m.v.strides[2], m.v.strides[3], View{p.vp, 0, 4},
-                        p.v_ld, m.seq_kv, m.head_dim_v, p.v_type, Scratch(p.vw),
-                        m.seq_kv);
-    }
-    nb.For("qb", chunk * per_chunk,
-           Min(chunk * per_chunk + per_chunk, q_blocks), false, [&](Expr qb) {
-             BuildQueryBlock(nb, p, qb, head, next, bh * m.seq_q);
-           });
-  });
+  nb.ParallelFor(
+      "item", 0, items, true, Scratch(p.claims),
+      [&](Expr item, Expr share_end) {
+        Expr bh = nb.Let("bh", item / chunks);
+        Expr chunk = nb.Let("chunk", item % chunks);
+        Expr b = nb.Let("b", bh / m.heads);
+        Expr h = nb.Let("h", bh % m.heads);
+        Expr g = nb.Let("g", h / m.group);
+        HeadBases head;
+        head.q = nb.Let("q_base", Offset(m.q, b, h));
+        head.k = nb.Let("k_base", Offset(m.k, b, g));
+        head.v = nb.Let("v_base", Offset(m.v, b, g));
+        head.o = nb.Let("o_base", m.out_offset + b * m.out_strides[0] +
+                                      h * m.out_strides[1]);
+        if (p.mask >= 0) {
+          head.mask = nb.Let("mask_base",
+                             b * p.mask_batch_stride + h * p.mask_head_stride);
+        }
+        if (p.scale_is_constant) {
+          nb.Append(tile::Stmt{
+              tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
+        }
+        const Expr &k_base = head.k, &v_base = head.v;
+        std::optional<HeadBases> next;
+        if (p.prefetch) {
+          // The next item is the next (batch, head) (one chunk a head). The
+          // last item of a thread's share prefetches its own rows again: the
+          // next thread's output rows taken for writing here would have to
+          // move back to that thread's core (5 % of MHA-1 at batch 1 on 2
+          // threads).
+          Expr next_item =
+              nb.Let("next_item", tile::Min(item + 1, share_end - 1));
+          Expr nb_ = nb.Let("next_b", next_item / m.heads);
+          Expr nh = nb.Let("next_h", next_item % m.heads);
+          Expr ng = nb.Let("next_g", nh / m.group);
+          next =
+              HeadBases{nb.Let("next_q", Offset(m.q, nb_, nh)),
+                        nb.Let("next_k", Offset(m.k, nb_, ng)),
+                        nb.Let("next_v", Offset(m.v, nb_, ng)),
+                        nb.Let("next_o", m.out_offset + nb_ * m.out_strides[0] +
+                                             nh * m.out_strides[1])};
+        }
+        const int64_t k_bytes = DTypeSize(p.k_type);
+        if (p.k_packed) {
+          // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it; key by key,
+          // so that reads run along K's rows. A bf16 / f16 K is widened into
+          // contiguous rows first.
+          View k_rows{p.k, k_base, k_bytes};
+          int64_t k_row = m.k.strides[2], k_col = m.k.strides[3];
+          if (p.kc >= 0) {
+            nb.Append(CopyRowsToF32(k_rows, m.k.strides[2], View{p.kc, 0, 4},
+                                    m.head_dim, m.seq_kv, m.head_dim,
+                                    p.k_type));
+            k_rows = View{p.kc, 0, 4};
+            k_row = m.head_dim;
+            k_col = 1;
+          }
+          nb.Append(
+              tile::Stmt{tile::Copy{k_rows, k_row, k_col, View{p.kt, 0, 4}, 1,
+                                    p.kt_ld, m.seq_kv, m.head_dim}});
+        } else if (p.kt >= 0) {
+          // K stored transposed, as bf16 / f16: its rows widened.
+          nb.Append(CopyRowsToF32(View{p.k, k_base, k_bytes}, m.k.strides[3],
+                                  View{p.kt, 0, 4}, p.kt_ld, m.head_dim,
+                                  m.seq_kv, p.k_type));
+        }
+        if (p.vp >= 0) {
+          AppendStridedRows(nb, View{p.v, v_base, DTypeSize(p.v_type)},
+                            m.v.strides[2], m.v.strides[3], View{p.vp, 0, 4},
+                            p.v_ld, m.seq_kv, m.head_dim_v, p.v_type,
+                            Scratch(p.vw), m.seq_kv);
+        }
+        nb.For("qb", chunk * per_chunk,
+               Min(chunk * per_chunk + per_chunk, q_blocks), false,
+               [&](Expr qb) {
+                 BuildQueryBlock(nb, p, qb, head, next, bh * m.seq_q);
+               });
+      });
 }
 
 }  // namespace

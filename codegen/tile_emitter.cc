@@ -120,6 +120,10 @@ class Emitter {
   void Emit(const tile::For& f) {
     llvm::Value* begin = E(f.begin);
     llvm::Value* end = E(f.end);
+    if (f.parallel && f.claims) {
+      EmitBalancedFor(f, begin, end);
+      return;
+    }
     if (f.parallel) {
       llvm::Value *tb, *te;
       EmitThreadRange(b_, frame_, b_.CreateSub(end, begin), tb, te);
@@ -132,6 +136,57 @@ class Emitter {
       vars_[f.var] = i;
       EmitBlock(f.body);
     });
+  }
+
+  // tile::For with claims: thread t walks the shares t, t + 1, ... (mod
+  // T), claiming each share's iterations from its counter.
+  void EmitBalancedFor(const tile::For& f, llvm::Value* begin,
+                       llvm::Value* end) {
+    llvm::Type* i64 = b_.getInt64Ty();
+    llvm::Value* counters = Ptr(*f.claims, i64);
+    llvm::Value* threads = frame_.num_threads;
+    EmitIf(b_, b_.CreateICmpEQ(frame_.thread_id, b_.getInt64(0)), [&] {
+      EmitLoop(b_, b_.getInt64(0), threads,
+               [&](llvm::IRBuilder<>& b, llvm::Value* u) {
+                 b.CreateStore(
+                     b.getInt64(0),
+                     b.CreateGEP(i64, counters, b.CreateMul(u, b.getInt64(8))));
+               });
+    });
+    EmitBarrier(b_, frame_);
+    llvm::Value* total = b_.CreateSub(end, begin);
+    EmitLoop(
+        b_, b_.getInt64(0), threads, [&](llvm::IRBuilder<>& b, llvm::Value* k) {
+          llvm::Value* u =
+              b.CreateURem(b.CreateAdd(frame_.thread_id, k), threads);
+          llvm::Value* share_begin =
+              b.CreateAdd(begin, b.CreateSDiv(b.CreateMul(u, total), threads));
+          llvm::Value* share_end = b.CreateAdd(
+              begin,
+              b.CreateSDiv(b.CreateMul(b.CreateAdd(u, b.getInt64(1)), total),
+                           threads));
+          llvm::Value* counter =
+              b.CreateGEP(i64, counters, b.CreateMul(u, b.getInt64(8)));
+          if (f.share_end >= 0) vars_[f.share_end] = share_end;
+          llvm::Function* fn = b.GetInsertBlock()->getParent();
+          llvm::LLVMContext& c = b.getContext();
+          llvm::BasicBlock* claim = llvm::BasicBlock::Create(c, "claim", fn);
+          llvm::BasicBlock* body = llvm::BasicBlock::Create(c, "claimed", fn);
+          llvm::BasicBlock* done =
+              llvm::BasicBlock::Create(c, "share_done", fn);
+          b.CreateBr(claim);
+          b.SetInsertPoint(claim);
+          llvm::Value* item = b.CreateAdd(
+              share_begin, b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, counter,
+                                             b.getInt64(1), llvm::MaybeAlign(8),
+                                             llvm::AtomicOrdering::Monotonic));
+          b.CreateCondBr(b.CreateICmpSLT(item, share_end), body, done);
+          b.SetInsertPoint(body);
+          vars_[f.var] = item;
+          EmitBlock(f.body);
+          b.CreateBr(claim);
+          b.SetInsertPoint(done);
+        });
   }
 
   void Emit(const tile::Let& l) { vars_[l.var] = E(l.value); }

@@ -325,15 +325,19 @@ class Printer {
     absl::StrAppend(&out, std::string(2 * indent, ' '), text, "\n");
   }
   void Line(int indent, const For& f) {
-    Emit(indent, absl::StrCat(f.parallel ? "parallel.for %" : "for %",
-                              nest_.var_name(f.var), " in [", E(f.begin), ", ",
-                              E(f.end), ")",
-                              f.parallel ? " split static over threads" : "",
-                              f.share_end >= 0
-                                  ? absl::StrCat(", share ends at %",
-                                                 nest_.var_name(f.share_end))
-                                  : "",
-                              " {"));
+    Emit(indent,
+         absl::StrCat(
+             f.parallel ? "parallel.for %" : "for %", nest_.var_name(f.var),
+             " in [", E(f.begin), ", ", E(f.end), ")",
+             !f.parallel ? ""
+             : f.claims  ? absl::StrCat(" split over threads, balanced "
+                                         "by claims in ",
+                                        V(*f.claims))
+                         : " split static over threads",
+             f.share_end >= 0 ? absl::StrCat(", share ends at %",
+                                             nest_.var_name(f.share_end))
+                              : "",
+             " {"));
     Block(f.body, indent + 1);
     Emit(indent, "}");
   }

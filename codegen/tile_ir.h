@@ -105,11 +105,21 @@ using Block = std::vector<Stmt>;
 // contiguous share [begin + t * n / T, begin + (t + 1) * n / T), and
 // `share_end`, when set, is bound to the end of the running thread's share
 // (so that work for the next iteration can stay within the thread's own).
+//
+// With `claims` (parallel only) the threads balance their shares: each
+// thread claims its own share's iterations one at a time, in order, from a
+// counter, then claims what is left of the other threads' shares (the next
+// thread's first), so that a share whose thread runs slower (a core shared
+// with other work, say) is finished by the others. `claims` holds one
+// 64-byte counter slot per thread, shared by the threads; thread 0 zeroes
+// them and a barrier follows, at the loop's start. `share_end` is then the
+// end of the share an iteration came from.
 struct For {
   int var = -1;
   Expr begin, end;
   bool parallel = false;
   int share_end = -1;
+  std::optional<View> claims;
   Block body;
 };
 
@@ -366,11 +376,20 @@ class NestBuilder {
   template <typename F>
   void For(const std::string& name, Expr begin, Expr end, bool parallel,
            F body) {
+    ParallelFor(name, std::move(begin), std::move(end), parallel, std::nullopt,
+                std::move(body));
+  }
+  // The same, a parallel loop's shares balanced by `claims` when set
+  // (tile::For).
+  template <typename F>
+  void ParallelFor(const std::string& name, Expr begin, Expr end, bool parallel,
+                   std::optional<View> claims, F body) {
     tile::For loop;
     loop.var = nest_.NewVar(name);
     loop.begin = std::move(begin);
     loop.end = std::move(end);
     loop.parallel = parallel;
+    loop.claims = std::move(claims);
     blocks_.push_back(&loop.body);
     if constexpr (std::is_invocable_v<F, Expr, Expr>) {
       loop.share_end = nest_.NewVar(name + "_end");

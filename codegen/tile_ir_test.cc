@@ -102,6 +102,23 @@ TEST(TileNestTest, ParallelLoopBodyMayTakeTheEndOfItsShare) {
       << text;
 }
 
+TEST(TileNestTest, BalancedParallelLoopNamesItsClaims) {
+  Nest nest("n");
+  const int claims =
+      nest.AddFrameBuffer(BufferRef::Arena(128), "claims", "i64[2]");
+  NestBuilder nb(nest);
+  nb.ParallelFor("item", 0, 6, true, View{claims, 0, 8},
+                 [&](Expr item, Expr share_end) {
+                   nb.Let("next", Min(item + 1, share_end - 1));
+                 });
+  const std::string text = PrintNest(nest);
+  EXPECT_NE(text.find("parallel.for %item in [0, 6) split over threads, "
+                      "balanced by claims in %claims, share ends at "
+                      "%item_end {\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(TileNestTest, LetOfAConstantOrVariableDefinesNothing) {
   Nest nest("n");
   NestBuilder nb(nest);

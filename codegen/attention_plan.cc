@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/tile_emitter.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/kernel_cache.h"
 #include "passes/graph_utils.h"
@@ -108,9 +109,8 @@ absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
   CollectInputs(chain, params, ops);
   std::vector<int> buffers;
   for (const Value* p : params) {
-    const Value* v = op.operand(p->index());
-    buffers.push_back(nest.FrameIndex(nest.AddFrameBuffer(
-        state.refs.at(v), v->name(), v->type().ToString())));
+    buffers.push_back(
+        nest.FrameIndex(ValueBuffer(state, nest, op.operand(p->index()))));
   }
   ops.insert(ops.end(), chain.begin(), chain.end());
   RowProgram program;
@@ -193,13 +193,8 @@ absl::Status PlanKernelScores(LowerState& state, const Op& op, tile::Nest& nest,
   p.row_max = nest.AddLocal(
       64 * p.blocks.mb, "row_max",
       absl::StrCat("f32[", p.blocks.mb, ", 16] running maxima of score rows"));
-  auto frame_buffer = [&](const Value* param) {
-    const Value* v = op.operand(param->index());
-    return nest.AddFrameBuffer(state.refs.at(v), v->name(),
-                               v->type().ToString());
-  };
   if (scale != nullptr && scale->is_param()) {
-    p.score_scale = frame_buffer(scale);
+    p.score_scale = ValueBuffer(state, nest, op.operand(scale->index()));
   } else if (scale != nullptr) {
     p.scale_is_constant = true;
     p.scale_constant = static_cast<float>(*SplatValue(scale));
@@ -207,7 +202,7 @@ absl::Status PlanKernelScores(LowerState& state, const Op& op, tile::Nest& nest,
         4, "scale", absl::StrCat("f32 score scale ", p.scale_constant));
   }
   if (mask != nullptr) {
-    p.mask = frame_buffer(mask);
+    p.mask = ValueBuffer(state, nest, op.operand(mask->index()));
     p.mask_batch_stride = mask_strides[0];
     p.mask_head_stride = mask_strides[1];
   }
@@ -390,15 +385,12 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
                p.k_packed && m.batch * m.heads > 1 &&
                m.q.strides[3] == 1 && m.v.strides[3] == 1;
   auto operand = [&](const Value* param) {
-    const Value* v = op.operand(param->index());
-    return nest.AddFrameBuffer(state.refs.at(v), v->name(),
-                               v->type().ToString());
+    return ValueBuffer(state, nest, op.operand(param->index()));
   };
   p.q = operand(m.q.param);
   p.k = operand(m.k.param);
   p.v = operand(m.v.param);
-  p.out = nest.AddFrameBuffer(state.refs.at(op.result()), op.result()->name(),
-                              op.result()->type().ToString());
+  p.out = ValueBuffer(state, nest, op.result());
   AddScratch(state, nest, p);
   if (!m.q_ops.empty()) {
     // The scale on Q runs on each Q row (row 0 of its program): its other

@@ -80,7 +80,7 @@ struct AttentionPlan {
   bool kernel_scores = false;
   int row_max = -1;  // local: mb rows of 16 running maxima
   // The scale's buffer (a body parameter, or a local holding the literal
-  // `scale_constant`, stored once per item), and the mask's; -1: none.
+  // `scale_constant`, stored once per thread), and the mask's; -1: none.
   int score_scale = -1, mask = -1;
   float scale_constant = 0;
   bool scale_is_constant = false;

@@ -74,33 +74,24 @@ Step FallbackStep(const Op& op, const LowerState& state) {
 }
 
 Step CopyStep(std::string name, BufferRef from, BufferRef to, int64_t bytes) {
-  Step step;
-  step.name = std::move(name);
-  step.buffers = {from, to};
-  if (bytes < codegen::kSharedCopyBytes) {
-    step.host = [bytes](void* const* bufs) {
-      if (bufs[0] != bufs[1]) std::memmove(bufs[1], bufs[0], bytes);
-      return absl::OkStatus();
-    };
-    return step;
-  }
-  // Each thread copies its share of cache lines; buffers that overlap (an
+  // Each part copies its share of cache lines; buffers that overlap (an
   // output the caller passed twice, say) are moved by part 0 alone.
-  step.shared = [bytes](void* const* bufs, int part, int parts) {
-    const auto* from = static_cast<const uint8_t*>(bufs[0]);
-    auto* to = static_cast<uint8_t*>(bufs[1]);
-    if (from == to) return;
-    const bool overlap = from < to + bytes && to < from + bytes;
-    if (overlap) {
-      if (part == 0) std::memmove(to, from, bytes);
-      return;
-    }
-    const int64_t lines = (bytes + 63) / 64;
-    const int64_t begin = std::min(bytes, lines * part / parts * 64);
-    const int64_t end = std::min(bytes, lines * (part + 1) / parts * 64);
-    if (end > begin) std::memcpy(to + begin, from + begin, end - begin);
-  };
-  return step;
+  return codegen::MoveStep(
+      std::move(name), {from, to}, bytes,
+      [bytes](void* const* bufs, int part, int parts) {
+        const auto* from = static_cast<const uint8_t*>(bufs[0]);
+        auto* to = static_cast<uint8_t*>(bufs[1]);
+        if (from == to) return;
+        const bool overlap = from < to + bytes && to < from + bytes;
+        if (overlap) {
+          if (part == 0) std::memmove(to, from, bytes);
+          return;
+        }
+        const int64_t lines = (bytes + 63) / 64;
+        const int64_t begin = std::min(bytes, lines * part / parts * 64);
+        const int64_t end = std::min(bytes, lines * (part + 1) / parts * 64);
+        if (end > begin) std::memcpy(to + begin, from + begin, end - begin);
+      });
 }
 
 // The reduction a lone reduce op or a "reduce" group of just that op

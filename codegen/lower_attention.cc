@@ -123,34 +123,24 @@ View BlockMax(const AttentionPlan& p, Expr r) {
 // overlaps the other row's exps.
 void ScorePass(tile::NestBuilder& nb, const AttentionPlan& p,
                const KeyBlock& kb, Expr r) {
-  if (p.kernel_scores) {
-    // The kernel ran the score ops; the row's max is that of its lanes.
-    tile::RowReduce max;
-    max.op = tile::RowReduce::Op::kSoftmaxMax;
-    max.src = View{p.row_max, r * 16, 4};
-    max.len = 16;
-    max.acc = BlockMax(p, r);
-    nb.Append(tile::Stmt{std::move(max)});
-    // The row's softmax pass comes next: its scores, which no pass has
-    // read since the kernel wrote them, move from L2 to L1 meanwhile.
-    tile::Prefetch row;
-    row.src = View{p.s, r * p.s_ld, 4};
-    row.rows = 1;
-    row.row_stride = p.s_ld;
-    row.row_bytes = 4 * p.blocks.nb;
-    row.to_l1 = true;
-    nb.Append(tile::Stmt{std::move(row)});
-    return;
-  }
   const View s_row{p.s, r * p.s_ld, 4};
   const DType s_type = p.m.qk->result()->type().dtype;
+  tile::RowReduce max;
+  max.op = tile::RowReduce::Op::kSoftmaxMax;
+  max.src = s_row;
+  max.len = kb.keys;
+  max.acc = BlockMax(p, r);
   if (p.score_program >= 0) {
     nb.Append(tile::Stmt{tile::RowMap{p.score_program, kb.row_base + kb.i0 + r,
                                       kb.j0, kb.j0 + kb.keys, s_row, s_row,
                                       BlockMax(p, r)}});
     return;
   }
-  if (s_type != DType::kF32) {
+  if (p.kernel_scores) {
+    // The kernel ran the score ops; the row's max is that of its lanes.
+    max.src = View{p.row_max, r * 16, 4};
+    max.len = 16;
+  } else if (s_type != DType::kF32) {
     // The scores' own rounding, which no score op does.
     tile::RowScale round;
     round.src = round.dst = s_row;
@@ -158,12 +148,18 @@ void ScorePass(tile::NestBuilder& nb, const AttentionPlan& p,
     round.round_to = {s_type};
     nb.Append(tile::Stmt{std::move(round)});
   }
-  tile::RowReduce max;
-  max.op = tile::RowReduce::Op::kSoftmaxMax;
-  max.src = s_row;
-  max.len = kb.keys;
-  max.acc = BlockMax(p, r);
   nb.Append(tile::Stmt{std::move(max)});
+  if (p.kernel_scores) {
+    // The row's softmax pass comes next: its scores, which no pass has
+    // read since the kernel wrote them, move from L2 to L1 meanwhile.
+    tile::Prefetch row;
+    row.src = s_row;
+    row.rows = 1;
+    row.row_stride = p.s_ld;
+    row.row_bytes = 4 * p.blocks.nb;
+    row.to_l1 = true;
+    nb.Append(tile::Stmt{std::move(row)});
+  }
 }
 
 // Row r's softmax pass: exp and sum (plain with one key block, online
@@ -358,6 +354,11 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
   const int64_t q_blocks = (m.seq_q + p.blocks.mb - 1) / p.blocks.mb;
   const int64_t per_chunk = (q_blocks + chunks - 1) / chunks;
   const int64_t items = m.batch * m.heads * chunks;
+  if (p.scale_is_constant) {
+    // Once per thread: the local is the thread's own.
+    nb.Append(
+        tile::Stmt{tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
+  }
   nb.ParallelFor(
       "item", 0, items, true, Scratch(p.claims),
       [&](Expr item, Expr share_end) {
@@ -375,10 +376,6 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
         if (p.mask >= 0) {
           head.mask = nb.Let("mask_base",
                              b * p.mask_batch_stride + h * p.mask_head_stride);
-        }
-        if (p.scale_is_constant) {
-          nb.Append(tile::Stmt{
-              tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
         }
         const Expr &k_base = head.k, &v_base = head.v;
         std::optional<HeadBases> next;

@@ -132,12 +132,18 @@ void EmitBarrier(llvm::IRBuilder<>& b, const FrameValues& frame) {
   b.CreateCall(BarrierType(b.getContext()), frame.barrier, {frame.barrier_ctx});
 }
 
+void EmitShareRange(llvm::IRBuilder<>& b, llvm::Value* part, llvm::Value* parts,
+                    llvm::Value* total, llvm::Value*& begin,
+                    llvm::Value*& end) {
+  begin = b.CreateSDiv(b.CreateMul(part, total), parts);
+  llvm::Value* next = b.CreateAdd(part, b.getInt64(1));
+  end = b.CreateSDiv(b.CreateMul(next, total), parts);
+}
+
 void EmitThreadRange(llvm::IRBuilder<>& b, const FrameValues& frame,
                      llvm::Value* total, llvm::Value*& begin,
                      llvm::Value*& end) {
-  begin = b.CreateSDiv(b.CreateMul(frame.thread_id, total), frame.num_threads);
-  llvm::Value* next = b.CreateAdd(frame.thread_id, b.getInt64(1));
-  end = b.CreateSDiv(b.CreateMul(next, total), frame.num_threads);
+  EmitShareRange(b, frame.thread_id, frame.num_threads, total, begin, end);
 }
 
 void EmitLoop(

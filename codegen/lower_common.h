@@ -119,7 +119,11 @@ llvm::Value* LoadBuffer(llvm::IRBuilder<>& b, const FrameValues& frame,
 // Calls frame->barrier(frame->barrier_ctx).
 void EmitBarrier(llvm::IRBuilder<>& b, const FrameValues& frame);
 
-// [begin, end) of `total` items for this thread: an even static split.
+// [begin, end) of `total` items for thread `part` of `parts`: an even
+// static split.
+void EmitShareRange(llvm::IRBuilder<>& b, llvm::Value* part, llvm::Value* parts,
+                    llvm::Value* total, llvm::Value*& begin, llvm::Value*& end);
+// The same for this thread.
 void EmitThreadRange(llvm::IRBuilder<>& b, const FrameValues& frame,
                      llvm::Value* total, llvm::Value*& begin,
                      llvm::Value*& end);

@@ -57,13 +57,10 @@ absl::Status LowerElementwise(LowerState& state, const Op& op) {
   }
   tile::Nest nest(state.StepName("elementwise"));
   std::vector<int> param_buffers;
-  for (size_t i = 0; i < op.operands().size(); ++i) {
-    const Value* v = op.operand(i);
-    param_buffers.push_back(nest.FrameIndex(nest.AddFrameBuffer(
-        state.refs.at(v), v->name(), v->type().ToString())));
+  for (const Value* v : op.operands()) {
+    param_buffers.push_back(nest.FrameIndex(ValueBuffer(state, nest, v)));
   }
-  const int out = nest.FrameIndex(nest.AddFrameBuffer(
-      state.refs.at(result), result->name(), result->type().ToString()));
+  const int out = nest.FrameIndex(ValueBuffer(state, nest, result));
   // A rank-0 result is a row of one element (every operand is rank 0,
   // so it broadcasts with stride 0).
   const Shape shape =

@@ -241,9 +241,7 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   const DType out_type = op.result()->type().dtype;
   tile::Nest nest(state.StepName(row_op->kind()));
   auto param_buffer = [&](const Value* p) {
-    const Value* v = op.operand(p->index());
-    return nest.AddFrameBuffer(state.refs.at(v), v->name(),
-                               v->type().ToString());
+    return ValueBuffer(state, nest, op.operand(p->index()));
   };
   // A program over `space` computing `result` from `ops` and the params
   // and literals they read (`extra` params too).
@@ -266,9 +264,7 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
     return program;
   };
   RowNestParts parts;
-  parts.out =
-      nest.AddFrameBuffer(state.refs.at(op.result()), op.result()->name(),
-                          op.result()->type().ToString());
+  parts.out = ValueBuffer(state, nest, op.result());
   // Producers (or the widening of a bf16 / f16 x) into a per-thread f32
   // row, unless x is an f32 operand.
   parts.x_is_operand = x->is_param() && x->type().dtype == DType::kF32;

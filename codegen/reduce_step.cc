@@ -59,7 +59,7 @@ void Walk(const ReducePlan& plan, size_t d, const Elem*& in, Acc* acc) {
 }
 
 // The float reduction: accumulated in double, each output rounded once
-// (bf16 / f16 through f32 rounded to odd, as the reference's StoreDouble).
+// (bf16 / f16 through f32 rounded to odd, as Tensor::SetDouble).
 template <typename Elem>
 void RunFloat(const ReducePlan& plan, const void* in, void* out, double* acc) {
   const double init = plan.kind == ReduceKind::kMax

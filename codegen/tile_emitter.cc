@@ -146,12 +146,8 @@ class Emitter {
     llvm::Value* counters = Ptr(*f.claims, i64);
     llvm::Value* threads = frame_.num_threads;
     EmitIf(b_, b_.CreateICmpEQ(frame_.thread_id, b_.getInt64(0)), [&] {
-      EmitLoop(b_, b_.getInt64(0), threads,
-               [&](llvm::IRBuilder<>& b, llvm::Value* u) {
-                 b.CreateStore(
-                     b.getInt64(0),
-                     b.CreateGEP(i64, counters, b.CreateMul(u, b.getInt64(8))));
-               });
+      b_.CreateMemSet(counters, b_.getInt8(0),
+                      b_.CreateMul(threads, b_.getInt64(64)), llvm::Align(8));
     });
     EmitBarrier(b_, frame_);
     llvm::Value* total = b_.CreateSub(end, begin);
@@ -159,12 +155,10 @@ class Emitter {
         b_, b_.getInt64(0), threads, [&](llvm::IRBuilder<>& b, llvm::Value* k) {
           llvm::Value* u =
               b.CreateURem(b.CreateAdd(frame_.thread_id, k), threads);
-          llvm::Value* share_begin =
-              b.CreateAdd(begin, b.CreateSDiv(b.CreateMul(u, total), threads));
-          llvm::Value* share_end = b.CreateAdd(
-              begin,
-              b.CreateSDiv(b.CreateMul(b.CreateAdd(u, b.getInt64(1)), total),
-                           threads));
+          llvm::Value *share_begin, *share_end;
+          EmitShareRange(b, u, threads, total, share_begin, share_end);
+          share_begin = b.CreateAdd(begin, share_begin);
+          share_end = b.CreateAdd(begin, share_end);
           llvm::Value* counter =
               b.CreateGEP(i64, counters, b.CreateMul(u, b.getInt64(8)));
           if (f.share_end >= 0) vars_[f.share_end] = share_end;
@@ -309,6 +303,10 @@ absl::Status EmitNest(LowerState& state, tile::Nest& nest) {
   }
   state.program->steps.push_back(std::move(step));
   return absl::OkStatus();
+}
+
+int ValueBuffer(LowerState& state, tile::Nest& nest, const Value* v) {
+  return nest.AddFrameBuffer(state.refs.at(v), v->name(), v->type().ToString());
 }
 
 }  // namespace codegen

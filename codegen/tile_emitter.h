@@ -20,6 +20,10 @@ namespace codegen {
 // error nothing is appended and the function is erased.
 absl::Status EmitNest(LowerState& state, tile::Nest& nest);
 
+// The frame buffer of `nest` holding `v`, a value of the entry graph
+// (where state.refs places it), named and noted as `v`.
+int ValueBuffer(LowerState& state, tile::Nest& nest, const Value* v);
+
 }  // namespace codegen
 }  // namespace hgc
 

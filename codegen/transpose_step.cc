@@ -180,20 +180,27 @@ absl::StatusOr<Step> TransposeStep(const Op& op, BufferRef in, BufferRef out) {
   absl::StatusOr<TransposePlan> plan =
       PlanTranspose(type.shape, *perm, DTypeSize(type.dtype));
   if (!plan.ok()) return plan.status();
+  return MoveStep(
+      absl::StrCat("transpose.", op.result()->name()), {in, out},
+      type.SizeInBytes(),
+      [plan = *std::move(plan)](void* const* bufs, int part, int parts) {
+        RunTranspose(plan, bufs[0], bufs[1], part, parts);
+      });
+}
+
+Step MoveStep(std::string name, std::vector<BufferRef> buffers, int64_t bytes,
+              std::function<void(void* const*, int, int)> work) {
   Step step;
-  step.name = absl::StrCat("transpose.", op.result()->name());
-  step.buffers = {in, out};
-  if (type.SizeInBytes() < kSharedCopyBytes) {
-    step.host = [plan = *std::move(plan)](void* const* bufs) {
-      RunTranspose(plan, bufs[0], bufs[1]);  // a planned copy cannot fail
+  step.name = std::move(name);
+  step.buffers = std::move(buffers);
+  if (bytes < kSharedCopyBytes) {
+    step.host = [work = std::move(work)](void* const* bufs) {
+      work(bufs, 0, 1);  // a planned move cannot fail
       return absl::OkStatus();
     };
-    return step;
+  } else {
+    step.shared = std::move(work);
   }
-  step.shared = [plan = *std::move(plan)](void* const* bufs, int part,
-                                          int parts) {
-    RunTranspose(plan, bufs[0], bufs[1], part, parts);
-  };
   return step;
 }
 

@@ -14,6 +14,8 @@
 #define HGC_CODEGEN_TRANSPOSE_STEP_H_
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -54,6 +56,13 @@ void RunTranspose(const TransposePlan& plan, const void* in, void* out,
 // Copies from this size on run on every thread of the pool; smaller ones
 // on the calling thread, where waking the pool would cost more.
 inline constexpr int64_t kSharedCopyBytes = int64_t{256} << 10;
+
+// A step named `name` over `buffers` that moves `bytes` by `work` (part
+// `part` of `parts`): shared by the pool's threads from kSharedCopyBytes
+// on, and below that a host step doing it whole (part 0 of 1) on the
+// calling thread.
+Step MoveStep(std::string name, std::vector<BufferRef> buffers, int64_t bytes,
+              std::function<void(void* const*, int, int)> work);
 
 // The step for `op` (a verified transpose) reading `in` and writing `out`:
 // shared host code, each thread moving its share of the work items (a host

@@ -42,9 +42,10 @@ class Tensor {
 
   // Element i as a double (bf16/f16 decoded, bool as 0/1).
   double GetDouble(int64_t i) const;
-  // Stores `v` into element i, rounding/saturating as `cast` does (floats
-  // round to nearest even, integers round half to even and saturate, NaN to
-  // an integer gives 0, bool is v != 0).
+  // Stores `v` into element i, rounding/saturating as `cast` does, once
+  // (floats round to nearest even, bf16 / f16 directly from the double,
+  // integers round half to even and saturate, NaN to an integer gives 0,
+  // bool is v != 0). The reference interpreter stores every result so.
   void SetDouble(int64_t i, double v);
 
   // An independent copy of the data.

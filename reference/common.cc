@@ -28,20 +28,6 @@ int64_t LoadInt(const Tensor& t, int64_t i) {
   }
 }
 
-void StoreDouble(Tensor& t, int64_t i, double v) {
-  switch (t.dtype()) {
-    case DType::kBF16:
-      t.mutable_data<uint16_t>()[i] = DoubleToBf16(v);
-      break;
-    case DType::kF16:
-      t.mutable_data<uint16_t>()[i] = DoubleToHalf(v);
-      break;
-    default:
-      t.SetDouble(i, v);  // f32: one rounding; integers: round+saturate.
-      break;
-  }
-}
-
 void StoreWrapped(Tensor& t, int64_t i, int64_t v) {
   uint64_t u = static_cast<uint64_t>(v);
   switch (t.dtype()) {
@@ -60,7 +46,7 @@ void StoreWrapped(Tensor& t, int64_t i, int64_t v) {
       t.mutable_data<uint8_t>()[i] = v != 0 ? 1 : 0;
       break;
     default:
-      StoreDouble(t, i, static_cast<double>(v));
+      t.SetDouble(i, static_cast<double>(v));
       break;
   }
 }

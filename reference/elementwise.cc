@@ -185,7 +185,7 @@ absl::StatusOr<Tensor> EvalUnary(const KernelArgs& args) {
   const int64_t n = out.num_elements();
   if (IsFloat(x.dtype())) {
     for (int64_t i = 0; i < n; ++i) {
-      StoreDouble(out, i, UnaryFloat(k, LoadDouble(x, i)));
+      out.SetDouble(i, UnaryFloat(k, LoadDouble(x, i)));
     }
     return out;
   }
@@ -222,9 +222,8 @@ absl::StatusOr<Tensor> EvalBinary(const KernelArgs& args) {
   const int64_t n = out.num_elements();
   if (IsFloat(a.dtype())) {
     for (int64_t i = 0; i < n; ++i, w.Next()) {
-      StoreDouble(out, i,
-                  BinaryFloat(k, LoadDouble(a, w.offset(0)),
-                              LoadDouble(b, w.offset(1))));
+      out.SetDouble(i, BinaryFloat(k, LoadDouble(a, w.offset(0)),
+                                   LoadDouble(b, w.offset(1))));
     }
   } else {
     if (k == BinaryKind::kDiv) {
@@ -291,7 +290,7 @@ absl::StatusOr<Tensor> EvalGelu(const KernelArgs& args) {
   HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
   const int64_t n = out.num_elements();
   for (int64_t i = 0; i < n; ++i) {
-    StoreDouble(out, i, Gelu(LoadDouble(x, i), tanh_form));
+    out.SetDouble(i, Gelu(LoadDouble(x, i), tanh_form));
   }
   return out;
 }
@@ -313,7 +312,7 @@ absl::StatusOr<Tensor> EvalClamp(const KernelArgs& args) {
     // numpy.clip order: max bound applied last; NaN passes through.
     if (v < lo) v = lo;
     if (v > hi) v = hi;
-    StoreDouble(out, i, v);
+    out.SetDouble(i, v);
   }
   return out;
 }
@@ -324,7 +323,7 @@ absl::StatusOr<Tensor> EvalCast(const KernelArgs& args) {
   const int64_t n = out.num_elements();
   // Every source value is exact in double, so this is one rounding (or
   // saturation) to the target dtype.
-  for (int64_t i = 0; i < n; ++i) StoreDouble(out, i, LoadDouble(x, i));
+  for (int64_t i = 0; i < n; ++i) out.SetDouble(i, LoadDouble(x, i));
   return out;
 }
 

@@ -120,11 +120,6 @@ int64_t LoadInt(const Tensor& t, int64_t i);
 // Element i as a double (exact for every dtype).
 inline double LoadDouble(const Tensor& t, int64_t i) { return t.GetDouble(i); }
 
-// Stores `v` with ONE rounding to the tensor's dtype: f32 rounds to nearest
-// even; bf16/f16 round to nearest even directly from the double (no double
-// rounding through f32); integers round half to even and saturate, NaN -> 0;
-// bool is v != 0.
-void StoreDouble(Tensor& t, int64_t i, double v);
 // Stores `v` into an integer tensor modulo 2^bits (two's complement wrap);
 // for bool, v != 0.
 void StoreWrapped(Tensor& t, int64_t i, int64_t v);

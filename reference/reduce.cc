@@ -65,7 +65,7 @@ absl::StatusOr<Tensor> EvalReduce(const KernelArgs& args) {
     for (int64_t o = 0; o < out_n; ++o) {
       // Mean over zero elements is 0/0 = NaN.
       double v = is_mean ? acc[o] / static_cast<double>(count) : acc[o];
-      StoreDouble(out, o, v);
+      out.SetDouble(o, v);
     }
     return out;
   }
@@ -116,7 +116,7 @@ absl::StatusOr<Tensor> EvalSoftmax(const KernelArgs& args) {
       }
       for (int64_t j = 0; j < s.mid; ++j) {
         const int64_t i = base + j * s.inner;
-        StoreDouble(out, i, std::exp(LoadDouble(x, i) - m) / sum);
+        out.SetDouble(i, std::exp(LoadDouble(x, i) - m) / sum);
       }
     }
   }
@@ -152,7 +152,7 @@ absl::StatusOr<Tensor> EvalLayernorm(const KernelArgs& args) {
       double y = (LoadDouble(x, base + j) - mean) / stddev *
                      LoadDouble(gamma, j) +
                  LoadDouble(beta, j);
-      StoreDouble(out, base + j, y);
+      out.SetDouble(base + j, y);
     }
   }
   return out;

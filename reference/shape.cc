@@ -67,13 +67,13 @@ absl::StatusOr<Tensor> EvalConstant(const KernelArgs& args) {
     // Inference checked that the list has exactly n elements.
     const Attribute::List& list = value->as_list();
     for (int64_t i = 0; i < n; ++i) {
-      StoreDouble(out, i, ConstantElement(list[i]));
+      out.SetDouble(i, ConstantElement(list[i]));
     }
     return out;
   }
   if (n == 0) return out;
   // Round once, then replicate the element's bytes.
-  StoreDouble(out, 0, ConstantElement(*value));
+  out.SetDouble(0, ConstantElement(*value));
   const int64_t size = DTypeSize(out.dtype());
   uint8_t* raw = out.mutable_raw();
   for (int64_t i = 1; i < n; ++i) std::memcpy(raw + i * size, raw, size);

@@ -12,6 +12,7 @@
 #include "passes/fusion.h"
 #include "passes/mlp_fusion.h"
 #include "passes/pipeline_parser.h"
+#include "passes/recognize_softmax.h"
 #include "passes/softmax_last_axis.h"
 #include "passes/verify_pass.h"
 #include "passes/widen_f16_matmul.h"
@@ -31,6 +32,9 @@ void AddO2Pipeline(PassManager& pm) {
   // Literal-only subgraphs (including constants canonicalize made) become
   // single constants.
   pm.AddPass<FoldConstantsPass>();
+  // Softmaxes written out op by op (JAX, decompositions) as softmax ops,
+  // before the attention passes look for them.
+  pm.AddPass<RecognizeSoftmaxPass>();
   // Attention scores regrouped between [B*H, S, S] and [B, H, S, S] (CLIP,
   // BLOOM, fairseq) rebuilt in one shape, so attention-fusion sees one
   // block; the relabels it leaves at a block's ends (a reshape of a

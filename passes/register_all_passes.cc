@@ -8,6 +8,7 @@
 #include "passes/fold_constants.h"
 #include "passes/fusion.h"
 #include "passes/mlp_fusion.h"
+#include "passes/recognize_softmax.h"
 #include "passes/softmax_last_axis.h"
 #include "passes/verify_pass.h"
 #include "passes/widen_f16_matmul.h"
@@ -18,6 +19,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   registry.Register<VerifyPass>();
   registry.Register<CanonicalizePass>();
   registry.Register<FoldConstantsPass>();
+  registry.Register<RecognizeSoftmaxPass>();
   registry.Register<CsePass>();
   registry.Register<DcePass>();
   registry.Register<AttentionReshapesPass>();

@@ -302,6 +302,18 @@ Value* Generator::Activation(Value* x) {
 
 // ---- Row-wise and shape ops -------------------------------------------------
 
+Value* Generator::Softmax(Value* x, int64_t axis, bool axis_attr) {
+  if (!rng_.Chance(0.2)) {
+    return Op("softmax", {x},
+              axis_attr ? AttrMap{{"axis", Attribute::Int(axis)}} : AttrMap{});
+  }
+  const AttrMap reduce = {{"axes", Attribute::IntList({axis})},
+                          {"keep_dims", Attribute::Bool(true)}};
+  Value* max = Op("reduce_max", {x}, reduce);
+  Value* e = Op("exp", {Op("sub", {x, max})});
+  return Op("div", {e, Op("reduce_sum", {e}, reduce)});
+}
+
 Value* Generator::RowOp(Value* x) {
   const Shape& s = x->type().shape;
   const int64_t rank = static_cast<int64_t>(s.size());
@@ -312,7 +324,7 @@ Value* Generator::RowOp(Value* x) {
   }
   if (choice == 0 && rank > 0) {
     int64_t axis = rng_.Chance(0.7) ? -1 : rng_.Int(-rank, rank - 1);
-    return Op("softmax", {x}, {{"axis", Attribute::Int(axis)}});
+    return Softmax(x, axis);
   }
   if (choice == 1 && rank > 0) {
     int64_t axis = rng_.Chance(0.7) ? rank - 1 : rng_.Int(0, rank - 1);

@@ -119,6 +119,9 @@ class Generator {
 
   // softmax, layernorm or a reduce_* over random axes.
   Value* RowOp(Value* x);
+  // softmax(x) {axis}: the op, or now and then written out op by op
+  // (reduce_max, sub, exp, reduce_sum, div) as JAX exports it.
+  Value* Softmax(Value* x, int64_t axis, bool axis_attr = true);
   Value* TransposeOp(Value* x);
   Value* ReshapeOp(Value* x);
 

@@ -371,9 +371,7 @@ Value* Generator::Attention() {
     }
   }
   if (s == nullptr) return nullptr;
-  Value* p =
-      Op("softmax", {s},
-         rng_.Chance(0.5) ? AttrMap{} : AttrMap{{"axis", Attribute::Int(3)}});
+  Value* p = rng_.Chance(0.5) ? Softmax(s, -1, false) : Softmax(s, 3);
   if (p == nullptr) return nullptr;
   if (p->type().dtype != d) {
     p = Op("cast", {p}, {{"to", Attribute::Type(d)}});

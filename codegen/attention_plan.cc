@@ -229,6 +229,7 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
       qk.scale = p.score_scale >= 0;
       qk.bias = p.mask >= 0;
       qk.row_max = p.kernel_scores;
+      qk.prefetch_lines = p.prefetch_k_lines;
       HGC_ASSIGN_OR_RETURN(auto qk_code,
                            microkernels::BrgemmKernelCache::Global().Get(qk));
       p.qk_kernel[mt][nt] = nest.AddKernel(qk, std::move(qk_code));
@@ -241,6 +242,7 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
                             : m.head_dim_v;
       pv.accumulate = m.seq_kv > nb;  // several key blocks accumulate
       pv.divide_rows = p.direct_out;
+      pv.prefetch_lines = p.prefetch_v_lines;
       pv.batch_kind = microkernels::BatchKind::kStrided;
       HGC_ASSIGN_OR_RETURN(auto pv_code,
                            microkernels::BrgemmKernelCache::Global().Get(pv));
@@ -384,6 +386,21 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.prefetch = p.blocks.q_chunks == 1 && m.seq_kv <= p.blocks.nb &&
                p.k_packed && m.batch * m.heads > 1 &&
                m.q.strides[3] == 1 && m.v.strides[3] == 1;
+  if (p.prefetch) {
+    // The kernels' K loops (8 K elements a trip) need two trips or more to
+    // spread their lines over.
+    const int64_t q_blocks = (m.seq_q + p.blocks.mb - 1) / p.blocks.mb;
+    p.kv_slice = (m.seq_kv + q_blocks - 1) / q_blocks;
+    auto lines = [&](int64_t row_elems, DType t) {
+      return (p.kv_slice * row_elems * DTypeSize(t) + 63) / 64;
+    };
+    p.kernel_prefetch_k = m.k.strides[2] == m.head_dim && m.head_dim >= 16;
+    p.kernel_prefetch_v = m.v.strides[2] == m.head_dim_v && m.seq_kv >= 16;
+    if (p.kernel_prefetch_k) p.prefetch_k_lines = lines(m.head_dim, p.k_type);
+    if (p.kernel_prefetch_v) {
+      p.prefetch_v_lines = lines(m.head_dim_v, p.v_type);
+    }
+  }
   auto operand = [&](const Value* param) {
     return ValueBuffer(state, nest, op.operand(param->index()));
   };

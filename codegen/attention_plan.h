@@ -54,6 +54,14 @@ struct AttentionPlan {
   // query blocks and one key block a head: short items that would start
   // on data not yet in cache).
   bool prefetch = false;
+  // With `prefetch`, a K (V) stored in dense rows is fetched by Q·Kᵀ's
+  // (P·V's) kernel instead, kv_slice rows of the next head per query block
+  // (rows [qb * kv_slice, (qb + 1) * kv_slice), prefetch_k_lines
+  // (prefetch_v_lines) lines) spread over its K loop, so that the softmax
+  // rows' bursts, which stall on the few line-fill buffers, carry only Q
+  // and O.
+  bool kernel_prefetch_k = false, kernel_prefetch_v = false;
+  int64_t kv_slice = 0, prefetch_k_lines = 0, prefetch_v_lines = 0;
   // P·V's kernel divides its rows by their sums (divide_rows) and writes
   // them straight into the output: one key block, an f32 result whose rows
   // are contiguous, no rounding on the way out. No O tile then (o = -1).

@@ -79,7 +79,8 @@ struct HeadBases {
 // query row `i` of this one (its share of K and V rows: seq_kv / seq_q,
 // rounded up; the last query rows' shares reach past the head, which is
 // harmless) and its output row i (when contiguous), so that a thread's next
-// head arrives from memory while it computes this one.
+// head arrives from memory while it computes this one. K and V rows the
+// kernels fetch (kernel_prefetch_k / _v) are left to them.
 void PrefetchNextHead(tile::NestBuilder& nb, const AttentionPlan& p,
                       const HeadBases& next, Expr i) {
   const AttentionMatch& m = p.m;
@@ -91,12 +92,16 @@ void PrefetchNextHead(tile::NestBuilder& nb, const AttentionPlan& p,
   const int64_t per_row = (m.seq_kv + m.seq_q - 1) / m.seq_q;
   Expr j = i * per_row;
   const int64_t rows = per_row;
-  nb.Append(
-      tile::Stmt{tile::Prefetch{View{p.k, next.k + j * m.k.strides[2], k_bytes},
-                                rows, m.k.strides[2], k_bytes * m.head_dim}});
-  nb.Append(
-      tile::Stmt{tile::Prefetch{View{p.v, next.v + j * m.v.strides[2], v_bytes},
-                                rows, m.v.strides[2], v_bytes * m.head_dim_v}});
+  if (!p.kernel_prefetch_k) {
+    nb.Append(tile::Stmt{
+        tile::Prefetch{View{p.k, next.k + j * m.k.strides[2], k_bytes}, rows,
+                       m.k.strides[2], k_bytes * m.head_dim}});
+  }
+  if (!p.kernel_prefetch_v) {
+    nb.Append(tile::Stmt{
+        tile::Prefetch{View{p.v, next.v + j * m.v.strides[2], v_bytes}, rows,
+                       m.v.strides[2], v_bytes * m.head_dim_v}});
+  }
   if (m.out_strides[3] != 1) return;  // O rows are not contiguous
   const int64_t out_bytes = DTypeSize(m.result->type().dtype);
   nb.Append(tile::Stmt{
@@ -292,6 +297,10 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
       if (p.score_scale >= 0) qk.scale = View{p.score_scale, 0, 4};
       if (p.mask >= 0) qk.bias = View{p.mask, head.mask + j0, 4};
     }
+    if (next && p.kernel_prefetch_k) {
+      qk.prefetch = View{p.k, next->k + qb * (p.kv_slice * m.k.strides[2]),
+                         DTypeSize(p.k_type)};
+    }
     nb.Append(tile::Stmt{std::move(qk)});
     BuildRowPasses(nb, p, KeyBlock{i0, j0, keys, row_base}, rows, next);
     tile::Brgemm pv;
@@ -305,6 +314,10 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
       pv.row_divisors = View{p.stats, mb, 4};
     } else {
       pv.c = View{p.o, 0, 4};
+    }
+    if (next && p.kernel_prefetch_v) {
+      pv.prefetch = View{p.v, next->v + qb * (p.kv_slice * m.v.strides[2]),
+                         DTypeSize(p.v_type)};
     }
     nb.Append(tile::Stmt{std::move(pv)});
   });

@@ -179,12 +179,14 @@ static_assert(offsetof(BrgemmCallArgs, row_divisors) == 40,
               "BrgemmCallArgs layout");
 static_assert(offsetof(BrgemmCallArgs, scale) == 48, "BrgemmCallArgs layout");
 static_assert(offsetof(BrgemmCallArgs, row_max) == 56, "BrgemmCallArgs layout");
-static_assert(sizeof(BrgemmCallArgs) == 64, "BrgemmCallArgs layout");
+static_assert(offsetof(BrgemmCallArgs, prefetch) == 64,
+              "BrgemmCallArgs layout");
+static_assert(sizeof(BrgemmCallArgs) == 72, "BrgemmCallArgs layout");
 
 llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c) {
   llvm::Type* i8p = llvm::Type::getInt8PtrTy(c);
   return llvm::StructType::get(
-      c, {i8p, i8p, i8p, llvm::Type::getInt64Ty(c), i8p, i8p, i8p, i8p});
+      c, {i8p, i8p, i8p, llvm::Type::getInt64Ty(c), i8p, i8p, i8p, i8p, i8p});
 }
 
 void EmitIf(llvm::IRBuilder<>& b, llvm::Value* cond,

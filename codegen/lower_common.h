@@ -136,7 +136,7 @@ void EmitLoop(
 
 // BrgemmCallArgs (microkernels/brgemm_abi.h) as LLVM sees it: {i8* a,
 // i8* b, i8* c, i64 batch, i8* bias, i8* row_divisors, i8* scale,
-// i8* row_max}, and its fields' indices.
+// i8* row_max, i8* prefetch}, and its fields' indices.
 llvm::StructType* BrgemmArgsType(llvm::LLVMContext& c);
 enum BrgemmArgField {
   kFieldA,
@@ -146,7 +146,8 @@ enum BrgemmArgField {
   kFieldBias,
   kFieldRowDivisors,
   kFieldScale,
-  kFieldRowMax
+  kFieldRowMax,
+  kFieldPrefetch
 };
 
 // Emits `if (cond) then()`; `b` is left after it.

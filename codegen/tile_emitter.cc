@@ -204,6 +204,7 @@ class Emitter {
     store(kFieldRowDivisors, c.row_divisors ? Ptr(*c.row_divisors) : null);
     store(kFieldScale, c.scale ? Ptr(*c.scale) : null);
     store(kFieldRowMax, c.row_max ? Ptr(*c.row_max) : null);
+    store(kFieldPrefetch, c.prefetch ? Ptr(*c.prefetch) : null);
     auto* type = llvm::FunctionType::get(b_.getVoidTy(), {i8p}, false);
     b_.CreateCall(type, b_.CreateBitCast(kernel, type->getPointerTo()),
                   {b_.CreateBitCast(args_, i8p)});

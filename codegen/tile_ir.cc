@@ -351,6 +351,7 @@ class Printer {
     if (c.scale) absl::StrAppend(&s, " scale=", V(*c.scale));
     if (c.bias) absl::StrAppend(&s, " bias=", V(*c.bias));
     if (c.row_max) absl::StrAppend(&s, " row maxima -> ", V(*c.row_max));
+    if (c.prefetch) absl::StrAppend(&s, " prefetching ", V(*c.prefetch));
     if (c.row_divisors) {
       absl::StrAppend(&s, ", rows divided by ", V(*c.row_divisors));
     }

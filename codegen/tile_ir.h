@@ -139,6 +139,9 @@ struct Brgemm {
   std::optional<View> row_divisors;
   std::optional<View> scale;    // the scalar of a kernel with `scale`
   std::optional<View> row_max;  // M x 16 running maxima (`row_max`)
+  // The first line of a kernel with `prefetch_lines` (data a later call
+  // reads, fetched into L2 while this one computes).
+  std::optional<View> prefetch;
 };
 
 // The nest's elementwise program `program` (lower_common.h's RowProgram)

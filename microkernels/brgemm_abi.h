@@ -32,6 +32,8 @@ struct BrgemmCallArgs {
   const void* scale;
   // Descriptors with `row_max`: M rows of 16 floats, the running maxima.
   void* row_max;
+  // Descriptors with `prefetch_lines`: the first of the lines to prefetch.
+  const void* prefetch;
 };
 
 using BrgemmFn = void (*)(const BrgemmCallArgs*);
@@ -45,6 +47,7 @@ constexpr int kArgBias = offsetof(BrgemmCallArgs, bias);
 constexpr int kArgRowDivisors = offsetof(BrgemmCallArgs, row_divisors);
 constexpr int kArgScale = offsetof(BrgemmCallArgs, scale);
 constexpr int kArgRowMax = offsetof(BrgemmCallArgs, row_max);
+constexpr int kArgPrefetch = offsetof(BrgemmCallArgs, prefetch);
 
 }  // namespace microkernels
 }  // namespace hgc

@@ -23,22 +23,37 @@ namespace {
 // to the prefetches' load slots; MLP-2's 256-wide layer measured the same
 // with and without. prefetcht0 and two chunks ahead were no better. The
 // share is sized for one batch element; a longer batch prefetches further.
+//
+// A descriptor's own prefetch region (prefetch_lines) replaces that rule:
+// its lines are shared out over every K-loop trip of every register tile
+// the same way, the pointer clamped at the region's end (kept in a stack
+// slot) so that rounding the share up overshoots by one trip's lines at
+// most.
 constexpr int64_t kPrefetchBMinK = 64;
 constexpr int64_t kPrefetchBMinLdcBytes = 2048;
 }  // namespace
 
-int64_t BrgemmAvx512F32::PrefetchBLinesPerTrip() const {
+int64_t BrgemmAvx512F32::PrefetchLinesPerTrip() const {
   const BrgemmDesc& d = desc();
   const int64_t trips = d.k / blocking().k_unroll;
-  if (d.k < kPrefetchBMinK || trips < 2 || d.ldc * 4 < kPrefetchBMinLdcBytes) {
-    return 0;
-  }
+  if (trips < 2) return 0;
   const int full_cols = blocking().nvecs * 16;
   const int64_t tiles = ((d.n + full_cols - 1) / full_cols) *
                         ((d.m + blocking().rows - 1) / blocking().rows);
+  if (d.prefetch_lines > 0) {
+    return (d.prefetch_lines + tiles * trips - 1) / (tiles * trips);
+  }
+  if (d.k < kPrefetchBMinK || d.ldc * 4 < kPrefetchBMinLdcBytes) return 0;
   const int64_t lines = (PackedBBytes(d) + 63) / 64;
   const int64_t per_tile = (lines + tiles - 1) / tiles;
   return (per_tile + trips - 1) / trips;
+}
+
+int BrgemmAvx512F32::StackSlots() const {
+  const bool pointer = desc().divide_rows || desc().row_max;
+  const bool region_end =
+      desc().prefetch_lines > 0 && PrefetchLinesPerTrip() > 0;
+  return (pointer ? 1 : 0) + (region_end ? 1 : 0);
 }
 
 // divide_rows: the M block's first divisor lives in a stack slot (every
@@ -46,10 +61,19 @@ int64_t BrgemmAvx512F32::PrefetchBLinesPerTrip() const {
 // block; each tile row's reciprocal is computed once, before its store.
 // row_max keeps the M block's first row of maxima there the same way.
 void BrgemmAvx512F32::CallPrologue() {
-  if (UsesStackSlot()) sub(rsp, 8);
-  if (PrefetchBLinesPerTrip() == 0) return;
-  // reg_tmp2_ (unused by f32 otherwise): the B region right after the first
-  // batch element's, which in a GEMM (gemm_driver.cc) is the next call's.
+  if (StackSlots() > 0) sub(rsp, 8 * StackSlots());
+  if (PrefetchLinesPerTrip() == 0) return;
+  if (desc().prefetch_lines > 0) {
+    // reg_tmp2_ (unused by f32 otherwise): the call's region; its end in
+    // the last stack slot.
+    mov(reg_tmp2_, ptr[reg_args_ + kArgPrefetch]);
+    mov(reg_tmp_, reg_tmp2_);
+    AddImm(reg_tmp_, desc().prefetch_lines * 64, reg_n_);
+    mov(qword[rsp + 8 * (StackSlots() - 1)], reg_tmp_);
+    return;
+  }
+  // The B region right after the first batch element's, which in a GEMM
+  // (gemm_driver.cc) is the next call's.
   mov(reg_tmp2_, ptr[reg_args_ + kArgB]);
   if (desc().batch_kind == BatchKind::kPointerList) {
     // An empty list may be null: then prefetch near it (prefetches never
@@ -64,11 +88,11 @@ void BrgemmAvx512F32::CallPrologue() {
 }
 
 void BrgemmAvx512F32::CallEpilogue() {
-  if (UsesStackSlot()) add(rsp, 8);
+  if (StackSlots() > 0) add(rsp, 8 * StackSlots());
 }
 
 void BrgemmAvx512F32::NBlockPrologue() {
-  if (!UsesStackSlot()) return;
+  if (!desc().divide_rows && !desc().row_max) return;
   mov(reg_tmp_,
       ptr[reg_args_ + (desc().divide_rows ? kArgRowDivisors : kArgRowMax)]);
   mov(qword[rsp], reg_tmp_);
@@ -80,10 +104,15 @@ void BrgemmAvx512F32::MBlockEpilogue(int rows) {
 }
 
 void BrgemmAvx512F32::KLoopTrip() {
-  const int64_t lines = PrefetchBLinesPerTrip();
+  const int64_t lines = PrefetchLinesPerTrip();
   if (lines == 0) return;
   for (int64_t i = 0; i < lines; ++i) prefetcht1(ptr[reg_tmp2_ + i * 64]);
   add(reg_tmp2_, static_cast<int>(lines * 64));
+  if (desc().prefetch_lines > 0) {
+    const Xbyak::Address end = qword[rsp + 8 * (StackSlots() - 1)];
+    cmp(reg_tmp2_, end);
+    cmova(reg_tmp2_, end);
+  }
 }
 
 void BrgemmAvx512F32::PreparePostOps(int nvecs, bool masked) {

@@ -38,11 +38,13 @@ class BrgemmAvx512F32 : public BrgemmAvx512Base {
   Xbyak::Zmm RowMaxRegister() const {
     return Reserved(1 + blocking().nvecs + (desc().scale ? 1 : 0));
   }
-  // divide_rows and row_max keep a per-M-block pointer in a stack slot.
-  bool UsesStackSlot() const { return desc().divide_rows || desc().row_max; }
-  // Cache lines of the B region after this call's (see CallPrologue) that
-  // each trip of a register tile's K loop prefetches; 0: none.
-  int64_t PrefetchBLinesPerTrip() const;
+  // Stack slots: divide_rows and row_max keep a per-M-block pointer in the
+  // first, a prefetch region its end in the last.
+  int StackSlots() const;
+  // Cache lines each trip of a register tile's K loop prefetches: of the
+  // descriptor's region, or of the B region after this call's (see
+  // CallPrologue); 0: none.
+  int64_t PrefetchLinesPerTrip() const;
 };
 
 }  // namespace microkernels

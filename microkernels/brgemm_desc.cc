@@ -51,12 +51,13 @@ std::string BrgemmDesc::ToString() const {
       batch_kind == BatchKind::kPointerList
           ? std::string("list")
           : absl::StrCat("stride(", stride_a_bytes, ",", stride_b_bytes, ")");
-  return absl::StrCat("brgemm:", IsaName(isa), ":", DataTypeName(dtype), ":M",
-                      m, "N", n, "K", k, ":lda", lda, ":ldb", ldb, ":ldc", ldc,
-                      ":beta", accumulate ? 1 : 0, ":", batch, ":",
-                      BLayoutName(b_layout), scale ? ":scale" : "",
-                      bias ? ":bias" : "", relu ? ":relu" : "",
-                      row_max ? ":rowmax" : "", divide_rows ? ":divrows" : "");
+  return absl::StrCat(
+      "brgemm:", IsaName(isa), ":", DataTypeName(dtype), ":M", m, "N", n, "K",
+      k, ":lda", lda, ":ldb", ldb, ":ldc", ldc, ":beta", accumulate ? 1 : 0,
+      ":", batch, ":", BLayoutName(b_layout), scale ? ":scale" : "",
+      bias ? ":bias" : "", relu ? ":relu" : "", row_max ? ":rowmax" : "",
+      divide_rows ? ":divrows" : "",
+      prefetch_lines > 0 ? absl::StrCat(":pf", prefetch_lines) : std::string());
 }
 
 bool operator==(const BrgemmDesc& x, const BrgemmDesc& y) {
@@ -66,7 +67,8 @@ bool operator==(const BrgemmDesc& x, const BrgemmDesc& y) {
          x.stride_a_bytes == y.stride_a_bytes &&
          x.stride_b_bytes == y.stride_b_bytes && x.b_layout == y.b_layout &&
          x.scale == y.scale && x.bias == y.bias && x.relu == y.relu &&
-         x.row_max == y.row_max && x.divide_rows == y.divide_rows;
+         x.row_max == y.row_max && x.divide_rows == y.divide_rows &&
+         x.prefetch_lines == y.prefetch_lines;
 }
 
 BrgemmDesc MakeBrgemmDesc(Isa isa, BrgemmDataType dtype, int64_t m, int64_t n,
@@ -148,6 +150,11 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
   if ((other_post_ops || d.divide_rows) && d.dtype != BrgemmDataType::kF32) {
     return absl::UnimplementedError(
         absl::StrCat("post-ops only on f32 kernels: ", d.ToString()));
+  }
+  if (d.prefetch_lines < 0) return bad("prefetch_lines < 0");
+  if (d.prefetch_lines > 0 && d.dtype != BrgemmDataType::kF32) {
+    return absl::UnimplementedError(
+        absl::StrCat("prefetch only on f32 kernels: ", d.ToString()));
   }
   if (d.divide_rows && other_post_ops) {
     return absl::UnimplementedError(

@@ -99,11 +99,17 @@ struct BrgemmDesc {
   // BrgemmCallArgs::row_divisors (M floats); attention's O / sum written
   // straight into the output.
   bool divide_rows = false;
+  // 64-byte lines from BrgemmCallArgs::prefetch on that the call prefetches
+  // into L2 (prefetcht1), spread evenly over the K-loop trips of its
+  // register tiles: data a later call reads from memory (attention's next
+  // head), fetched while this call computes instead of in a burst between
+  // calls. 0: none. f32 only.
+  int64_t prefetch_lines = 0;
 
   // "brgemm:avx512_core_bf16:bf16bf16f32:M32N64K512:lda512:ldb64:ldc64:
   //  beta1:list:vnni2" (one line). Strided batches print as
   //  "stride(<a bytes>,<b bytes>)"; post-ops add ":scale", ":bias",
-  //  ":relu", ":rowmax" and ":divrows".
+  //  ":relu", ":rowmax" and ":divrows", a prefetch ":pf<lines>".
   std::string ToString() const;
 
   friend bool operator==(const BrgemmDesc& x, const BrgemmDesc& y);
@@ -117,7 +123,7 @@ struct BrgemmDesc {
                       d.ldc, d.accumulate, static_cast<int>(d.batch_kind),
                       d.stride_a_bytes, d.stride_b_bytes,
                       static_cast<int>(d.b_layout), d.scale, d.bias, d.relu,
-                      d.row_max, d.divide_rows);
+                      d.row_max, d.divide_rows, d.prefetch_lines);
   }
 };
 

@@ -270,6 +270,38 @@ TEST(BrgemmPostOpsTest, ScaleBiasRowMaxOverTails) {
   EXPECT_EQ(cases, 8 * 3 * 5 * 7 * 3);
 }
 
+// A prefetch region (attention's next head) leaves every result as it was:
+// with each post-op set that shares the kernel's stack slots and scratch
+// registers, regions smaller and larger than the kernel's K-loop trips,
+// and K loops of no, two and many trips, over the M and N tails.
+TEST(BrgemmPrefetchTest, RegionLeavesResultsOverTails) {
+  uint32_t seed = 1700;
+  int cases = 0;
+  for (int64_t n : {int64_t{16}, int64_t{33}, int64_t{128}}) {
+    for (int64_t k : {int64_t{7}, int64_t{16}, int64_t{96}}) {
+      for (int64_t m : {int64_t{1}, int64_t{7}, int64_t{64}}) {
+        for (int post = 0; post < 3; ++post) {
+          for (int64_t lines : {int64_t{1}, int64_t{37}, int64_t{4096}}) {
+            BrgemmDesc desc =
+                MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, m, n, k);
+            desc.lda = k + 3;
+            desc.ldc = n + 2;
+            desc.divide_rows = post == 1;
+            desc.scale = desc.bias = desc.row_max = post == 2;
+            desc.prefetch_lines = lines;
+            desc.accumulate = (m + n + lines) % 2 == 0;
+            desc.batch_kind = BatchKind::kStrided;
+            SetTestStrides(&desc);
+            ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
+            cases += 3;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 3 * 3 * 3 * 3 * 3 * 3);
+}
+
 // relu keeps NaN (as the interpreter's relu does) and clamps the rest.
 TEST(BrgemmPostOpsTest, ReluKeepsNaN) {
   BrgemmDesc desc =
@@ -321,10 +353,19 @@ TEST(BrgemmPostOpsTest, OnlyF32Kernels) {
                                    16, 16, 16);
   desc.relu = true;
   EXPECT_EQ(ValidateBrgemmDesc(desc).code(), absl::StatusCode::kUnimplemented);
+  desc.relu = false;
+  desc.prefetch_lines = 4;
+  EXPECT_EQ(ValidateBrgemmDesc(desc).code(), absl::StatusCode::kUnimplemented);
   desc = MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 16, 16, 16);
   desc.bias = true;
   EXPECT_TRUE(ValidateBrgemmDesc(desc).ok());
   EXPECT_NE(desc.ToString().find(":bias"), std::string::npos);
+  desc.prefetch_lines = 12;
+  EXPECT_NE(desc.ToString().find(":bias:pf12"), std::string::npos);
+  desc.prefetch_lines = -1;
+  EXPECT_EQ(ValidateBrgemmDesc(desc).code(),
+            absl::StatusCode::kInvalidArgument);
+  desc.prefetch_lines = 0;
   // divide_rows stands alone.
   desc.divide_rows = true;
   EXPECT_EQ(ValidateBrgemmDesc(desc).code(), absl::StatusCode::kUnimplemented);

@@ -215,6 +215,13 @@ void SetTestStrides(BrgemmDesc* d) {
   args.row_divisors = divisor_row;
   args.scale = desc.scale ? &scale : nullptr;
   args.row_max = max_rows;
+  // The region a prefetching kernel reads ahead (prefetches never fault,
+  // but a real region keeps the test to what callers pass).
+  std::unique_ptr<GuardedBuffer> ahead;
+  if (desc.prefetch_lines > 0) {
+    ahead = std::make_unique<GuardedBuffer>(desc.prefetch_lines * 64);
+    args.prefetch = ahead->data();
+  }
   run(args);
   if (desc.row_max &&
       std::memcmp(max_rows, expected_max.data(), desc.m * 64) != 0) {

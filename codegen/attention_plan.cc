@@ -369,15 +369,6 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.k_packed = m.k.strides[2] != 1;
   p.kt_ld = SpreadStride(m.seq_kv);
   p.s_ld = SpreadStride(p.blocks.nb);
-  // V rows a multiple of 512 bytes apart ([B, H, S, 128], or [B, S, H, D]
-  // with H·D a multiple of 128) share an eighth of L1's sets or fewer, and
-  // P·V's 64-column panels of them evict each other (MHA-3's head of 128
-  // ran 2-3 % faster copied); they are copied per head, like Kᵀ. Rows 384
-  // bytes apart measured better read in place.
-  const int64_t v_stride = std::max(m.v.strides[2], m.head_dim_v);
-  p.v_packed =
-      v_stride % 128 == 0 || p.v_type != DType::kF32 || m.v.strides[3] != 1;
-  p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
   // One key block, an f32 result in contiguous rows, no rounding: P·V
   // divides each row by its sum and writes it into the output itself.
   p.direct_out = m.seq_kv <= p.blocks.nb && !p.normalize &&
@@ -401,6 +392,18 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
       p.prefetch_v_lines = lines(m.head_dim_v, p.v_type);
     }
   }
+  // V rows a multiple of 512 bytes apart ([B, H, S, 128], or [B, S, H, D]
+  // with H·D a multiple of 128) share an eighth of L1's sets or fewer, and
+  // P·V's 64-column panels of them evict each other: they are copied per
+  // head, like Kᵀ ([B, S, H, D] V with H·D = 1024 ran 35 % slower read in
+  // place). Dense rows of a head of 128 ([B, H, S, 128]) that P·V's kernel
+  // prefetches arrive in L2 in time, and then measured 1-2.5 % faster read
+  // in place (MHA-3; 2-3 % slower before the kernels prefetched them).
+  // Rows 384 bytes apart measured better read in place.
+  const int64_t v_stride = std::max(m.v.strides[2], m.head_dim_v);
+  p.v_packed = (v_stride % 128 == 0 && !p.kernel_prefetch_v) ||
+               p.v_type != DType::kF32 || m.v.strides[3] != 1;
+  p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
   auto operand = [&](const Value* param) {
     return ValueBuffer(state, nest, op.operand(param->index()));
   };

@@ -43,8 +43,9 @@ struct AttentionPlan {
   AttentionMatch m;
   AttentionBlocks blocks;
   bool k_packed = false;  // Kᵀ packed per (batch, head) into `kt`
-  // V rows copied per (batch, head) into `vp` (widened, off a 1 KiB stride,
-  // or gathered when not contiguous).
+  // V rows copied per (batch, head) into `vp` (widened, off a stride of
+  // 512-byte multiples that P·V's kernel does not prefetch, or gathered
+  // when not contiguous).
   bool v_packed = false;
   // Element types of Q, K, V (f32, bf16 or f16; a bf16 / f16 operand is
   // widened to f32 as it is copied into scratch: exact, and its products

@@ -103,7 +103,8 @@ struct BrgemmDesc {
   // into L2 (prefetcht1), spread evenly over the K-loop trips of its
   // register tiles: data a later call reads from memory (attention's next
   // head), fetched while this call computes instead of in a burst between
-  // calls. 0: none. f32 only.
+  // calls. 0: none. f32 only; a kernel whose K loop runs fewer than two
+  // trips (K < 16) has nothing to spread them over and prefetches none.
   int64_t prefetch_lines = 0;
 
   // "brgemm:avx512_core_bf16:bf16bf16f32:M32N64K512:lda512:ldb64:ldc64:

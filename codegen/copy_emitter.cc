@@ -137,24 +137,19 @@ absl::Status EmitCopy(llvm::IRBuilder<>& b, const tile::Copy& copy,
 
 void EmitFill(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* count,
               float value) {
-  llvm::Type* f32 = b.getFloatTy();
-  dst = F32Ptr(b, dst);
-  llvm::Value* v = llvm::ConstantFP::get(f32, value);
-  // 16 floats a store (the row maxima of a 64-row block are 1024 floats,
-  // filled per query block: one store a float took 2 % of a short
-  // attention item), then the rest one by one.
-  auto* vec = llvm::FixedVectorType::get(f32, 16);
-  llvm::Value* splat = llvm::ConstantVector::getSplat(
-      llvm::ElementCount::getFixed(16), llvm::cast<llvm::Constant>(v));
-  llvm::Value* full = b.CreateUDiv(count, b.getInt64(16));
-  EmitLoop(b, b.getInt64(0), full, [&](llvm::IRBuilder<>& b, llvm::Value* i) {
-    llvm::Value* at = b.CreateInBoundsGEP(f32, dst, b.CreateShl(i, 4));
-    b.CreateAlignedStore(splat, b.CreateBitCast(at, vec->getPointerTo()),
-                         llvm::Align(4));
-  });
-  EmitLoop(b, b.CreateShl(full, 4), count,
+  // 16 floats a store, the last under its tail mask (the row maxima of a
+  // 64-row block are 1024 floats, filled per query block: one store a
+  // float took 2 % of a short attention item).
+  llvm::Value* splat = b.CreateVectorSplat(
+      kVectorWidth, llvm::ConstantFP::get(b.getFloatTy(), value));
+  llvm::Value* vectors =
+      b.CreateUDiv(b.CreateAdd(count, b.getInt64(kVectorWidth - 1)),
+                   b.getInt64(kVectorWidth));
+  EmitLoop(b, b.getInt64(0), vectors,
            [&](llvm::IRBuilder<>& b, llvm::Value* i) {
-             b.CreateStore(v, b.CreateInBoundsGEP(f32, dst, i));
+             llvm::Value* col = b.CreateMul(i, b.getInt64(kVectorWidth));
+             StoreRowVector(b, DType::kF32, splat, dst, col,
+                            TailMask(b, col, count));
            });
 }
 

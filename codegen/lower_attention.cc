@@ -109,6 +109,13 @@ void PrefetchNextHead(tile::NestBuilder& nb, const AttentionPlan& p,
                      m.out_strides[2], out_bytes * m.head_dim_v, true}});
 }
 
+// Query block qb's slice of the next head's K or V rows (`buffer` from
+// `base`, rows `row_stride` elements apart), which a kernel prefetches.
+View NextKvSlice(const AttentionPlan& p, int buffer, Expr base,
+                 int64_t row_stride, DType type, Expr qb) {
+  return View{buffer, base + qb * (p.kv_slice * row_stride), DTypeSize(type)};
+}
+
 // The key block a query block's row passes work on: query rows from i0,
 // keys [j0, j0 + keys), row_base the head's first row in the scores.
 struct KeyBlock {
@@ -298,8 +305,7 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
       if (p.mask >= 0) qk.bias = View{p.mask, head.mask + j0, 4};
     }
     if (next && p.kernel_prefetch_k) {
-      qk.prefetch = View{p.k, next->k + qb * (p.kv_slice * m.k.strides[2]),
-                         DTypeSize(p.k_type)};
+      qk.prefetch = NextKvSlice(p, p.k, next->k, m.k.strides[2], p.k_type, qb);
     }
     nb.Append(tile::Stmt{std::move(qk)});
     BuildRowPasses(nb, p, KeyBlock{i0, j0, keys, row_base}, rows, next);
@@ -316,8 +322,7 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
       pv.c = View{p.o, 0, 4};
     }
     if (next && p.kernel_prefetch_v) {
-      pv.prefetch = View{p.v, next->v + qb * (p.kv_slice * m.v.strides[2]),
-                         DTypeSize(p.v_type)};
+      pv.prefetch = NextKvSlice(p, p.v, next->v, m.v.strides[2], p.v_type, qb);
     }
     nb.Append(tile::Stmt{std::move(pv)});
   });
@@ -361,6 +366,60 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
   }
 }
 
+// The bases of the item the thread runs after `item`: the next (batch,
+// head) (one chunk a head). The last item of a thread's share prefetches
+// its own rows again: the next thread's output rows taken for writing here
+// would have to move back to that thread's core (5 % of MHA-1 at batch 1
+// on 2 threads).
+HeadBases NextHeadBases(tile::NestBuilder& nb, const AttentionMatch& m,
+                        Expr item, Expr share_end) {
+  Expr next_item = nb.Let("next_item", tile::Min(item + 1, share_end - 1));
+  Expr b = nb.Let("next_b", next_item / m.heads);
+  Expr h = nb.Let("next_h", next_item % m.heads);
+  Expr g = nb.Let("next_g", h / m.group);
+  return HeadBases{nb.Let("next_q", Offset(m.q, b, h)),
+                   nb.Let("next_k", Offset(m.k, b, g)),
+                   nb.Let("next_v", Offset(m.v, b, g)),
+                   nb.Let("next_o", m.out_offset + b * m.out_strides[0] +
+                                        h * m.out_strides[1])};
+}
+
+// One head's Kᵀ and V rows into the thread's scratch, where the plan
+// copies them.
+void PackHead(tile::NestBuilder& nb, const AttentionPlan& p,
+              const HeadBases& head) {
+  const AttentionMatch& m = p.m;
+  const Expr &k_base = head.k, &v_base = head.v;
+  const int64_t k_bytes = DTypeSize(p.k_type);
+  if (p.k_packed) {
+    // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it; key by key,
+    // so that reads run along K's rows. A bf16 / f16 K is widened into
+    // contiguous rows first.
+    View k_rows{p.k, k_base, k_bytes};
+    int64_t k_row = m.k.strides[2], k_col = m.k.strides[3];
+    if (p.kc >= 0) {
+      nb.Append(CopyRowsToF32(k_rows, m.k.strides[2], View{p.kc, 0, 4},
+                              m.head_dim, m.seq_kv, m.head_dim, p.k_type));
+      k_rows = View{p.kc, 0, 4};
+      k_row = m.head_dim;
+      k_col = 1;
+    }
+    nb.Append(tile::Stmt{tile::Copy{k_rows, k_row, k_col, View{p.kt, 0, 4}, 1,
+                                    p.kt_ld, m.seq_kv, m.head_dim}});
+  } else if (p.kt >= 0) {
+    // K stored transposed, as bf16 / f16: its rows widened.
+    nb.Append(CopyRowsToF32(View{p.k, k_base, k_bytes}, m.k.strides[3],
+                            View{p.kt, 0, 4}, p.kt_ld, m.head_dim, m.seq_kv,
+                            p.k_type));
+  }
+  if (p.vp >= 0) {
+    AppendStridedRows(nb, View{p.v, v_base, DTypeSize(p.v_type)},
+                      m.v.strides[2], m.v.strides[3], View{p.vp, 0, 4}, p.v_ld,
+                      m.seq_kv, m.head_dim_v, p.v_type, Scratch(p.vw),
+                      m.seq_kv);
+  }
+}
+
 void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
   const AttentionMatch& m = p.m;
   const int64_t chunks = p.blocks.q_chunks;
@@ -390,56 +449,9 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
           head.mask = nb.Let("mask_base",
                              b * p.mask_batch_stride + h * p.mask_head_stride);
         }
-        const Expr &k_base = head.k, &v_base = head.v;
         std::optional<HeadBases> next;
-        if (p.prefetch) {
-          // The next item is the next (batch, head) (one chunk a head). The
-          // last item of a thread's share prefetches its own rows again: the
-          // next thread's output rows taken for writing here would have to
-          // move back to that thread's core (5 % of MHA-1 at batch 1 on 2
-          // threads).
-          Expr next_item =
-              nb.Let("next_item", tile::Min(item + 1, share_end - 1));
-          Expr nb_ = nb.Let("next_b", next_item / m.heads);
-          Expr nh = nb.Let("next_h", next_item % m.heads);
-          Expr ng = nb.Let("next_g", nh / m.group);
-          next =
-              HeadBases{nb.Let("next_q", Offset(m.q, nb_, nh)),
-                        nb.Let("next_k", Offset(m.k, nb_, ng)),
-                        nb.Let("next_v", Offset(m.v, nb_, ng)),
-                        nb.Let("next_o", m.out_offset + nb_ * m.out_strides[0] +
-                                             nh * m.out_strides[1])};
-        }
-        const int64_t k_bytes = DTypeSize(p.k_type);
-        if (p.k_packed) {
-          // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it; key by key,
-          // so that reads run along K's rows. A bf16 / f16 K is widened into
-          // contiguous rows first.
-          View k_rows{p.k, k_base, k_bytes};
-          int64_t k_row = m.k.strides[2], k_col = m.k.strides[3];
-          if (p.kc >= 0) {
-            nb.Append(CopyRowsToF32(k_rows, m.k.strides[2], View{p.kc, 0, 4},
-                                    m.head_dim, m.seq_kv, m.head_dim,
-                                    p.k_type));
-            k_rows = View{p.kc, 0, 4};
-            k_row = m.head_dim;
-            k_col = 1;
-          }
-          nb.Append(
-              tile::Stmt{tile::Copy{k_rows, k_row, k_col, View{p.kt, 0, 4}, 1,
-                                    p.kt_ld, m.seq_kv, m.head_dim}});
-        } else if (p.kt >= 0) {
-          // K stored transposed, as bf16 / f16: its rows widened.
-          nb.Append(CopyRowsToF32(View{p.k, k_base, k_bytes}, m.k.strides[3],
-                                  View{p.kt, 0, 4}, p.kt_ld, m.head_dim,
-                                  m.seq_kv, p.k_type));
-        }
-        if (p.vp >= 0) {
-          AppendStridedRows(nb, View{p.v, v_base, DTypeSize(p.v_type)},
-                            m.v.strides[2], m.v.strides[3], View{p.vp, 0, 4},
-                            p.v_ld, m.seq_kv, m.head_dim_v, p.v_type,
-                            Scratch(p.vw), m.seq_kv);
-        }
+        if (p.prefetch) next = NextHeadBases(nb, m, item, share_end);
+        PackHead(nb, p, head);
         nb.For("qb", chunk * per_chunk,
                Min(chunk * per_chunk + per_chunk, q_blocks), false,
                [&](Expr qb) {

@@ -181,6 +181,18 @@ TEST(BrgemmS8s8Test, RowSumsUpfrontAndPerTile) {
   }
 }
 
+// An f32 strided-batch descriptor for the post-op tests: gaps after A's
+// rows and C's (lda = K + 3, ldc = N + 2), the test's batch strides.
+BrgemmDesc GappedF32Desc(int64_t m, int64_t n, int64_t k) {
+  BrgemmDesc desc =
+      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, m, n, k);
+  desc.lda = k + 3;
+  desc.ldc = n + 2;
+  desc.batch_kind = BatchKind::kStrided;
+  SetTestStrides(&desc);
+  return desc;
+}
+
 // f32 post-ops (bias row, relu) on every tail: M up to two register tiles
 // plus one, N tails (the bias row ends at a guard page, so an unmasked
 // read past N faults), K with and without a K loop (the B prefetch runs
@@ -194,15 +206,10 @@ TEST(BrgemmPostOpsTest, BiasAndReluOverTails) {
       for (int64_t m : {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{7},
                         int64_t{13}}) {
         for (int post = 1; post < 4; ++post) {
-          BrgemmDesc desc = MakeBrgemmDesc(Isa::kAvx512Core,
-                                           BrgemmDataType::kF32, m, n, k);
-          desc.lda = k + 3;
-          desc.ldc = n + 2;
+          BrgemmDesc desc = GappedF32Desc(m, n, k);
           desc.bias = post & 1;
           desc.relu = post & 2;
           desc.accumulate = (m + n + post) % 2 == 0;
-          desc.batch_kind = BatchKind::kStrided;
-          SetTestStrides(&desc);
           ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
           cases += 3;
         }
@@ -222,14 +229,9 @@ TEST(BrgemmPostOpsTest, DivideRowsOverTails) {
     for (int64_t k : {int64_t{1}, int64_t{63}, int64_t{257}}) {
       for (int64_t m : {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{7},
                         int64_t{13}, int64_t{64}}) {
-        BrgemmDesc desc =
-            MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, m, n, k);
-        desc.lda = k + 3;
-        desc.ldc = n + 2;
+        BrgemmDesc desc = GappedF32Desc(m, n, k);
         desc.divide_rows = true;
         desc.accumulate = (m + n) % 2 == 0;
-        desc.batch_kind = BatchKind::kStrided;
-        SetTestStrides(&desc);
         ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
         cases += 3;
       }
@@ -250,17 +252,12 @@ TEST(BrgemmPostOpsTest, ScaleBiasRowMaxOverTails) {
       for (int64_t m :
            {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{13}, int64_t{64}}) {
         for (int post = 1; post < 8; ++post) {
-          BrgemmDesc desc =
-              MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, m, n, k);
-          desc.lda = k + 3;
-          desc.ldc = n + 2;
+          BrgemmDesc desc = GappedF32Desc(m, n, k);
           desc.scale = post & 1;
           desc.bias = post & 2;
           desc.row_max = post & 4;
           desc.relu = post == 7 && m % 2;
           desc.accumulate = (m + n + post) % 2 == 0;
-          desc.batch_kind = BatchKind::kStrided;
-          SetTestStrides(&desc);
           ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
           cases += 3;
         }
@@ -282,16 +279,11 @@ TEST(BrgemmPrefetchTest, RegionLeavesResultsOverTails) {
       for (int64_t m : {int64_t{1}, int64_t{7}, int64_t{64}}) {
         for (int post = 0; post < 3; ++post) {
           for (int64_t lines : {int64_t{1}, int64_t{37}, int64_t{4096}}) {
-            BrgemmDesc desc =
-                MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, m, n, k);
-            desc.lda = k + 3;
-            desc.ldc = n + 2;
+            BrgemmDesc desc = GappedF32Desc(m, n, k);
             desc.divide_rows = post == 1;
             desc.scale = desc.bias = desc.row_max = post == 2;
             desc.prefetch_lines = lines;
             desc.accumulate = (m + n + lines) % 2 == 0;
-            desc.batch_kind = BatchKind::kStrided;
-            SetTestStrides(&desc);
             ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
             cases += 3;
           }

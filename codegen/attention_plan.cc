@@ -16,9 +16,8 @@
 namespace hgc {
 namespace codegen {
 
-AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
-                                      int64_t seq_kv, int64_t d, int64_t dv,
-                                      int num_threads, int64_t l2_bytes,
+AttentionBlocks ChooseAttentionBlocks(int64_t seq_q, int64_t seq_kv, int64_t d,
+                                      int64_t dv, int64_t l2_bytes,
                                       bool whole_rows) {
   AttentionBlocks b;
   b.mb = std::min<int64_t>(seq_q, 64);
@@ -33,11 +32,6 @@ AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
     int64_t nb = (l2_bytes / 2) / (4 * (d + dv + b.mb));
     nb = std::clamp<int64_t>(nb / 16 * 16, 64, 512);
     b.nb = std::min(nb, seq_kv);
-  }
-  const int64_t q_blocks = (seq_q + b.mb - 1) / b.mb;
-  if (batch_heads < 2 * num_threads) {
-    b.q_chunks =
-        std::min(q_blocks, (2 * num_threads + batch_heads - 1) / batch_heads);
   }
   return b;
 }
@@ -355,8 +349,7 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
         "a bf16 / f16 softmax or P (or a P rounded by prob ops) over more "
         "than ", kMaxWholeRowKeys, " keys"));
   }
-  p.blocks = ChooseAttentionBlocks(m.batch * m.heads, m.seq_q, m.seq_kv,
-                                   m.head_dim, m.head_dim_v, state.num_threads,
+  p.blocks = ChooseAttentionBlocks(m.seq_q, m.seq_kv, m.head_dim, m.head_dim_v,
                                    HostCacheInfo().l2_bytes, p.normalize);
   if (const DType t = m.pv->result()->type().dtype; t != DType::kF32) {
     p.out_casts.push_back(t);
@@ -374,8 +367,7 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.direct_out = m.seq_kv <= p.blocks.nb && !p.normalize &&
                  p.out_casts.empty() && m.result->type().dtype == DType::kF32 &&
                  m.out_strides[3] == 1;
-  p.prefetch = p.blocks.q_chunks == 1 && m.seq_kv <= p.blocks.nb &&
-               p.k_packed && m.batch * m.heads > 1 &&
+  p.prefetch = m.seq_kv <= p.blocks.nb && p.k_packed && m.batch * m.heads > 1 &&
                m.q.strides[3] == 1 && m.v.strides[3] == 1;
   if (p.prefetch) {
     // The kernels' K loops (8 K elements a trip) need two trips or more to

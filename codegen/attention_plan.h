@@ -18,22 +18,18 @@ namespace hgc {
 namespace codegen {
 
 struct AttentionBlocks {
-  int64_t mb = 0;        // query rows per block
-  int64_t nb = 0;        // keys per block
-  int64_t q_chunks = 1;  // chunks of query blocks per (batch, head)
+  int64_t mb = 0;  // query rows per block
+  int64_t nb = 0;  // keys per block
 };
 
-// Blocks for `batch_heads` (batch x heads) attention problems of seq_q x
-// seq_kv with head sizes d (Q, K) and dv (V), on `num_threads` threads with
-// an L2 cache of `l2_bytes`: mb is 64 rows, nb keeps a Kᵀ block, a V block
-// and the S tile within half of L2 (64 to 512 keys); query blocks are split
-// into chunks only when there are fewer than two (batch, head) pairs per
-// thread. With `whole_rows` (a softmax or P rounded before P·V needs each
+// Blocks for attention problems of seq_q x seq_kv with head sizes d (Q, K)
+// and dv (V), on a machine with an L2 cache of `l2_bytes`: mb is 64 rows,
+// nb keeps a Kᵀ block, a V block and the S tile within half of L2 (64 to
+// 512 keys). With `whole_rows` (a softmax or P rounded before P·V needs each
 // row's whole sum first) nb is seq_kv and mb (8 to 64 rows) keeps the S
 // tile within half of L2.
-AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
-                                      int64_t seq_kv, int64_t d, int64_t dv,
-                                      int num_threads, int64_t l2_bytes,
+AttentionBlocks ChooseAttentionBlocks(int64_t seq_q, int64_t seq_kv, int64_t d,
+                                      int64_t dv, int64_t l2_bytes,
                                       bool whole_rows = false);
 
 // The plan of one attention group's nest: its match, blocks and types,
@@ -42,8 +38,8 @@ AttentionBlocks ChooseAttentionBlocks(int64_t batch_heads, int64_t seq_q,
 struct AttentionPlan {
   AttentionMatch m;
   AttentionBlocks blocks;
-  bool k_packed = false;  // Kᵀ packed per (batch, head) into `kt`
-  // V rows copied per (batch, head) into `vp` (widened, off a stride of
+  bool k_packed = false;  // Kᵀ packed per (batch, kv head) into `kt`
+  // V rows copied per (batch, kv head) into `vp` (widened, off a stride of
   // 512-byte multiples that P·V's kernel does not prefetch, or gathered
   // when not contiguous).
   bool v_packed = false;
@@ -51,9 +47,9 @@ struct AttentionPlan {
   // widened to f32 as it is copied into scratch: exact, and its products
   // are exact in f32, as the matmuls' f32 accumulation asks).
   DType q_type = DType::kF32, k_type = DType::kF32, v_type = DType::kF32;
-  // Each softmax row prefetches its share of the next head (one chunk of
-  // query blocks and one key block a head: short items that would start
-  // on data not yet in cache).
+  // Each softmax row prefetches its share of the next head (one key block
+  // a head: a head's query blocks are short work that would otherwise
+  // start the next head on data not yet in cache).
   bool prefetch = false;
   // With `prefetch`, a K (V) stored in dense rows is fetched by Q·Kᵀ's
   // (P·V's) kernel instead, kv_slice rows of the next head per query block

@@ -366,16 +366,18 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
   }
 }
 
-// The bases of the item the thread runs after `item`: the next (batch,
-// head) (one chunk a head). The last item of a thread's share prefetches
-// its own rows again: the next thread's output rows taken for writing here
-// would have to move back to that thread's core (5 % of MHA-1 at batch 1
-// on 2 threads).
-HeadBases NextHeadBases(tile::NestBuilder& nb, const AttentionMatch& m,
-                        Expr item, Expr share_end) {
-  Expr next_item = nb.Let("next_item", tile::Min(item + 1, share_end - 1));
-  Expr b = nb.Let("next_b", next_item / m.heads);
-  Expr h = nb.Let("next_h", next_item % m.heads);
+// The bases of the (batch, head) a thread runs after `bh`: its next item's
+// beyond `bh`'s query blocks (q_blocks items a head). The last head of a
+// thread's share prefetches its own rows again: the next thread's output
+// rows taken for writing here would have to move back to that thread's
+// core (5 % of MHA-1 at batch 1 on 2 threads).
+HeadBases NextHeadBases(tile::NestBuilder& nb, const AttentionMatch& m, Expr bh,
+                        int64_t q_blocks, Expr share_end) {
+  Expr next_item =
+      nb.Let("next_item", tile::Min((bh + 1) * q_blocks, share_end - 1));
+  Expr next_bh = nb.Let("next_bh", next_item / q_blocks);
+  Expr b = nb.Let("next_b", next_bh / m.heads);
+  Expr h = nb.Let("next_h", next_bh % m.heads);
   Expr g = nb.Let("next_g", h / m.group);
   return HeadBases{nb.Let("next_q", Offset(m.q, b, h)),
                    nb.Let("next_k", Offset(m.k, b, g)),
@@ -420,22 +422,27 @@ void PackHead(tile::NestBuilder& nb, const AttentionPlan& p,
   }
 }
 
+// One item per (batch, head, query block), so that threads balance their
+// shares a query block at a time. A thread packs a (batch, kv head)'s Kᵀ
+// and V when its item needs another one than it packed last: once per kv
+// head of its share, and once more for a head whose items it takes from
+// another thread's share.
 void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
   const AttentionMatch& m = p.m;
-  const int64_t chunks = p.blocks.q_chunks;
   const int64_t q_blocks = (m.seq_q + p.blocks.mb - 1) / p.blocks.mb;
-  const int64_t per_chunk = (q_blocks + chunks - 1) / chunks;
-  const int64_t items = m.batch * m.heads * chunks;
+  const int64_t items = m.batch * m.heads * q_blocks;
   if (p.scale_is_constant) {
     // Once per thread: the local is the thread's own.
     nb.Append(
         tile::Stmt{tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
   }
+  const bool packs = p.k_packed || p.kt >= 0 || p.vp >= 0;
+  Expr packed = packs ? nb.Mutable("packed", -1) : Expr(-1);
   nb.ParallelFor(
       "item", 0, items, true, Scratch(p.claims),
       [&](Expr item, Expr share_end) {
-        Expr bh = nb.Let("bh", item / chunks);
-        Expr chunk = nb.Let("chunk", item % chunks);
+        Expr bh = nb.Let("bh", item / q_blocks);
+        Expr qb = nb.Let("qb", item % q_blocks);
         Expr b = nb.Let("b", bh / m.heads);
         Expr h = nb.Let("h", bh % m.heads);
         Expr g = nb.Let("g", h / m.group);
@@ -450,13 +457,15 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
                              b * p.mask_batch_stride + h * p.mask_head_stride);
         }
         std::optional<HeadBases> next;
-        if (p.prefetch) next = NextHeadBases(nb, m, item, share_end);
-        PackHead(nb, p, head);
-        nb.For("qb", chunk * per_chunk,
-               Min(chunk * per_chunk + per_chunk, q_blocks), false,
-               [&](Expr qb) {
-                 BuildQueryBlock(nb, p, qb, head, next, bh * m.seq_q);
-               });
+        if (p.prefetch) next = NextHeadBases(nb, m, bh, q_blocks, share_end);
+        if (packs) {
+          Expr kv_head = nb.Let("kv_head", b * (m.heads / m.group) + g);
+          nb.If("pack", Select(Eq(packed, kv_head), 0, 1), [&] {
+            PackHead(nb, p, head);
+            nb.Assign(packed, kv_head);
+          });
+        }
+        BuildQueryBlock(nb, p, qb, head, next, bh * m.seq_q);
       });
 }
 
@@ -475,9 +484,8 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
   const AttentionMatch& m = p.m;
   nest.AddNote(absl::StrCat(
       "blocks: ", p.blocks.mb, " query rows x ", p.blocks.nb, " keys (L2 ",
-      HostCacheInfo().l2_bytes / 1024, " KiB), ", p.blocks.q_chunks,
-      " chunk(s) of query blocks per (batch, head); heads per kv head ",
-      m.group));
+      HostCacheInfo().l2_bytes / 1024,
+      " KiB), one item per query block; heads per kv head ", m.group));
   tile::NestBuilder nb(nest);
   BuildLoop(nb, p);
   return EmitNest(state, nest);

@@ -53,6 +53,11 @@ class Emitter {
       }
       bases_.push_back(base);
     }
+    for (int v = 0; v < nest_.num_vars(); ++v) {
+      if (nest_.is_mutable(v)) {
+        vars_[v] = b_.CreateAlloca(b_.getInt64Ty(), nullptr, nest_.var_name(v));
+      }
+    }
   }
 
   void EmitBlock(const tile::Block& block) {
@@ -75,7 +80,9 @@ class Emitter {
       case K::kConst:
         return b_.getInt64(e.value());
       case K::kVar:
-        return vars_[e.var()];
+        return nest_.is_mutable(e.var())
+                   ? b_.CreateLoad(b_.getInt64Ty(), vars_[e.var()])
+                   : vars_[e.var()];
       case K::kThreadId:
         return frame_.thread_id;
       case K::kAdd:
@@ -184,6 +191,8 @@ class Emitter {
   }
 
   void Emit(const tile::Let& l) { vars_[l.var] = E(l.value); }
+  // A mutable variable's vars_ entry is its stack slot.
+  void Emit(const tile::Assign& a) { b_.CreateStore(E(a.value), vars_[a.var]); }
 
   void Emit(const tile::Brgemm& c) {
     llvm::Type* i8p = b_.getInt8PtrTy();

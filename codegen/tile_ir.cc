@@ -191,17 +191,38 @@ int Nest::NewVar(const std::string& name) {
     unique = absl::StrCat(name, n);
   }
   var_names_.push_back(std::move(unique));
+  mutable_.push_back(false);
   return static_cast<int>(var_names_.size()) - 1;
 }
 
+int Nest::NewMutableVar(const std::string& name) {
+  const int var = NewVar(name);
+  mutable_[var] = true;
+  return var;
+}
+
 Expr NestBuilder::Let(const std::string& name, Expr value) {
-  if (value.is_const() || value.kind() == Expr::Kind::kVar) return value;
+  // A mutable variable is copied: the let keeps today's value.
+  if (value.is_const() ||
+      (value.kind() == Expr::Kind::kVar && !nest_.is_mutable(value.var()))) {
+    return value;
+  }
   tile::Let let;
   let.var = nest_.NewVar(name);
   let.value = std::move(value);
   const int var = let.var;
   Append(Stmt{std::move(let)});
   return Expr::Var(var);
+}
+
+Expr NestBuilder::Mutable(const std::string& name, Expr init) {
+  Expr var = Expr::Var(nest_.NewMutableVar(name));
+  Assign(var, std::move(init));
+  return var;
+}
+
+void NestBuilder::Assign(const Expr& var, Expr value) {
+  Append(Stmt{tile::Assign{var.var(), std::move(value)}});
 }
 
 namespace {
@@ -343,6 +364,10 @@ class Printer {
   }
   void Line(int indent, const Let& l) {
     Emit(indent, absl::StrCat("%", nest_.var_name(l.var), " = ", E(l.value)));
+  }
+  void Line(int indent, const Assign& a) {
+    Emit(indent,
+         absl::StrCat("set %", nest_.var_name(a.var), " = ", E(a.value)));
   }
   void Line(int indent, const Brgemm& c) {
     std::string s = absl::StrCat("brgemm k[", E(c.kernel), "] a=", V(c.a),

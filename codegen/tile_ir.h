@@ -128,6 +128,15 @@ struct Let {
   Expr value;
 };
 
+// var = value, for a variable made by Nest::NewMutableVar: unlike a Let's,
+// its value lives in a stack slot of each thread and may change, so a use
+// reads what the last Assign the thread ran stored (state carried from one
+// iteration to the next, such as which head a thread last packed).
+struct Assign {
+  int var = -1;
+  Expr value;
+};
+
 // A call of kernel `kernel` (an index into the nest's kernel table) on C at
 // `c`, reducing `batch` strided (A, B) blocks starting at `a` and `b`.
 struct Brgemm {
@@ -288,7 +297,7 @@ struct Prefetch {
 };
 
 struct Stmt {
-  std::variant<For, Let, Brgemm, RowMap, RowReduce, RowExp, RowScale,
+  std::variant<For, Let, Assign, Brgemm, RowMap, RowReduce, RowExp, RowScale,
                RowNormalize, OnlineSoftmax, Copy, Fill, Barrier, Prefetch>
       node;
 };
@@ -342,6 +351,10 @@ class Nest {
 
   // A fresh variable printed as %name (a suffix keeps names unique).
   int NewVar(const std::string& name);
+  // The same for a variable set by Assign statements; reading it before
+  // the thread's first Assign is undefined.
+  int NewMutableVar(const std::string& name);
+  bool is_mutable(int var) const { return mutable_[var]; }
   const std::string& var_name(int var) const { return var_names_[var]; }
   int num_vars() const { return static_cast<int>(var_names_.size()); }
 
@@ -363,6 +376,7 @@ class Nest {
   std::vector<std::string> program_names_;
   std::vector<Pack> packs_;
   std::vector<std::string> var_names_;
+  std::vector<bool> mutable_;  // per variable
   std::vector<std::string> notes_;
   Block body_;
 };
@@ -405,6 +419,15 @@ class NestBuilder {
   }
   // let name = value; returns the variable (constants are returned as is).
   Expr Let(const std::string& name, Expr value);
+  // A mutable variable (Nest::NewMutableVar) set to `init` here.
+  Expr Mutable(const std::string& name, Expr init);
+  // var = value for a variable Mutable returned.
+  void Assign(const Expr& var, Expr value);
+  // Runs `body` when `cond` (0 or 1) is 1: a loop of that many trips.
+  template <typename F>
+  void If(const std::string& name, Expr cond, F body) {
+    For(name, 0, std::move(cond), false, [&](Expr) { body(); });
+  }
   void Append(Stmt stmt) { blocks_.back()->push_back(std::move(stmt)); }
 
   Nest& nest() { return nest_; }

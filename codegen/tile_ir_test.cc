@@ -102,6 +102,26 @@ TEST(TileNestTest, ParallelLoopBodyMayTakeTheEndOfItsShare) {
       << text;
 }
 
+TEST(TileNestTest, PrintsMutableVariablesAndIfs) {
+  Nest nest("n");
+  NestBuilder nb(nest);
+  Expr last = nb.Mutable("last", -1);
+  nb.For("i", 0, 4, false, [&](Expr i) {
+    Expr seen = nb.Let("seen", last);
+    nb.If("new", Select(Eq(seen, i / 2), 0, 1),
+          [&] { nb.Assign(last, i / 2); });
+  });
+  EXPECT_TRUE(nest.is_mutable(last.var()));
+  const std::string text = PrintNest(nest);
+  EXPECT_NE(text.find("  set %last = -1\n"
+                      "  for %i in [0, 4) {\n"
+                      "    %seen = %last\n"
+                      "    for %new in [0, select((%seen == %i / 2), 0, 1)) {\n"
+                      "      set %last = %i / 2\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(TileNestTest, BalancedParallelLoopNamesItsClaims) {
   Nest nest("n");
   const int claims =

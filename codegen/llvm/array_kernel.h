@@ -53,7 +53,7 @@ class ArrayKernel {
  public:
   using Fn = void (*)(const void* const* inputs, void* output, int64_t n);
 
-  // Builds, optimizes (O2) and JIT-compiles the function for the host
+  // Builds, optimizes and JIT-compiles the function for the host
   // capped at `max_isa` (see HostTargetSpec).
   static absl::StatusOr<ArrayKernel> Create(const std::vector<Elem>& inputs,
                                             Elem output,

@@ -188,6 +188,10 @@ absl::Status IrCompiler::Optimize(llvm::Module& module) {
       f.addFnAttr("prefer-vector-width", width);
     }
   }
+  if (options_.opt_level <= 0) return absl::OkStatus();
+  if (!options_.llvm_default_pipeline) {
+    return RunEmittedCodePipeline(module, *tm_, options_.auto_vectorize);
+  }
   return RunDefaultPipeline(module, *tm_, options_.opt_level,
                             options_.auto_vectorize);
 }

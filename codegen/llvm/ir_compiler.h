@@ -84,22 +84,28 @@ absl::StatusOr<TargetSpec> NamedTargetSpec(absl::string_view cpu,
 // Options of an IrCompiler.
 struct IrCompilerOptions {
   // Optimization level of the module pipeline and of codegen: 0 runs no
-  // IR passes and fast instruction selection; 1-3 are LLVM's O1-O3.
+  // IR passes and fast instruction selection; 1-3 run the IR pipeline
+  // (below) and codegen at LLVM's default level.
   int opt_level = 2;
+  // The IR pipeline at opt_level 1-3: false runs RunEmittedCodePipeline
+  // (llvm_util.h), which gives the emitters' IR code as fast as LLVM's O2
+  // does for a quarter to a third less compile time per graph; true runs
+  // LLVM's own O1-O3 module pipeline.
+  bool llvm_default_pipeline = false;
   // The "prefer-vector-width" attribute stamped on functions that have
   // none. LLVM's tuning for Skylake-SP and later prefers 256-bit vectors and
   // would split the emitter's <16 x float> values into ymm halves; hgc's
   // kernels are written for zmm, as oneDNN's are. 0 leaves LLVM's choice.
   int prefer_vector_width = 512;
-  // Run LLVM's loop and SLP vectorizers. Off by default: hgc's emitters
-  // write <16 x float> code themselves, and on such IR the vectorizers find
-  // nothing to do in the vector bodies but re-vectorize and interleave the
-  // scalar remainder loops, which doubles compile time (see jit_bench) for
-  // loops that run < 16 iterations.
+  // Run LLVM's loop and SLP vectorizers (in either pipeline). Off by default:
+  // hgc's emitters write <16 x float> code themselves, and on such IR the
+  // vectorizers find nothing to do in the vector bodies but re-vectorize and
+  // interleave the scalar remainder loops, which doubles compile time (see
+  // jit_bench) for loops that run < 16 iterations.
   bool auto_vectorize = false;
 };
 
-// A TargetMachine for one TargetSpec plus the O2 pipeline and text emission.
+// A TargetMachine for one TargetSpec plus the IR pipeline and text emission.
 // Not thread-safe (LLVM's TargetMachine is not): use one per thread.
 class IrCompiler {
  public:

@@ -122,11 +122,12 @@ TEST(NamedTargetSpecTest, UsesTheNamedCpusFeaturesNotTheHosts) {
 struct CompiledText {
   std::string ir, assembly, object;
 };
-CompiledText CompileExpKernel(absl::string_view max_isa) {
+CompiledText CompileExpKernel(absl::string_view max_isa,
+                              IrCompilerOptions options = {}) {
   absl::StatusOr<TargetSpec> spec = HostTargetSpec(max_isa);
   EXPECT_TRUE(spec.ok());
   absl::StatusOr<std::unique_ptr<IrCompiler>> compiler =
-      IrCompiler::Create(*spec);
+      IrCompiler::Create(*spec, options);
   EXPECT_TRUE(compiler.ok()) << compiler.status();
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> module = BuildArrayModule(
@@ -165,6 +166,27 @@ TEST(IrCompilerTest, EmitsZmmCodeWithoutLibmCalls) {
   EXPECT_EQ(text.object.substr(0, 4),
             "\x7f"
             "ELF");
+}
+
+TEST(IrCompilerTest, EveryPipelineKeepsTheKernelInZmmVectors) {
+  if (!IsaAvailable(Isa::kAvx512Core)) {
+    GTEST_SKIP() << "SKIPPED: AVX-512 not available on this CPU";
+  }
+  for (bool llvm_default : {false, true}) {
+    for (bool auto_vectorize : {false, true}) {
+      IrCompilerOptions options;
+      options.llvm_default_pipeline = llvm_default;
+      options.auto_vectorize = auto_vectorize;
+      CompiledText text = CompileExpKernel("all", options);
+      SCOPED_TRACE(testing::Message()
+                   << "llvm_default_pipeline " << llvm_default
+                   << ", auto_vectorize " << auto_vectorize);
+      EXPECT_NE(text.ir.find("llvm.fma.v16f32"), std::string::npos);
+      EXPECT_NE(text.assembly.find("vfmadd"), std::string::npos);
+      EXPECT_NE(text.assembly.find("%zmm"), std::string::npos);
+      EXPECT_EQ(text.assembly.find("call"), std::string::npos);
+    }
+  }
 }
 
 TEST(IrCompilerTest, CapBelowAvx512EmitsYmmOnly) {

@@ -1,5 +1,6 @@
-// JIT compile latency per small module: Jit creation, IR build + O2, and
-// codegen + link at first lookup, for array kernels of increasing body size.
+// JIT compile latency per small module: Jit creation, IR build + the IR
+// pipeline, and codegen + link at first lookup, for array kernels of
+// increasing body size.
 //
 //   bazel run -c opt //codegen/llvm:jit_bench
 //
@@ -107,12 +108,14 @@ void BM_CompileThreeLayers(benchmark::State& state) {
 }
 BENCHMARK(BM_CompileThreeLayers)->Unit(benchmark::kMillisecond);
 
-// The O2 module pipeline alone.
+// The IR pipeline alone: hgc's (RunEmittedCodePipeline) or LLVM's O2.
 void BM_OptimizeOnly(benchmark::State& state) {
   const KernelCase& c = kCases[state.range(0)];
-  state.SetLabel(std::string(c.name) + (state.range(1) ? " +autovec" : ""));
+  state.SetLabel(std::string(c.name) + (state.range(1) ? " +autovec" : "") +
+                 (state.range(2) ? " llvm-O2" : ""));
   IrCompilerOptions options;
   options.auto_vectorize = state.range(1) != 0;
+  options.llvm_default_pipeline = state.range(2) != 0;
   std::unique_ptr<IrCompiler> compiler =
       *IrCompiler::Create(*HostTargetSpec("all"), options);
   for (auto _ : state) {
@@ -122,7 +125,7 @@ void BM_OptimizeOnly(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_OptimizeOnly)
-    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}})
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}, {0, 1}})
     ->Unit(benchmark::kMillisecond);
 
 // Creating an empty Jit (LLJIT, two TargetMachines, the process symbol

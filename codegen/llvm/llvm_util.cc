@@ -243,6 +243,40 @@ absl::Status RunDefaultPipeline(llvm::Module& module, llvm::TargetMachine& tm,
   return absl::OkStatus();
 }
 
+absl::Status RunEmittedCodePipeline(llvm::Module& module,
+                                    llvm::TargetMachine& tm,
+                                    bool auto_vectorize) {
+  // Per function: scalar cleanup, then the loop passes that matter for
+  // the emitters' loops (rotation, invariant hoisting, induction variable
+  // simplification, which folds the masks of vectors that are whole, and
+  // the unrolling of short constant-trip loops such as the prefetch
+  // sequences), then cleanup again. No inliner: the module's functions
+  // call only kernels and runtime helpers.
+  std::string pipeline =
+      "function(sroa,early-cse,instcombine,simplifycfg,loop(loop-rotate),"
+      "loop-mssa(licm),loop(indvars),instcombine,loop-unroll<O2>,";
+  if (auto_vectorize) pipeline += "loop-vectorize,slp-vectorizer,";
+  pipeline += "instcombine,simplifycfg)";
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&tm);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  if (llvm::Error error = builder.parsePassPipeline(mpm, pipeline)) {
+    return absl::InternalError(
+        absl::StrCat("LLVM pass pipeline '", pipeline,
+                     "': ", llvm::toString(std::move(error))));
+  }
+  mpm.run(module, mam);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> EmitMachineCode(llvm::Module& module,
                                             llvm::TargetMachine& tm,
                                             bool object) {

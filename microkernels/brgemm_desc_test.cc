@@ -95,6 +95,30 @@ TEST(BrgemmBlockingTest, FillsTheRegisterFileAndStaysInIt) {
       }
     }
   }
+  // N above 64 and not a multiple of it: 3 vectors when that takes no
+  // more column tiles (80 = 48 + 32, 96 = 48 + 48), else 4 (112 = 64 + 48).
+  for (auto [n, nvecs] : {std::pair<int64_t, int>{80, 3},
+                          {96, 3},
+                          {112, 4},
+                          {128, 4},
+                          {144, 3},
+                          {160, 4}}) {
+    EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
+                                            BrgemmDataType::kF32, 64, n, 64))
+                  .nvecs,
+              nvecs)
+        << n;
+  }
+  // Tiles of even height: 64 rows as 8 x 8 (at most 9 rows of 3 vectors),
+  // 13 rows as 5 + 4 + 4 (at most 6 rows of 4 vectors).
+  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
+                                          BrgemmDataType::kF32, 64, 96, 64))
+                .rows,
+            8);
+  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
+                                          BrgemmDataType::kF32, 13, 64, 64))
+                .rows,
+            5);
   // The documented shapes: 6 x 4 for f32, 5 x 4 for widened bf16.
   EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
                                           BrgemmDataType::kF32, 100, 64, 64))

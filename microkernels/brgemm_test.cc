@@ -1,5 +1,5 @@
 // Every kernel variant against the reference over the tail grid:
-// M in {1 .. tile rows + 1}, N in {1, 15, 16, 17, 31, 48, 64, 65},
+// M in {1 .. tile rows + 1}, N in {1, 15, 16, 17, 31, 48, 64, 65, 80, 94},
 // K in {1, 2, 3, 4, 5, 16, 63, 257}, batch in {1, 3}, beta 0 and 1, pointer
 // lists and strided batches, guard pages and guard bytes around every buffer
 // (brgemm_test_util.h). AMX plans run on the tile simulator everywhere and
@@ -7,6 +7,7 @@
 #include <xmmintrin.h>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -53,7 +54,9 @@ const Variant kVariants[] = {
      Path::kEmulatedAmx},
 };
 
-const int64_t kNs[] = {1, 15, 16, 17, 31, 48, 64, 65};
+// 80 and 94: tile rows of 3 vectors (48 + 32 columns, 48 + 46 with a
+// masked last vector).
+const int64_t kNs[] = {1, 15, 16, 17, 31, 48, 64, 65, 80, 94};
 const int64_t kKs[] = {1, 2, 3, 4, 5, 16, 63, 257};
 
 // Generates `desc`'s kernel and checks it against the reference on
@@ -216,7 +219,7 @@ TEST(BrgemmPostOpsTest, BiasAndReluOverTails) {
       }
     }
   }
-  EXPECT_EQ(cases, 8 * 4 * 5 * 3 * 3);
+  EXPECT_EQ(cases, static_cast<int>(std::size(kNs)) * 4 * 5 * 3 * 3);
 }
 
 // divide_rows on every tail: each row times the reciprocal of its divisor
@@ -237,7 +240,7 @@ TEST(BrgemmPostOpsTest, DivideRowsOverTails) {
       }
     }
   }
-  EXPECT_EQ(cases, 8 * 3 * 6 * 3);
+  EXPECT_EQ(cases, static_cast<int>(std::size(kNs)) * 3 * 6 * 3);
 }
 
 // scale, bias and row_max together (attention's scores: times the scale,
@@ -264,7 +267,7 @@ TEST(BrgemmPostOpsTest, ScaleBiasRowMaxOverTails) {
       }
     }
   }
-  EXPECT_EQ(cases, 8 * 3 * 5 * 7 * 3);
+  EXPECT_EQ(cases, static_cast<int>(std::size(kNs)) * 3 * 5 * 7 * 3);
 }
 
 // A prefetch region (attention's next head) leaves every result as it was:

@@ -82,6 +82,11 @@ TEST(BrgemmDescTest, ValidationNamesTheProblem) {
   EXPECT_NE(ValidateBrgemmDesc(bad).message().find("vnni"), std::string::npos);
 }
 
+// The avx512_core blocking of an M x N x 64 kernel.
+BrgemmBlocking AvxBlocking(BrgemmDataType dt, int64_t m, int64_t n) {
+  return ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core, dt, m, n, 64));
+}
+
 TEST(BrgemmBlockingTest, FillsTheRegisterFileAndStaysInIt) {
   for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
                             BrgemmDataType::kU8S8, BrgemmDataType::kS8S8}) {
@@ -103,36 +108,18 @@ TEST(BrgemmBlockingTest, FillsTheRegisterFileAndStaysInIt) {
                           {128, 4},
                           {144, 3},
                           {160, 4}}) {
-    EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
-                                            BrgemmDataType::kF32, 64, n, 64))
-                  .nvecs,
-              nvecs)
-        << n;
+    EXPECT_EQ(AvxBlocking(BrgemmDataType::kF32, 64, n).nvecs, nvecs) << n;
   }
   // Tiles of even height: 64 rows as 8 x 8 (at most 9 rows of 3 vectors),
   // 13 rows as 5 + 4 + 4 (at most 6 rows of 4 vectors).
-  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
-                                          BrgemmDataType::kF32, 64, 96, 64))
-                .rows,
-            8);
-  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
-                                          BrgemmDataType::kF32, 13, 64, 64))
-                .rows,
-            5);
+  EXPECT_EQ(AvxBlocking(BrgemmDataType::kF32, 64, 96).rows, 8);
+  EXPECT_EQ(AvxBlocking(BrgemmDataType::kF32, 13, 64).rows, 5);
   // The documented shapes: 6 x 4 for f32, 5 x 4 for widened bf16.
-  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
-                                          BrgemmDataType::kF32, 100, 64, 64))
-                .ToString(),
+  EXPECT_EQ(AvxBlocking(BrgemmDataType::kF32, 100, 64).ToString(),
             "rows6x4v:ku8");
-  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
-                                          BrgemmDataType::kBf16, 100, 64, 64))
-                .rows,
-            5);
+  EXPECT_EQ(AvxBlocking(BrgemmDataType::kBf16, 100, 64).rows, 5);
   // Never taller than M.
-  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx512Core,
-                                          BrgemmDataType::kF32, 2, 64, 64))
-                .rows,
-            2);
+  EXPECT_EQ(AvxBlocking(BrgemmDataType::kF32, 2, 64).rows, 2);
 }
 
 }  // namespace

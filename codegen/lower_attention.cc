@@ -436,7 +436,8 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
     nb.Append(
         tile::Stmt{tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
   }
-  const bool packs = p.k_packed || p.kt >= 0 || p.vp >= 0;
+  // PackHead writes Kᵀ (packed or widened) into kt and V rows into vp.
+  const bool packs = p.kt >= 0 || p.vp >= 0;
   Expr packed = packs ? nb.Mutable("packed", -1) : Expr(-1);
   nb.ParallelFor(
       "item", 0, items, true, Scratch(p.claims),

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 namespace hgc {
 namespace codegen {
@@ -54,32 +53,24 @@ int64_t Expr::value() const { return node_->value; }
 int Expr::var() const { return node_->var; }
 const std::vector<Expr>& Expr::operands() const { return node_->operands; }
 
-namespace {
-
-bool IsConst(const Expr& e, int64_t v) {
-  return e.is_const() && e.value() == v;
-}
-
-}  // namespace
-
 Expr operator+(const Expr& a, const Expr& b) {
   if (a.is_const() && b.is_const()) return a.value() + b.value();
-  if (IsConst(a, 0)) return b;
-  if (IsConst(b, 0)) return a;
+  if (a.IsConstant(0)) return b;
+  if (b.IsConstant(0)) return a;
   return Expr::Make(Expr::Kind::kAdd, {a, b});
 }
 
 Expr operator-(const Expr& a, const Expr& b) {
   if (a.is_const() && b.is_const()) return a.value() - b.value();
-  if (IsConst(b, 0)) return a;
+  if (b.IsConstant(0)) return a;
   return Expr::Make(Expr::Kind::kSub, {a, b});
 }
 
 Expr operator*(const Expr& a, const Expr& b) {
   if (a.is_const() && b.is_const()) return a.value() * b.value();
-  if (IsConst(a, 0) || IsConst(b, 0)) return 0;
-  if (IsConst(a, 1)) return b;
-  if (IsConst(b, 1)) return a;
+  if (a.IsConstant(0) || b.IsConstant(0)) return 0;
+  if (a.IsConstant(1)) return b;
+  if (b.IsConstant(1)) return a;
   return Expr::Make(Expr::Kind::kMul, {a, b});
 }
 
@@ -87,7 +78,7 @@ Expr operator/(const Expr& a, const Expr& b) {
   if (a.is_const() && b.is_const() && b.value() != 0) {
     return a.value() / b.value();
   }
-  if (IsConst(b, 1) || IsConst(a, 0)) return a;
+  if (b.IsConstant(1) || a.IsConstant(0)) return a;
   return Expr::Make(Expr::Kind::kDiv, {a, b});
 }
 
@@ -95,7 +86,7 @@ Expr operator%(const Expr& a, const Expr& b) {
   if (a.is_const() && b.is_const() && b.value() != 0) {
     return a.value() % b.value();
   }
-  if (IsConst(b, 1) || IsConst(a, 0)) return 0;
+  if (b.IsConstant(1) || a.IsConstant(0)) return 0;
   return Expr::Make(Expr::Kind::kRem, {a, b});
 }
 
@@ -223,289 +214,6 @@ Expr NestBuilder::Mutable(const std::string& name, Expr init) {
 
 void NestBuilder::Assign(const Expr& var, Expr value) {
   Append(Stmt{tile::Assign{var.var(), std::move(value)}});
-}
-
-namespace {
-
-// Binding strength, for parentheses.
-int Precedence(Expr::Kind k) {
-  switch (k) {
-    case Expr::Kind::kAdd:
-    case Expr::Kind::kSub:
-      return 1;
-    case Expr::Kind::kMul:
-    case Expr::Kind::kDiv:
-    case Expr::Kind::kRem:
-      return 2;
-    default:
-      return 3;
-  }
-}
-
-std::string Print(const Nest& nest, const Expr& e, int context) {
-  using K = Expr::Kind;
-  const auto& ops = e.operands();
-  auto sub = [&](int i, int prec) { return Print(nest, ops[i], prec); };
-  std::string s;
-  switch (e.kind()) {
-    case K::kConst:
-      return absl::StrCat(e.value());
-    case K::kVar:
-      return absl::StrCat("%", nest.var_name(e.var()));
-    case K::kThreadId:
-      return "%thread";
-    case K::kAdd:
-      s = absl::StrCat(sub(0, 1), " + ", sub(1, 2));
-      break;
-    case K::kSub:
-      s = absl::StrCat(sub(0, 1), " - ", sub(1, 2));
-      break;
-    case K::kMul:
-      s = absl::StrCat(sub(0, 2), " * ", sub(1, 3));
-      break;
-    case K::kDiv:
-      s = absl::StrCat(sub(0, 2), " / ", sub(1, 3));
-      break;
-    case K::kRem:
-      s = absl::StrCat(sub(0, 2), " % ", sub(1, 3));
-      break;
-    case K::kMin:
-      return absl::StrCat("min(", sub(0, 0), ", ", sub(1, 0), ")");
-    case K::kLt:
-      return absl::StrCat("(", sub(0, 0), " < ", sub(1, 0), ")");
-    case K::kEq:
-      return absl::StrCat("(", sub(0, 0), " == ", sub(1, 0), ")");
-    case K::kSelect:
-      return absl::StrCat("select", "(", sub(0, 0), ", ", sub(1, 0), ", ",
-                          sub(2, 0), ")");
-  }
-  return Precedence(e.kind()) < context ? absl::StrCat("(", s, ")") : s;
-}
-
-std::string PrintView(const Nest& nest, const View& v) {
-  std::string s = absl::StrCat("%", nest.buffers()[v.buffer].name);
-  if (!IsConst(v.offset, 0)) {
-    absl::StrAppend(&s, "[", Print(nest, v.offset, 0), "]");
-  }
-  return s;
-}
-
-std::string BufferWhere(const Buffer& b) {
-  switch (b.kind) {
-    case Buffer::Kind::kLocal:
-      return absl::StrCat("local ", b.bytes, " B");
-    case Buffer::Kind::kPerThread:
-      return absl::StrCat("arena +", b.ref.offset, ", ", b.bytes,
-                          " B per thread");
-    case Buffer::Kind::kFrame:
-      break;
-  }
-  switch (b.ref.kind) {
-    case BufferRef::Kind::kInput:
-      return absl::StrCat("input ", b.ref.index);
-    case BufferRef::Kind::kOutput:
-      return absl::StrCat("output ", b.ref.index);
-    case BufferRef::Kind::kConstant:
-      return absl::StrCat("constant ", b.ref.index);
-    case BufferRef::Kind::kArena:
-      return absl::StrCat("arena +", b.ref.offset);
-  }
-  return "";
-}
-
-const char* ReduceName(RowReduce::Op op) {
-  switch (op) {
-    case RowReduce::Op::kMax:
-      return "max";
-    case RowReduce::Op::kSoftmaxMax:
-      return "softmax_max";
-    case RowReduce::Op::kSum:
-      return "sum";
-    case RowReduce::Op::kMean:
-      return "mean";
-    case RowReduce::Op::kMeanSquaredDeviation:
-      return "mean_sq_dev";
-  }
-  return "";
-}
-
-class Printer {
- public:
-  explicit Printer(const Nest& nest) : nest_(nest) {}
-
-  void Block(const tile::Block& block, int indent) {
-    for (const Stmt& s : block)
-      std::visit([&](const auto& n) { Line(indent, n); }, s.node);
-  }
-  std::string out;
-
- private:
-  std::string E(const Expr& e) { return Print(nest_, e, 0); }
-  std::string V(const View& v) { return PrintView(nest_, v); }
-  void Emit(int indent, const std::string& text) {
-    absl::StrAppend(&out, std::string(2 * indent, ' '), text, "\n");
-  }
-  void Line(int indent, const For& f) {
-    Emit(indent,
-         absl::StrCat(
-             f.parallel ? "parallel.for %" : "for %", nest_.var_name(f.var),
-             " in [", E(f.begin), ", ", E(f.end), ")",
-             !f.parallel ? ""
-             : f.claims  ? absl::StrCat(" split over threads, balanced "
-                                         "by claims in ",
-                                        V(*f.claims))
-                         : " split static over threads",
-             f.share_end >= 0 ? absl::StrCat(", share ends at %",
-                                             nest_.var_name(f.share_end))
-                              : "",
-             " {"));
-    Block(f.body, indent + 1);
-    Emit(indent, "}");
-  }
-  void Line(int indent, const Let& l) {
-    Emit(indent, absl::StrCat("%", nest_.var_name(l.var), " = ", E(l.value)));
-  }
-  void Line(int indent, const Assign& a) {
-    Emit(indent,
-         absl::StrCat("set %", nest_.var_name(a.var), " = ", E(a.value)));
-  }
-  void Line(int indent, const Brgemm& c) {
-    std::string s = absl::StrCat("brgemm k[", E(c.kernel), "] a=", V(c.a),
-                                 " b=", V(c.b), " c=", V(c.c));
-    if (!IsConst(c.batch, 1)) absl::StrAppend(&s, " batch=", E(c.batch));
-    if (c.scale) absl::StrAppend(&s, " scale=", V(*c.scale));
-    if (c.bias) absl::StrAppend(&s, " bias=", V(*c.bias));
-    if (c.row_max) absl::StrAppend(&s, " row maxima -> ", V(*c.row_max));
-    if (c.prefetch) absl::StrAppend(&s, " prefetching ", V(*c.prefetch));
-    if (c.row_divisors) {
-      absl::StrAppend(&s, ", rows divided by ", V(*c.row_divisors));
-    }
-    Emit(indent, s);
-  }
-  void Line(int indent, const RowMap& m) {
-    std::string s = absl::StrCat("rowmap ", nest_.program_names()[m.program],
-                                 " row ", E(m.row), " cols [", E(m.col_begin),
-                                 ", ", E(m.col_end), ")");
-    if (m.in_row) absl::StrAppend(&s, " from ", V(*m.in_row));
-    if (m.out_row) absl::StrAppend(&s, " -> ", V(*m.out_row));
-    if (m.max_out) absl::StrAppend(&s, ", max -> ", V(*m.max_out));
-    Emit(indent, s);
-  }
-  void Line(int indent, const OnlineSoftmax& r) {
-    Emit(indent,
-         absl::StrCat("online_softmax ", V(r.s), " len ", E(r.len), " max ",
-                      V(r.max), " sum ", V(r.sum), " rescale ", V(r.o), " len ",
-                      E(r.o_len), " block max ", V(r.block_max)));
-  }
-  void Line(int indent, const Copy& c) {
-    Emit(indent,
-         absl::StrCat(V(c.dst),
-                      c.src_type != DType::kF32   ? " = widen "
-                      : c.dst_type != DType::kF32 ? " = narrow "
-                                                  : " = copy ",
-                      V(c.src), " rows ", E(c.rows), " x cols ", E(c.cols),
-                      " strides (", E(c.src_row), ", ", E(c.src_col), ") -> (",
-                      E(c.dst_row), ", ", E(c.dst_col), ")",
-                      c.src_type == DType::kF32
-                          ? ""
-                          : absl::StrCat(" from ", DTypeName(c.src_type)),
-                      c.denormals_as_zero ? ", denormals as 0" : "",
-                      c.dst_type == DType::kF32
-                          ? ""
-                          : absl::StrCat(" to ", DTypeName(c.dst_type))));
-  }
-  void Line(int indent, const RowReduce& r) {
-    std::string s =
-        absl::StrCat(V(r.acc), r.accumulate ? " <- " : " = ", "reduce_",
-                     ReduceName(r.op), " ", V(r.src), " len ", E(r.len));
-    if (r.shift) absl::StrAppend(&s, " shifted by its first");
-    if (r.center) absl::StrAppend(&s, " about ", V(*r.center));
-    Emit(indent, s);
-  }
-  void Line(int indent, const RowExp& r) {
-    Emit(indent, absl::StrCat(V(r.dst), " = exp(", V(r.src), " - ", V(r.max),
-                              ") len ", E(r.len), ", ", V(r.sum), " += sum"));
-  }
-  void Line(int indent, const RowScale& r) {
-    std::string value = V(r.src);
-    if (r.factor) {
-      absl::StrAppend(&value, r.reciprocal || r.divide ? " / " : " * ",
-                      V(*r.factor));
-    }
-    for (DType t : r.round_to) {
-      value = absl::StrCat(DTypeName(t), "(", value, ")");
-    }
-    std::string s = absl::StrCat(V(r.dst), " = ", value, " len ", E(r.len));
-    if (r.reciprocal) absl::StrAppend(&s, " (by the reciprocal)");
-    if (r.dst_type != DType::kF32) {
-      absl::StrAppend(&s, " as ", DTypeName(r.dst_type));
-    }
-    if (r.denormals_as_zero) absl::StrAppend(&s, ", denormals as 0");
-    Emit(indent, s);
-  }
-  void Line(int indent, const RowNormalize& r) {
-    std::string s = absl::StrCat(
-        V(r.dst), " = normalize(", V(r.src), r.shift ? " - its first" : "",
-        ", mean ", V(r.mean), ", var ", V(r.var), ", eps ", r.epsilon, ") * ",
-        V(r.gamma), " + ", V(r.beta), " len ", E(r.len));
-    if (r.dst_type != DType::kF32) {
-      absl::StrAppend(&s, " as ", DTypeName(r.dst_type));
-    }
-    if (r.params_type != DType::kF32) {
-      absl::StrAppend(&s, ", gamma and beta ", DTypeName(r.params_type));
-    }
-    Emit(indent, s);
-  }
-  void Line(int indent, const Fill& f) {
-    Emit(indent,
-         absl::StrCat(V(f.dst), " = fill ", f.value, " count ", E(f.count)));
-  }
-  void Line(int indent, const Barrier&) { Emit(indent, "barrier"); }
-  void Line(int indent, const Prefetch& p) {
-    Emit(indent, absl::StrCat(p.write   ? "prefetchw "
-                              : p.to_l1 ? "prefetch.l1 "
-                                        : "prefetch ",
-                              V(p.src), " rows ", E(p.rows), " x ", p.row_bytes,
-                              " B stride ", E(p.row_stride)));
-  }
-
-  const Nest& nest_;
-};
-
-}  // namespace
-
-std::string PrintExpr(const Nest& nest, const Expr& e) {
-  return Print(nest, e, 0);
-}
-
-std::string PrintNest(const Nest& nest) {
-  Printer p(nest);
-  absl::StrAppend(&p.out, "step @", nest.name(), " {\n");
-  for (const Buffer& b : nest.buffers()) {
-    absl::StrAppend(&p.out, "  buffer %", b.name, " = ", BufferWhere(b),
-                    b.note.empty() ? "" : " : ", b.note, "\n");
-  }
-  for (size_t i = 0; i < nest.kernels().size(); ++i) {
-    absl::StrAppend(&p.out, "  kernel k", i, " = ",
-                    nest.kernels()[i].desc.ToString(), "\n");
-  }
-  for (size_t i = 0; i < nest.programs().size(); ++i) {
-    const RowProgram& prog = nest.programs()[i];
-    std::vector<std::string> ops;
-    for (const Op* op : prog.ops) ops.push_back(op->kind());
-    absl::StrAppend(&p.out, "  program ", nest.program_names()[i], " = [",
-                    absl::StrJoin(ops, ", "), "] over [",
-                    absl::StrJoin(prog.shape, ", "), "]\n");
-  }
-  for (const Pack& pack : nest.packs()) {
-    absl::StrAppend(&p.out, "  ", pack.init ? "init " : "", pack.text, "\n");
-  }
-  for (const std::string& note : nest.notes()) {
-    absl::StrAppend(&p.out, "  // ", note, "\n");
-  }
-  p.Block(nest.body(), 1);
-  absl::StrAppend(&p.out, "}\n");
-  return p.out;
 }
 
 }  // namespace tile

@@ -58,6 +58,8 @@ class Expr {
 
   Kind kind() const;
   bool is_const() const { return kind() == Kind::kConst; }
+  // Whether this is the constant `v`.
+  bool IsConstant(int64_t v) const { return is_const() && value() == v; }
   int64_t value() const;  // kConst
   int var() const;        // kVar
   const std::vector<Expr>& operands() const;

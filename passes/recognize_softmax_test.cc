@@ -78,54 +78,31 @@ graph @g(%x: f32[2, 4]) -> f32[2, 4] {
 }
 
 TEST(RecognizeSoftmaxTest, LeavesOtherChainsAlone) {
+  const std::string f32 = WrittenOut("f32", "-1");
+  // The f32 chain with `from` replaced by `to`, and a second input %w.
+  auto changed = [&](const std::string& from, const std::string& to) {
+    return absl::StrReplaceAll(
+        f32, {{from, to},
+              {"(%x: f32[3, 5, 7])", "(%x: f32[3, 5, 7], %w: f32[3, 5, 7])"}});
+  };
   const std::string chains[] = {
       // bf16 rounds every exp: the op would not.
       WrittenOut("bf16", "-1"),
-      // Two axes; a max not kept (reshaped back).
+      // Two axes.
       WrittenOut("f32", "1, 2"),
-      R"(
-graph @g(%x: f32[3, 7]) -> f32[3, 7] {
-  %m = reduce_max(%x) {axes = [-1]}
-  %m2 = reshape(%m) {shape = [3, 1]}
-  %d = sub(%x, %m2)
-  %e = exp(%d)
-  %s = reduce_sum(%e) {axes = [-1], keep_dims = true}
-  %y = div(%e, %s)
-  return %y
-})",
+      // A max not kept (reshaped back).
+      changed("%m = reduce_max(%x) {axes = [-1], keep_dims = true}",
+              "%m1 = reduce_max(%x) {axes = [-1]}\n"
+              "  %m = reshape(%m1) {shape = [3, 5, 1]}"),
       // The max over one axis, the sum over another.
-      absl::StrReplaceAll(WrittenOut("f32", "-1"),
-                          {{"%s = reduce_sum(%e) {axes = [-1]",
-                            "%s = reduce_sum(%e) {axes = [1]"}}),
+      changed("%s = reduce_sum(%e) {axes = [-1]",
+              "%s = reduce_sum(%e) {axes = [1]"),
       // No max subtracted (it overflows where softmax does not).
-      R"(
-graph @g(%x: f32[3, 7]) -> f32[3, 7] {
-  %e = exp(%x)
-  %s = reduce_sum(%e) {axes = [-1], keep_dims = true}
-  %y = div(%e, %s)
-  return %y
-})",
+      changed("%e = exp(%d)", "%e = exp(%x)"),
       // The max of another tensor.
-      R"(
-graph @g(%x: f32[3, 7], %w: f32[3, 7]) -> f32[3, 7] {
-  %m = reduce_max(%w) {axes = [-1], keep_dims = true}
-  %d = sub(%x, %m)
-  %e = exp(%d)
-  %s = reduce_sum(%e) {axes = [-1], keep_dims = true}
-  %y = div(%e, %s)
-  return %y
-})",
+      changed("reduce_max(%x)", "reduce_max(%w)"),
       // The sum of another exp.
-      R"(
-graph @g(%x: f32[3, 7], %w: f32[3, 7]) -> f32[3, 7] {
-  %m = reduce_max(%x) {axes = [-1], keep_dims = true}
-  %d = sub(%x, %m)
-  %e = exp(%d)
-  %f = exp(%w)
-  %s = reduce_sum(%f) {axes = [-1], keep_dims = true}
-  %y = div(%e, %s)
-  return %y
-})",
+      changed("%s = reduce_sum(%e)", "%f = exp(%w)\n  %s = reduce_sum(%f)"),
   };
   for (const std::string& text : chains) {
     Module m = Parse(text);

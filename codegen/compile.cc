@@ -424,8 +424,10 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
         emit_spec,
         codegen::NamedTargetSpec(options.emit_target_cpu, options.max_isa));
   }
-  state.avx512 = spec.HasFeature("avx512f") &&
-                 (!emit_spec || emit_spec->HasFeature("avx512f"));
+  auto has_avx512 = [](const codegen::TargetSpec& target) {
+    return target.HasFeature("avx512f") && target.HasFeature("avx512dq");
+  };
+  state.avx512 = has_avx512(spec) && (!emit_spec || has_avx512(*emit_spec));
 
   absl::flat_hash_map<const Value*, int> direct_result;
   HGC_RETURN_IF_ERROR(AssignBuffers(*graph, plan, state, direct_result));

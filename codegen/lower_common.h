@@ -63,7 +63,8 @@ struct LowerState {
   // Bytes of per-thread arena slices and stack locals, summed over steps.
   int64_t per_thread_scratch_bytes = 0;
   // The JIT target (and the --emit target, when one is named) has
-  // AVX-512F, so step code may use AVX-512 intrinsics.
+  // AVX-512F and DQ, so step code may use AVX-512 intrinsics (vscalefps,
+  // vreduceps).
   bool avx512 = false;
 
   // Appends a 64-byte aligned scratch region to the main arena.

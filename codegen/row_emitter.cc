@@ -248,8 +248,8 @@ llvm::Value* RowEmitter::ExpRow(llvm::Value* src, llvm::Value* dst,
   llvm::Value* m = b_.CreateVectorSplat(kVectorWidth, max);
   b_.CreateStore(Splat(0), acc_);
   ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
-    llvm::Value* e = EmitExpNonPositive(
-        b_, b_.CreateFSub(Load(src, col, mask, 0), m), exp_scaling_);
+    llvm::Value* e =
+        EmitExpOfDifference(b_, Load(src, col, mask, 0), m, exp_scaling_);
     Store(e, dst, col, mask);
     Accumulate(b_.CreateSelect(mask, e, Splat(0)));
   });

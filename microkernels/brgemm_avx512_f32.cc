@@ -149,8 +149,13 @@ void BrgemmAvx512F32::PrepareRowPostOps(int row) {
 
 void BrgemmAvx512F32::ApplyPostOps(const Xbyak::Zmm& acc, int vec) {
   if (desc().divide_rows) vmulps(acc, acc, Reserved(1));
-  if (desc().scale) vmulps(acc, acc, ScaleRegister());
-  if (desc().bias) vaddps(acc, acc, Reserved(1 + vec));
+  if (desc().scale && desc().bias) {
+    vfmadd213ps(acc, ScaleRegister(), Reserved(1 + vec));
+  } else if (desc().scale) {
+    vmulps(acc, acc, ScaleRegister());
+  } else if (desc().bias) {
+    vaddps(acc, acc, Reserved(1 + vec));
+  }
   if (desc().relu) {
     // x > 0 (or NaN) ? x : +0, the reference's relu; vmaxps would turn NaN
     // into 0. k2 is free in f32 kernels.

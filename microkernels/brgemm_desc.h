@@ -80,7 +80,8 @@ struct BrgemmDesc {
   BLayout b_layout = BLayout::kPlain;
   // Post-ops on the finished C block (f32 only), in this order: multiply
   // by the call's scalar (scale: BrgemmCallArgs::scale, one float), add
-  // the call's bias row (BrgemmCallArgs::bias, N floats) to every row,
+  // the call's bias row (BrgemmCallArgs::bias, N floats) to every row
+  // (with both, one fused multiply-add: C * scale + bias rounded once),
   // clamp at zero (relu: x > 0 ? x : +0, NaN stays NaN), and fold the
   // results into running row maxima (row_max, below). They apply after
   // the accumulation into C, so a K reduction split over several calls

@@ -100,8 +100,13 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
         float* cp = static_cast<float*>(c) + ci;
         float v = static_cast<float>(desc.accumulate ? *cp + acc : acc);
         if (desc.divide_rows) v *= 1.0f / row_divisors[m];
-        if (desc.scale) v *= *scale;
-        if (desc.bias) v += bias[n];
+        if (desc.scale && desc.bias) {
+          v = std::fma(v, *scale, bias[n]);
+        } else if (desc.scale) {
+          v *= *scale;
+        } else if (desc.bias) {
+          v += bias[n];
+        }
         if (desc.relu) v = v > 0 || std::isnan(v) ? v : 0.0f;
         *cp = v;
         if (desc.row_max) {

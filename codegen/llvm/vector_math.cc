@@ -29,6 +29,10 @@ constexpr float kExpP[] = {0.5f,
 constexpr float kExpShortP[] = {0.5f, 0.16666576266288757f,
                                 0.04166646674275398f, 0.008363175205886364f,
                                 0.0013933643931522965f};
+// 2^f = 1 + f P(f) on [0, 1), for EmitExpOfDifference.
+constexpr float kExp2P[] = {0.6931470632553101f,    0.24022932350635529f,
+                            0.05548521876335144f,   0.009675532579421997f,
+                            0.0012467376654967666f, 0.0002161380834877491f};
 // log1p(f) = f - f^2/2 + f^3 P(f) on [sqrt(1/2) - 1, sqrt(2) - 1].
 constexpr float kLogP[] = {
     0.3333333134651184f,  -0.2499999701976776f,  0.20000715553760529f,
@@ -236,6 +240,28 @@ llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
   }
   // 2^n in two halves, so that denormal results are rounded once.
   return PassNan(m, x, TimesPow2(m, u, n));
+}
+
+llvm::Value* EmitExpOfDifference(llvm::IRBuilder<>& b, llvm::Value* x,
+                                 llvm::Value* m, ExpScaling scaling) {
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+  if (scaling != ExpScaling::kAvx512Scalef || vt == nullptr ||
+      vt->getNumElements() != 16) {
+    return EmitExpNonPositive(b, b.CreateFSub(x, m), scaling);
+  }
+  MathBuilder mb(b, vt);
+  llvm::Value* t = mb.Mul(mb.Sub(x, m), mb.C(1.44269504088896341));
+  // f = t - floor(t) in [0, 1), exact; 0 for t = -inf and for integral t.
+  // imm: no fraction bits kept, round down, precision exception masked.
+  llvm::Value* f = b.CreateIntrinsic(
+      llvm::Intrinsic::x86_avx512_mask_reduce_ps_512, {},
+      {t, b.getInt32(0x09), llvm::UndefValue::get(vt), b.getInt16(-1),
+       b.getInt32(4 /* current rounding direction */)});
+  llvm::Value* p = mb.Fma(f, mb.Poly(f, kExp2P), mb.C(1.0));
+  // p * 2^floor(t): 0 for t = -inf, NaN for a NaN t.
+  return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+                           {p, t, llvm::UndefValue::get(vt), b.getInt16(-1),
+                            b.getInt32(4 /* current rounding direction */)});
 }
 
 llvm::Value* EmitLog(llvm::IRBuilder<>& b, llvm::Value* x) {

@@ -5,13 +5,14 @@
 // div / compare / select / integer bit operations only: no libm calls, no
 // branches, no scalarization, so a <16 x float> input lowers to a straight
 // run of zmm instructions (vfmadd, vrndscaleps, vscalef-free exponent bit
-// arithmetic, vblendmps; EmitExpNonPositive may use vscalefps; exp rounds
-// its reduction's n by a shift inside an fma instead). Scalar inputs serve
-// loop tails.
+// arithmetic, vblendmps; EmitExpNonPositive may use vscalefps and
+// EmitExpOfDifference vreduceps too; exp rounds its reduction's n by a
+// shift inside an fma instead). Scalar inputs serve loop tails.
 //
 // Accuracy, measured by vector_math_test against the double-precision C++
 // functions rounded to f32 (ulp = distance in representable floats):
-//   exp      <= 1 ulp; overflow to +inf above 88.72, gradual underflow down
+//   exp      <= 1 ulp (e^(x - m) by vreduceps: see EmitExpOfDifference);
+//            overflow to +inf above 88.72, gradual underflow down
 //            to the smallest denormal, 0 below -103.97
 //   log      <= 1 ulp, denormal inputs included; log(0) = -inf,
 //            log(x < 0) = NaN, log(+inf) = +inf
@@ -57,6 +58,22 @@ enum class ExpScaling { kPortable, kAvx512Scalef };
 // form).
 llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
                                 ExpScaling scaling = ExpScaling::kPortable);
+
+// e^(x - m) for x <= m (softmax's exp(s - max)), m broadcast or per lane.
+// With kAvx512Scalef on <16 x float> it is 2^t for t = (x - m) log2 e:
+// vreduceps splits t into floor(t) and f = t - floor(t) exactly, a
+// degree-6 polynomial gives 2^f, and vscalefps applies 2^floor(t) (one
+// rounding, denormal results included): 10 instructions where
+// EmitExpNonPositive(x - m) takes 13. Rounding t (and log2 e) costs
+// accuracy in proportion to |x - m|: the result is within
+// 2 + 1.25 |x - m| ulp of e^(x - m) (measured in vector_math_test), and
+// never further from it than half an ulp of the row's largest weight,
+// e^0 = 1, which is what softmax's sum and quotient see. x = -inf gives 0; m =
+// -inf (a fully masked row) or a NaN gives NaN, as e^(x - m) does. Needs
+// AVX-512 DQ (vreduceps) with the scaling; other shapes and kPortable compute
+// EmitExpNonPositive(x - m).
+llvm::Value* EmitExpOfDifference(llvm::IRBuilder<>& b, llvm::Value* x,
+                                 llvm::Value* m, ExpScaling scaling);
 
 // Natural logarithm: x = m 2^e with m in [sqrt(1/2), sqrt(2)), then
 // log1p(m - 1) by a degree-11 polynomial and e ln2 in two parts.

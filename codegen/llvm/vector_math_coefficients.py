@@ -8,6 +8,8 @@ arithmetic and printed rounded to f32:
 
   exp    e^r = 1 + r + r^2 P(r),            |r| <= ln2/2,          deg 5
          (kExpShortP: the same to deg 4, for exp of x <= 0)
+  exp2   2^f = 1 + f P(f),                  f in [0, 1),           deg 5
+         (kExp2P, for e^(x - m) by vreduceps and vscalefps)
   log    log1p(f) = f - f^2/2 + f^3 P(f),   f in [sqrt(.5)-1, sqrt(2)-1], deg 8
   tanh   tanh(x) = x + x^3 P(x^2),          |x| <= 0.625,          deg 5
   erf    erf(x) = x + x P(x^2),             |x| <= 0.875,          deg 6
@@ -49,11 +51,23 @@ def least_squares(f, half_width, degree, nodes=200):
   return [c[j] for j in range(degree + 1)]
 
 
+def exp2_fit(degree, nodes=300):
+  """(2^f - 1) / f on [0, 1), least squares on Chebyshev nodes weighted by
+  f / 2^f, so that 1 + f P(f) has near-uniform relative error."""
+  xs = [(1 + mp.cos(mp.pi * (i + 0.5) / nodes)) / 2 for i in range(nodes)]
+  weight = lambda f: f / mp.power(2, f)
+  a = mp.matrix([[weight(x) * x**j for j in range(degree + 1)] for x in xs])
+  y = mp.matrix([weight(x) * (mp.power(2, x) - 1) / x for x in xs])
+  c = mp.lu_solve(a.T * a, a.T * y)
+  return [c[j] for j in range(degree + 1)]
+
+
 def main():
   h = mp.log(2) / 2
   exp_p = lambda r: (mp.exp(r) - 1 - r) / r**2 if r != 0 else mp.mpf(0.5)
   show('kExpP', least_squares(exp_p, h, 5))
   show('kExpShortP', least_squares(exp_p, h, 4))
+  show('kExp2P', exp2_fit(5))
 
   c, _ = cheb(lambda f: (mp.log1p(f) - f + f * f / 2) / f**3
               if f != 0 else mp.mpf(1) / 3,

@@ -223,6 +223,88 @@ TEST(VectorMathTest, ExpNonPositiveScalefMatchesPortable) {
   EXPECT_EQ(differ, 0) << "of " << xs.size() << " inputs";
 }
 
+// e^(x - m) through EmitExpOfDifference, 16 lanes at a time (inputs are
+// padded to whole vectors, so no element takes the scalar tail).
+std::vector<float> ApplyExpOfDifference(const std::vector<float>& xs,
+                                        const std::vector<float>& ms,
+                                        ExpScaling scaling) {
+  std::vector<float> x = xs, m = ms;
+  x.resize((xs.size() + 15) / 16 * 16, 0.0f);
+  m.resize(x.size(), 0.0f);
+  absl::StatusOr<ArrayKernel> kernel = ArrayKernel::Create(
+      {Elem::kF32, Elem::kF32}, Elem::kF32,
+      [scaling](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& in) {
+        return EmitExpOfDifference(b, in[0], in[1], scaling);
+      });
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<float> ys(x.size());
+  if (kernel.ok()) kernel->Run({x.data(), m.data()}, ys.data(), x.size());
+  ys.resize(xs.size());
+  return ys;
+}
+
+// Both forms against e^(x - m) with the difference taken exactly (double):
+// the portable one rounds x - m first (<= 1 ulp of e^round(x - m)), the
+// vreduceps one also rounds t = (x - m) log2 e (and log2 e itself), so
+// both are bounded by 2 ulp plus 1.25 ulp per unit of |x - m|, and by an
+// half an ulp of e^0 = 1, the largest value a softmax row holds.
+TEST(VectorMathTest, ExpOfDifference) {
+  std::vector<float> xs, ms;
+  for (float m : {0.0f, 1.5f, -3.25f, 10.0f, 87.0f, -1000.0f}) {
+    for (float d :
+         SweepInputs({0.0f, -0.34657359f, -1.0f, -16.0f, -87.33f, -103.97f})) {
+      const float x = m + d;
+      if (!(d <= 0) || !(x <= m) || std::isinf(x)) continue;
+      xs.push_back(x);
+      ms.push_back(m);
+    }
+  }
+  std::vector<ExpScaling> scalings = {ExpScaling::kPortable};
+  if (IsaAvailable(Isa::kAvx512Core)) {
+    scalings.push_back(ExpScaling::kAvx512Scalef);
+  } else {
+    std::printf("exp_of_difference: no AVX-512 here, vreduceps form not run\n");
+  }
+  for (ExpScaling scaling : scalings) {
+    const std::vector<float> ys = ApplyExpOfDifference(xs, ms, scaling);
+    double max_excess = 0, max_abs = 0;
+    int64_t max_ulp = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double d = static_cast<double>(xs[i]) - ms[i];
+      const float want = static_cast<float>(std::exp(d));
+      const int64_t ulp = UlpDistance(ys[i], want);
+      max_ulp = std::max(max_ulp, ulp);
+      max_excess = std::max(max_excess, ulp - (2 + 1.25 * std::fabs(d)));
+      max_abs = std::max(max_abs, std::fabs(static_cast<double>(ys[i]) - want));
+    }
+    std::printf(
+        "exp_of_difference (%s): %zu inputs, max %lld ulp, max ulp - (2 + "
+        "1.25 |x - m|) %.2f, max abs error %.3g\n",
+        scaling == ExpScaling::kPortable ? "portable" : "vreduceps", xs.size(),
+        static_cast<long long>(max_ulp), max_excess, max_abs);
+    EXPECT_LE(max_excess, 0);
+    EXPECT_LE(max_abs, std::ldexp(1.0, -24));
+
+    // Masked scores, a fully masked row, NaNs, the max itself, a mask of
+    // -FLT_MAX (whose rows hold equal scores) and a denormal result.
+    const float lowest = std::numeric_limits<float>::lowest();
+    const std::vector<float> sx = {-kInf,  -kInf,  kNaN,   0.0f,   5.0f,
+                                   -1e30f, lowest, lowest, -100.0f};
+    const std::vector<float> sm = {0.0f, -kInf,  0.0f,  kNaN, 5.0f,
+                                   0.0f, lowest, 10.0f, 0.0f};
+    const std::vector<float> got = ApplyExpOfDifference(sx, sm, scaling);
+    EXPECT_EQ(got[0], 0.0f);
+    EXPECT_TRUE(std::isnan(got[1]));
+    EXPECT_TRUE(std::isnan(got[2]));
+    EXPECT_TRUE(std::isnan(got[3]));
+    EXPECT_EQ(got[4], 1.0f);
+    EXPECT_EQ(got[5], 0.0f);
+    EXPECT_EQ(got[6], 1.0f);
+    EXPECT_EQ(got[7], 0.0f);
+    EXPECT_GT(got[8], 0.0f);
+  }
+}
+
 TEST(VectorMathTest, Log) {
   ErrorReport r = Measure(
       "log", EmitLog, [](double x) { return std::log(x); },

@@ -85,7 +85,7 @@ absl::StatusOr<TargetSpec> NamedTargetSpec(absl::string_view cpu,
 struct IrCompilerOptions {
   // Optimization level of the module pipeline and of codegen: 0 runs no
   // IR passes and fast instruction selection; 1-3 run the IR pipeline
-  // (below) and codegen at LLVM's default level.
+  // (below), and codegen at O1 after hgc's pipeline, at O2 after LLVM's.
   int opt_level = 2;
   // The IR pipeline at opt_level 1-3: false runs RunEmittedCodePipeline
   // (llvm_util.h), which gives the emitters' IR code as fast as LLVM's O2

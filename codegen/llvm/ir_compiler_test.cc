@@ -210,6 +210,31 @@ TEST(IrCompilerTest, OptimizeRejectsBrokenModules) {
   EXPECT_EQ((*compiler)->Optimize(module).code(), absl::StatusCode::kInternal);
 }
 
+// hgc's pipeline generates code at O1, LLVM's at O2, opt_level 0 at O0.
+TEST(IrCompilerTest, CodegenLevelFollowsThePipeline) {
+  absl::StatusOr<TargetSpec> spec = HostTargetSpec("all");
+  ASSERT_TRUE(spec.ok());
+  struct Case {
+    int opt_level;
+    bool llvm_default_pipeline;
+    llvm::CodeGenOpt::Level want;
+  };
+  for (const Case& c : {Case{2, false, llvm::CodeGenOpt::Less},
+                        Case{3, false, llvm::CodeGenOpt::Less},
+                        Case{2, true, llvm::CodeGenOpt::Default},
+                        Case{0, false, llvm::CodeGenOpt::None}}) {
+    IrCompilerOptions options;
+    options.opt_level = c.opt_level;
+    options.llvm_default_pipeline = c.llvm_default_pipeline;
+    absl::StatusOr<std::unique_ptr<IrCompiler>> compiler =
+        IrCompiler::Create(*spec, options);
+    ASSERT_TRUE(compiler.ok());
+    EXPECT_EQ((*compiler)->target_machine().getOptLevel(), c.want)
+        << "opt_level " << c.opt_level << ", llvm_default_pipeline "
+        << c.llvm_default_pipeline;
+  }
+}
+
 TEST(IrCompilerTest, PrepareModuleSetsTripleAndLayout) {
   absl::StatusOr<TargetSpec> spec = HostTargetSpec("all");
   ASSERT_TRUE(spec.ok());

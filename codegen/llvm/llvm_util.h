@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CodeGen.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -129,11 +130,11 @@ std::vector<std::string> FeaturesNotImpliedByCpu(
     const std::vector<std::string>& features);
 
 // Creates a TargetMachine for `triple` / `cpu` / `features` (the "+a,-b"
-// string), position-independent, small code model, with the O2 codegen
-// level (CodeGenOpt::Default) when `optimize`, else O0.
+// string), position-independent, small code model, generating code at
+// `level` (CodeGenOpt::None selects fast instruction selection).
 absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(
     const std::string& triple, const std::string& cpu,
-    const std::string& features, bool optimize);
+    const std::string& features, llvm::CodeGenOpt::Level level);
 
 // Runs the new-pass-manager default module pipeline at `opt_level` (1, 2 or
 // 3; 0 runs nothing) over `module`, with `tm` supplying the target's cost
@@ -147,8 +148,10 @@ absl::Status RunDefaultPipeline(llvm::Module& module, llvm::TargetMachine& tm,
 // emitters write (explicit <16 x float> vectors, simple counted loops, no
 // calls to inline) needs from the default O2 pipeline, in a fraction of
 // its time: SROA, CSE, instcombine and CFG cleanup; loop rotation,
-// invariant hoisting, induction variable simplification and unrolling.
-// `auto_vectorize` adds the loop and SLP vectorizers.
+// invariant hoisting, induction variable simplification and unrolling,
+// then CFG cleanup (instruction selection folds what unrolling leaves).
+// `auto_vectorize` adds the loop and SLP vectorizers and an instcombine
+// after them.
 absl::Status RunEmittedCodePipeline(llvm::Module& module,
                                     llvm::TargetMachine& tm,
                                     bool auto_vectorize);

@@ -96,11 +96,13 @@ TEST(LlvmUtilTest, HostQueries) {
   llvm::StringMap<bool> features = HostCpuFeatures();
   EXPECT_FALSE(features.empty());
   // Every feature name LLVM reports is a TargetMachine-acceptable one.
-  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm =
-      CreateTargetMachine(HostTriple(), HostCpuName(), "", true);
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = CreateTargetMachine(
+      HostTriple(), HostCpuName(), "", llvm::CodeGenOpt::Default);
   ASSERT_TRUE(tm.ok()) << tm.status();
   EXPECT_EQ((*tm)->getTargetTriple().str(), HostTriple());
-  EXPECT_FALSE(CreateTargetMachine("nonsense-triple", "", "", true).ok());
+  EXPECT_FALSE(
+      CreateTargetMachine("nonsense-triple", "", "", llvm::CodeGenOpt::Default)
+          .ok());
 }
 
 TEST(LlvmUtilTest, CvtNePs2Bf16Shapes) {

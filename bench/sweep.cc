@@ -26,7 +26,7 @@ namespace bench {
 namespace {
 
 std::string WriteCsv(const SweepSpec& spec, const std::vector<SweepRow>& rows,
-                     double peak, const std::string& path) {
+                     const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return absl::StrCat("cannot write ", path);
   std::vector<std::string> key_names;
@@ -41,9 +41,8 @@ std::string WriteCsv(const SweepSpec& spec, const std::vector<SweepRow>& rows,
     std::fprintf(f, "%s,%d,%.5f,%.5f,%.4f,%.3f,%.3f,%.2f,%.2f,%.2f,%.2f,%d\n",
                  absl::StrJoin(r.sweep_case->keys, ",").c_str(), b.threads,
                  b.hgc_ms, b.baseline_ms, b.speedup(), b.hgc_gflops(),
-                 b.baseline_gflops(), 100 * b.hgc_gflops() / peak,
-                 100 * b.baseline_gflops() / peak, peak, b.compile_ms,
-                 b.agree ? 1 : 0);
+                 b.baseline_gflops(), r.hgc_pct_peak, r.baseline_pct_peak,
+                 r.peak, b.compile_ms, b.agree ? 1 : 0);
   }
   const bool write_failed = std::ferror(f) != 0;
   if (std::fclose(f) != 0 || write_failed) {
@@ -55,7 +54,7 @@ std::string WriteCsv(const SweepSpec& spec, const std::vector<SweepRow>& rows,
 // Draws speedup per batch (left axis) and hgc's % of peak (right axis) for
 // every workload with gnuplot. Returns a note for the user.
 std::string DrawChart(const SweepSpec& spec, const std::vector<SweepRow>& rows,
-                      double peak, int threads, const std::string& png) {
+                      int threads, const std::string& png) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     return "gnuplot not found (Debian: gnuplot-nox, see ./configure): "
            "chart skipped";
@@ -83,7 +82,7 @@ std::string DrawChart(const SweepSpec& spec, const std::vector<SweepRow>& rows,
     for (const SweepRow& r : rows) {
       if (r.sweep_case->workload != name) continue;
       absl::StrAppend(&data, r.sweep_case->batch, " ", r.result.speedup(), " ",
-                      100 * r.result.hgc_gflops() / peak, "\n");
+                      r.hgc_pct_peak, "\n");
     }
     // gnuplot refuses to plot an empty data block (a --short sweep may
     // leave a workload out).
@@ -158,7 +157,8 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
   return args;
 }
 
-absl::StatusOr<double> MeasureF32Peak(int threads) {
+absl::StatusOr<double> MeasureF32Peak(int threads, int samples,
+                                      double seconds) {
   cpu_set_t process;
   CPU_ZERO(&process);
   for (int cpu : ProcessCpus()) CPU_SET(cpu, &process);
@@ -180,15 +180,42 @@ absl::StatusOr<double> MeasureF32Peak(int threads) {
       ready.fetch_add(1);
       while (ready.load() < threads) {
       }
-      std::vector<double> samples;
-      for (int i = 0; i < 5; ++i) samples.push_back(meters[t]->Sample(0.03));
-      gflops[t] = Median(samples);
+      std::vector<double> rates;
+      for (int i = 0; i < samples; ++i) {
+        rates.push_back(meters[t]->Sample(seconds));
+      }
+      gflops[t] = Median(rates);
     });
   }
   for (std::thread& w : workers) w.join();
   double total = 0;
   for (double g : gflops) total += g;
   return total;
+}
+
+void SetPeakShares(SweepRow& row, double fallback_peak) {
+  const BenchResult& r = row.result;
+  row.peak = r.round_probes.empty() ? fallback_peak : Median(r.round_probes);
+  std::vector<double> hgc, baseline;
+  for (size_t i = 0; i < r.round_probes.size(); ++i) {
+    const double peak = r.round_probes[i];
+    if (peak <= 0 || i >= r.round_hgc_ms.size()) continue;
+    // GFLOP/s = flops / (ms * 1e-3) / 1e9; as a % of peak.
+    auto pct = [&](double ms) {
+      return ms > 0 ? r.flops / ms / peak / 1e4 : 0;
+    };
+    hgc.push_back(pct(r.round_hgc_ms[i]));
+    baseline.push_back(pct(r.round_baseline_ms[i]));
+  }
+  if (hgc.empty()) {
+    // No samples: the overall rates over the one peak.
+    row.hgc_pct_peak = row.peak > 0 ? 100 * r.hgc_gflops() / row.peak : 0;
+    row.baseline_pct_peak =
+        row.peak > 0 ? 100 * r.baseline_gflops() / row.peak : 0;
+    return;
+  }
+  row.hgc_pct_peak = Median(hgc);
+  row.baseline_pct_peak = Median(baseline);
 }
 
 double GeomeanSpeedup(const std::vector<SweepRow>& rows) {
@@ -219,6 +246,11 @@ int RunSweep(const SweepSpec& spec, const SweepArgs& args,
     config.iters = args.iters;
     config.warmup = spec.warmup;
     config.target_seconds = spec.target_seconds;
+    // Three 20 ms loops per thread: about 60 ms a round.
+    config.round_probe = [&args] {
+      absl::StatusOr<double> p = MeasureF32Peak(args.threads, 3, 0.02);
+      return p.ok() ? *p : 0.0;
+    };
     absl::StatusOr<BenchResult> r =
         g.ok() ? BenchGraph(module, **g, config)
                : absl::StatusOr<BenchResult>(g.status());
@@ -234,45 +266,51 @@ int RunSweep(const SweepSpec& spec, const SweepArgs& args,
                  c.workload.c_str(), static_cast<long long>(c.batch),
                  r->iters);
     rows.push_back({&c, std::move(*r)});
+    SetPeakShares(rows.back(), *peak);
     if (on_row) on_row(rows.back());
   }
-  // The peak again, after the sweep; the larger sample is the machine's.
   absl::StatusOr<double> peak_after = MeasureF32Peak(args.threads);
-  if (peak_after.ok() && *peak_after > *peak) *peak = *peak_after;
-
-  std::printf("f32 FMA peak, %d thread%s: %.1f GFLOP/s (vfmadd231ps loop "
-              "per thread, best of before/after the sweep)\n",
-              args.threads, args.threads == 1 ? "" : "s", *peak);
+  double lowest = 0, highest = 0;
+  for (const SweepRow& row : rows) {
+    lowest = lowest == 0 ? row.peak : std::min(lowest, row.peak);
+    highest = std::max(highest, row.peak);
+  }
+  std::printf(
+      "f32 FMA peak, %d thread%s (vfmadd231ps loop per thread, all at once): "
+      "%.1f GFLOP/s before the sweep, %.1f after, %.1f-%.1f over the cases "
+      "(sampled after each round; %% peak is the median over a case's rounds "
+      "of its GFLOP/s over the peak sampled after the round)\n",
+      args.threads, args.threads == 1 ? "" : "s", *peak,
+      peak_after.ok() ? *peak_after : 0.0, lowest, highest);
   std::string header;
   for (const KeyColumn& k : spec.keys) {
     absl::StrAppend(&header, Pad(k, k.header), " ");
   }
-  std::printf("%s%10s %12s %8s %10s %10s %8s %10s %6s\n", header.c_str(),
+  std::printf("%s%10s %12s %8s %10s %10s %8s %9s %10s %6s\n", header.c_str(),
               "hgc ms", "baseline ms", "speedup", "hgc GF/s", "base GF/s",
-              "% peak", "compile ms", "check");
+              "% peak", "peak GF/s", "compile ms", "check");
   for (const SweepRow& row : rows) {
     const BenchResult& r = row.result;
     std::string keys;
     for (size_t i = 0; i < spec.keys.size(); ++i) {
       absl::StrAppend(&keys, Pad(spec.keys[i], row.sweep_case->keys[i]), " ");
     }
-    std::printf("%s%10.4f %12.4f %7.2fx %10.1f %10.1f %7.1f%% %10.1f %6s\n",
-                keys.c_str(), r.hgc_ms, r.baseline_ms, r.speedup(),
-                r.hgc_gflops(), r.baseline_gflops(),
-                100 * r.hgc_gflops() / *peak, r.compile_ms,
-                r.agree ? "PASS" : "FAIL");
+    std::printf(
+        "%s%10.4f %12.4f %7.2fx %10.1f %10.1f %7.1f%% %9.1f %10.1f %6s\n",
+        keys.c_str(), r.hgc_ms, r.baseline_ms, r.speedup(), r.hgc_gflops(),
+        r.baseline_gflops(), row.hgc_pct_peak, row.peak, r.compile_ms,
+        r.agree ? "PASS" : "FAIL");
   }
   if (!rows.empty()) {
     std::printf("geomean speedup (hgc vs baseline, %zu workloads): %.2fx\n",
                 rows.size(), GeomeanSpeedup(rows));
   }
-  if (std::string e = WriteCsv(spec, rows, *peak, args.csv); !e.empty()) {
+  if (std::string e = WriteCsv(spec, rows, args.csv); !e.empty()) {
     std::fprintf(stderr, "%s: %s\n", name, e.c_str());
     return 1;
   }
   std::printf("csv: %s\n", args.csv.c_str());
-  std::printf("%s\n",
-              DrawChart(spec, rows, *peak, args.threads, args.png).c_str());
+  std::printf("%s\n", DrawChart(spec, rows, args.threads, args.png).c_str());
   if (!ok) std::printf("%s: FAIL (a workload failed or disagreed)\n", name);
   return ok ? 0 : 1;
 }

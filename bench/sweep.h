@@ -11,8 +11,12 @@
 // run` relative paths are the directory Bazel ran in.
 //
 // The peak: one vfmadd231ps throughput loop (bench/isa_peak.h) per thread,
-// all threads at once, summed; sampled before and after the sweep, the
-// larger kept. "% of peak" divides a side's GFLOP/s by it.
+// all threads at once, summed; sampled after every round of every case
+// (BenchConfig::round_probe), since a shared machine's speed changes from
+// minute to minute. A case's peak is the median of its rounds' samples and
+// a side's "% of peak" the median over the rounds of its GFLOP/s in the
+// round over the peak sampled after it. The peak before and after the
+// sweep is printed too.
 #ifndef HGC_BENCH_SWEEP_H_
 #define HGC_BENCH_SWEEP_H_
 
@@ -47,8 +51,10 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
 // f32 FMA peak (GFLOP/s) of `threads` threads running at once, each allowed
 // on every CPU of the process (runtime/thread_pool.h's ProcessCpus): the
 // main thread's affinity, which these threads would inherit, is a single
-// core when OpenMP binds threads (OMP_PROC_BIND).
-absl::StatusOr<double> MeasureF32Peak(int threads);
+// core when OpenMP binds threads (OMP_PROC_BIND). Each thread's rate is
+// the median of `samples` loops of `seconds` each.
+absl::StatusOr<double> MeasureF32Peak(int threads, int samples = 5,
+                                      double seconds = 0.03);
 
 // A column of the table and the CSV that identifies a case (before the
 // timings): its CSV header, table header and width (left-aligned or not).
@@ -82,7 +88,15 @@ struct SweepSpec {
 struct SweepRow {
   const SweepCase* sweep_case = nullptr;
   BenchResult result;
+  // GFLOP/s: the median of the peaks sampled after the case's rounds, and
+  // each side's median over the rounds of its % of the round's peak.
+  double peak = 0;
+  double hgc_pct_peak = 0, baseline_pct_peak = 0;
 };
+
+// Fills `row`'s peak and % of peak from its result's per-round times and
+// peak samples; `fallback_peak` stands in when the result has none.
+void SetPeakShares(SweepRow& row, double fallback_peak);
 
 // The geometric mean of the rows' speedups (0 when none).
 double GeomeanSpeedup(const std::vector<SweepRow>& rows);

@@ -1,5 +1,5 @@
-// Tests of bench/sweep.h's flag parsing and geomean (the sweeps themselves
-// run in CI: bench:mlp and bench:mha with --short).
+// Tests of bench/sweep.h's flag parsing, geomean and % of peak (the sweeps
+// themselves run in CI: bench:mlp and bench:mha with --short).
 #include "bench/sweep.h"
 
 #include <string>
@@ -57,6 +57,33 @@ TEST(SweepTest, Geomean) {
   rows[0].result.round_speedup = 2;
   rows[1].result.round_speedup = 8;
   EXPECT_DOUBLE_EQ(GeomeanSpeedup(rows), 4);
+}
+
+// Each round's rate over the peak sampled after it, the median over the
+// rounds: a machine that runs at half speed in one round (peak and sides
+// alike) gives the same share as in the others.
+TEST(SweepTest, PeakSharesPerRound) {
+  SweepRow row;
+  row.result.flops = 1e9;  // 1 GFLOP per run
+  row.result.round_hgc_ms = {10, 20, 5};
+  row.result.round_baseline_ms = {20, 40, 10};
+  row.result.round_probes = {200, 100, 400};
+  SetPeakShares(row, 1000);
+  EXPECT_DOUBLE_EQ(row.peak, 200);
+  EXPECT_DOUBLE_EQ(row.hgc_pct_peak, 50);  // 100, 50, 200 GF/s
+  EXPECT_DOUBLE_EQ(row.baseline_pct_peak, 25);
+}
+
+// Without samples, the overall medians over the fallback peak.
+TEST(SweepTest, PeakSharesWithoutSamples) {
+  SweepRow row;
+  row.result.flops = 1e9;
+  row.result.hgc_ms = 10;
+  row.result.baseline_ms = 40;
+  SetPeakShares(row, 400);
+  EXPECT_DOUBLE_EQ(row.peak, 400);
+  EXPECT_DOUBLE_EQ(row.hgc_pct_peak, 25);
+  EXPECT_DOUBLE_EQ(row.baseline_pct_peak, 6.25);
 }
 
 }  // namespace

@@ -212,10 +212,13 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
     TimeRuns(run_base, count, base_round, status);
     const double hgc_median = Median(hgc_round);
     if (hgc_median > 0) round_ratios.push_back(Median(base_round) / hgc_median);
+    result.round_hgc_ms.push_back(hgc_median * 1e3);
+    result.round_baseline_ms.push_back(Median(base_round) * 1e3);
     hgc_samples.insert(hgc_samples.end(), hgc_round.begin(), hgc_round.end());
     base_samples.insert(base_samples.end(), base_round.begin(),
                         base_round.end());
     if (status.ok()) status = release_base();
+    if (config.round_probe) result.round_probes.push_back(config.round_probe());
   }
   HGC_RETURN_IF_ERROR(status);
   result.hgc_ms = Median(hgc_samples) * 1e3;

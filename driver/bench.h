@@ -15,7 +15,8 @@
 // by one with a monotonic clock (std::chrono::steady_clock), in `rounds`
 // alternating blocks (hgc, baseline, hgc, baseline, ...) so that clock and
 // load drift hit both alike; times are medians over all timed runs, the
-// speedup the median of the per-round ratios.
+// speedup the median of the per-round ratios. A `round_probe` runs after
+// each round's two blocks.
 // After each baseline block OpenMP's threads are sent to sleep
 // (PrimitiveExecutor::ReleaseThreads): each side runs with the machine to
 // itself, as a framework or an hgc user would. With
@@ -32,6 +33,7 @@
 #define HGC_DRIVER_BENCH_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -58,6 +60,11 @@ struct BenchConfig {
   uint64_t seed = 0;
   // hgc vs baseline tolerance (default: per dtype).
   std::optional<Tolerance> tolerance;
+  // When set, called once per round after both blocks (neither side
+  // running), e.g. to measure the FMA peak, so that a side's rate can be
+  // compared with what the machine gave in the same round; the values come
+  // back in BenchResult::round_probes.
+  std::function<double()> round_probe;
 };
 
 struct BenchResult {
@@ -86,6 +93,9 @@ struct BenchResult {
   // changes speed between rounds (a shared or throttled host) cancels out
   // of the ratio, where it would not out of the overall medians.
   double round_speedup = 0;
+  // Per round: each side's median time (ms) and round_probe's value (empty
+  // without a probe).
+  std::vector<double> round_hgc_ms, round_baseline_ms, round_probes;
 
   // round_speedup when measured, else the ratio of the overall medians.
   double speedup() const {

@@ -246,7 +246,7 @@ std::vector<float> ApplyExpOfDifference(const std::vector<float>& xs,
 // Both forms against e^(x - m) with the difference taken exactly (double):
 // the portable one rounds x - m first (<= 1 ulp of e^round(x - m)), the
 // vreduceps one also rounds t = (x - m) log2 e (and log2 e itself), so
-// both are bounded by 2 ulp plus 1.25 ulp per unit of |x - m|, and by an
+// both are bounded by 2 ulp plus 1.25 ulp per unit of |x - m|, and by
 // half an ulp of e^0 = 1, the largest value a softmax row holds.
 TEST(VectorMathTest, ExpOfDifference) {
   std::vector<float> xs, ms;

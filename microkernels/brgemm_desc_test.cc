@@ -122,6 +122,22 @@ TEST(BrgemmBlockingTest, FillsTheRegisterFileAndStaysInIt) {
   EXPECT_EQ(AvxBlocking(BrgemmDataType::kF32, 2, 64).rows, 2);
 }
 
+// f32 unrolls K by 8, or by 4 where that keeps a B load's step per trip
+// within 2 KiB; the VNNI kinds by 4.
+TEST(BrgemmBlockingTest, KUnrollKeepsBStepsWithinThePrefetchStride) {
+  for (auto [ldb, unroll] : {std::pair<int64_t, int>{64, 8},
+                             {65, 4},
+                             {128, 4},
+                             {129, 8},
+                             {400, 8}}) {
+    BrgemmDesc d =
+        MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 64, 64, 384);
+    d.ldb = ldb;
+    EXPECT_EQ(ChooseBlocking(d).k_unroll, unroll) << "ldb " << ldb;
+  }
+  EXPECT_EQ(AvxBlocking(BrgemmDataType::kU8S8, 64, 64).k_unroll, 4);
+}
+
 }  // namespace
 }  // namespace microkernels
 }  // namespace hgc

@@ -65,7 +65,7 @@ int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs) {
 //  3. k_unroll: enough K groups per loop trip that the two pointer bumps
 //     and the branch are noise (they share ports with nothing hot), while
 //     keeping each block variant's code under a few KB for the uop cache:
-//     4 for the VNNI kinds; 8 for f32, but 4 where that keeps each B load's
+//     4 for bf16 and int8; 8 for f32, but 4 where that keeps each B load's
 //     step per trip within 2 KiB (B rows 257-512 bytes apart), the longest
 //     stride the L1 stride prefetcher of Intel cores follows. P·V of heads
 //     96 and 128 (B rows 384 and 512 bytes apart, streamed from L2) ran

@@ -123,7 +123,7 @@ TEST(BrgemmBlockingTest, FillsTheRegisterFileAndStaysInIt) {
 }
 
 // f32 unrolls K by 8, or by 4 where that keeps a B load's step per trip
-// within 2 KiB; the VNNI kinds by 4.
+// within 2 KiB; bf16 and int8 by 4.
 TEST(BrgemmBlockingTest, KUnrollKeepsBStepsWithinThePrefetchStride) {
   for (auto [ldb, unroll] : {std::pair<int64_t, int>{64, 8},
                              {65, 4},

@@ -196,16 +196,16 @@ absl::StatusOr<double> MeasureF32Peak(int threads, int samples,
 void SetPeakShares(SweepRow& row, double fallback_peak) {
   const BenchResult& r = row.result;
   row.peak = r.round_probes.empty() ? fallback_peak : Median(r.round_probes);
+  // GFLOP/s = flops / (ms * 1e-3) / 1e9; as a % of `peak`.
+  auto pct = [&r](double ms, double peak) {
+    return ms > 0 ? r.flops / ms / peak / 1e4 : 0;
+  };
   std::vector<double> hgc, baseline;
   for (size_t i = 0; i < r.round_probes.size(); ++i) {
     const double peak = r.round_probes[i];
     if (peak <= 0 || i >= r.round_hgc_ms.size()) continue;
-    // GFLOP/s = flops / (ms * 1e-3) / 1e9; as a % of peak.
-    auto pct = [&](double ms) {
-      return ms > 0 ? r.flops / ms / peak / 1e4 : 0;
-    };
-    hgc.push_back(pct(r.round_hgc_ms[i]));
-    baseline.push_back(pct(r.round_baseline_ms[i]));
+    hgc.push_back(pct(r.round_hgc_ms[i], peak));
+    baseline.push_back(pct(r.round_baseline_ms[i], peak));
   }
   if (hgc.empty()) {
     // No samples: the overall rates over the one peak.

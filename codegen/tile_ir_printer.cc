@@ -14,18 +14,26 @@ namespace tile {
 
 namespace {
 
-// Binding strength, for parentheses.
-int Precedence(Expr::Kind k) {
+// An infix operator's text and binding strength (for parentheses); null
+// text for the other kinds, which bind tightest.
+struct Infix {
+  const char* text;
+  int precedence;
+};
+Infix InfixOf(Expr::Kind k) {
   switch (k) {
     case Expr::Kind::kAdd:
+      return {" + ", 1};
     case Expr::Kind::kSub:
-      return 1;
+      return {" - ", 1};
     case Expr::Kind::kMul:
+      return {" * ", 2};
     case Expr::Kind::kDiv:
+      return {" / ", 2};
     case Expr::Kind::kRem:
-      return 2;
+      return {" % ", 2};
     default:
-      return 3;
+      return {nullptr, 3};
   }
 }
 
@@ -33,7 +41,13 @@ std::string Print(const Nest& nest, const Expr& e, int context) {
   using K = Expr::Kind;
   const auto& ops = e.operands();
   auto sub = [&](int i, int prec) { return Print(nest, ops[i], prec); };
-  std::string s;
+  if (const Infix op = InfixOf(e.kind()); op.text != nullptr) {
+    // Left-associative: the right operand needs parentheses at the same
+    // strength (a - (b - c)).
+    const std::string s =
+        absl::StrCat(sub(0, op.precedence), op.text, sub(1, op.precedence + 1));
+    return op.precedence < context ? absl::StrCat("(", s, ")") : s;
+  }
   switch (e.kind()) {
     case K::kConst:
       return absl::StrCat(e.value());
@@ -41,21 +55,6 @@ std::string Print(const Nest& nest, const Expr& e, int context) {
       return absl::StrCat("%", nest.var_name(e.var()));
     case K::kThreadId:
       return "%thread";
-    case K::kAdd:
-      s = absl::StrCat(sub(0, 1), " + ", sub(1, 2));
-      break;
-    case K::kSub:
-      s = absl::StrCat(sub(0, 1), " - ", sub(1, 2));
-      break;
-    case K::kMul:
-      s = absl::StrCat(sub(0, 2), " * ", sub(1, 3));
-      break;
-    case K::kDiv:
-      s = absl::StrCat(sub(0, 2), " / ", sub(1, 3));
-      break;
-    case K::kRem:
-      s = absl::StrCat(sub(0, 2), " % ", sub(1, 3));
-      break;
     case K::kMin:
       return absl::StrCat("min(", sub(0, 0), ", ", sub(1, 0), ")");
     case K::kLt:
@@ -63,10 +62,12 @@ std::string Print(const Nest& nest, const Expr& e, int context) {
     case K::kEq:
       return absl::StrCat("(", sub(0, 0), " == ", sub(1, 0), ")");
     case K::kSelect:
-      return absl::StrCat("select", "(", sub(0, 0), ", ", sub(1, 0), ", ",
+      return absl::StrCat("select(", sub(0, 0), ", ", sub(1, 0), ", ",
                           sub(2, 0), ")");
+    default:  // the infix kinds, printed above
+      break;
   }
-  return Precedence(e.kind()) < context ? absl::StrCat("(", s, ")") : s;
+  return {};
 }
 
 std::string PrintView(const Nest& nest, const View& v) {

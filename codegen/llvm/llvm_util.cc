@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "absl/functional/function_ref.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
@@ -56,6 +57,31 @@ void DisableLoopStrengthReduction() {
   if (it != options.end()) {
     static_cast<llvm::cl::opt<bool>*>(it->second)->setValue(true);
   }
+}
+
+// Registers the analyses a PassBuilder on `tm` with `tuning` needs, has
+// `build` fill the module pass manager and runs it over `module`.
+absl::Status RunModulePasses(llvm::Module& module, llvm::TargetMachine& tm,
+                             const llvm::PipelineTuningOptions& tuning,
+                             absl::FunctionRef<absl::Status(
+                                 llvm::PassBuilder&, llvm::ModulePassManager&)>
+                                 build) {
+  // The analysis managers must be destroyed in reverse order of the proxies
+  // that cross-reference them: declare them in the order LLVM's own tools do.
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&tm, tuning);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  if (absl::Status s = build(builder, mpm); !s.ok()) return s;
+  mpm.run(module, mam);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -222,25 +248,16 @@ absl::Status RunDefaultPipeline(llvm::Module& module, llvm::TargetMachine& tm,
                                   : opt_level == 2
                                       ? llvm::OptimizationLevel::O2
                                       : llvm::OptimizationLevel::O3;
-  // The analysis managers must be destroyed in reverse order of the proxies
-  // that cross-reference them: declare them in the order LLVM's own tools do.
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = auto_vectorize;
   tuning.LoopInterleaving = auto_vectorize;
   tuning.SLPVectorization = auto_vectorize;
-  llvm::PassBuilder builder(&tm, tuning);
-  builder.registerModuleAnalyses(mam);
-  builder.registerCGSCCAnalyses(cgam);
-  builder.registerFunctionAnalyses(fam);
-  builder.registerLoopAnalyses(lam);
-  builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = builder.buildPerModuleDefaultPipeline(level);
-  mpm.run(module, mam);
-  return absl::OkStatus();
+  return RunModulePasses(
+      module, tm, tuning,
+      [&](llvm::PassBuilder& builder, llvm::ModulePassManager& mpm) {
+        mpm = builder.buildPerModuleDefaultPipeline(level);
+        return absl::OkStatus();
+      });
 }
 
 absl::Status RunEmittedCodePipeline(llvm::Module& module,
@@ -260,24 +277,16 @@ absl::Status RunEmittedCodePipeline(llvm::Module& module,
       "loop-mssa(licm),loop(indvars),loop-unroll<O2>,";
   if (auto_vectorize) pipeline += "loop-vectorize,slp-vectorizer,instcombine,";
   pipeline += "simplifycfg)";
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(&tm);
-  builder.registerModuleAnalyses(mam);
-  builder.registerCGSCCAnalyses(cgam);
-  builder.registerFunctionAnalyses(fam);
-  builder.registerLoopAnalyses(lam);
-  builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm;
-  if (llvm::Error error = builder.parsePassPipeline(mpm, pipeline)) {
-    return absl::InternalError(
-        absl::StrCat("LLVM pass pipeline '", pipeline,
-                     "': ", llvm::toString(std::move(error))));
-  }
-  mpm.run(module, mam);
-  return absl::OkStatus();
+  return RunModulePasses(
+      module, tm, llvm::PipelineTuningOptions(),
+      [&](llvm::PassBuilder& builder, llvm::ModulePassManager& mpm) {
+        if (llvm::Error error = builder.parsePassPipeline(mpm, pipeline)) {
+          return absl::InternalError(
+              absl::StrCat("LLVM pass pipeline '", pipeline,
+                           "': ", llvm::toString(std::move(error))));
+        }
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<std::string> EmitMachineCode(llvm::Module& module,

@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include "support/cpu_features.h"
 #include "support/float16.h"
 
 namespace {
@@ -44,9 +45,46 @@ __attribute__((target("avx512f"), always_inline)) inline void Transpose16(
   }
 }
 
-}  // namespace
+// The 8 x 8 transpose of the rows r[0..7] in place (AVX2): unpack 32-bit
+// and 64-bit halves within 128-bit lanes, then swap lanes.
+__attribute__((target("avx2"), always_inline)) inline void Transpose8(
+    __m256 r[8]) {
+  __m256 t[8];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i) {
+    r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  // r[m] (m < 4), lane L: column 4L + m of rows 0..3; r[4 + m]: rows 4..7.
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    t[m] = _mm256_permute2f128_ps(r[m], r[4 + m], 0x20);
+    t[4 + m] = _mm256_permute2f128_ps(r[m], r[4 + m], 0x31);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) r[i] = t[i];
+}
 
-extern "C" __attribute__((target("avx512f"))) void hgc_transpose_f32(
+// The scalar edges of a transpose whose first rows_done rows have their
+// first cols_done columns done.
+inline void TransposeEdges(const float* src, int64_t src_ld, float* dst,
+                           int64_t dst_ld, int64_t rows, int64_t cols,
+                           int64_t rows_done, int64_t cols_done) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = r < rows_done ? cols_done : 0; c < cols; ++c) {
+      dst[c * dst_ld + r] = src[r * src_ld + c];
+    }
+  }
+}
+
+__attribute__((target("avx512f"))) void TransposeAvx512(
     const float* src, int64_t src_ld, float* dst, int64_t dst_ld, int64_t rows,
     int64_t cols) {
   const int64_t rows16 = rows / 16 * 16, cols16 = cols / 16 * 16;
@@ -64,14 +102,46 @@ extern "C" __attribute__((target("avx512f"))) void hgc_transpose_f32(
       }
     }
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = r < rows16 ? cols16 : 0; c < cols; ++c) {
-      dst[c * dst_ld + r] = src[r * src_ld + c];
+  TransposeEdges(src, src_ld, dst, dst_ld, rows, cols, rows16, cols16);
+}
+
+__attribute__((target("avx2"))) void TransposeAvx2(const float* src,
+                                                   int64_t src_ld, float* dst,
+                                                   int64_t dst_ld,
+                                                   int64_t rows,
+                                                   int64_t cols) {
+  const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
+  for (int64_t c0 = 0; c0 < cols8; c0 += 8) {
+    for (int64_t r0 = 0; r0 < rows8; r0 += 8) {
+      __m256 v[8];
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) {
+        v[i] = _mm256_loadu_ps(src + (r0 + i) * src_ld + c0);
+      }
+      Transpose8(v);
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        _mm256_storeu_ps(dst + (c0 + j) * dst_ld + r0, v[j]);
+      }
     }
+  }
+  TransposeEdges(src, src_ld, dst, dst_ld, rows, cols, rows8, cols8);
+}
+
+// The edge of a widened row, one element at a time: halves as vcvtph2ps
+// converts them (a signalling NaN quieted); a half denormal is normal in
+// f32, so only bf16 has any.
+__attribute__((target("f16c"))) inline void WidenEdge(
+    const uint16_t* s, float* d, int64_t from, int64_t cols, int32_t f16,
+    int32_t denormals_as_zero) {
+  for (int64_t c = from; c < cols; ++c) {
+    d[c] = f16                 ? _cvtsh_ss(s[c])
+           : denormals_as_zero ? hgc::Bf16ToFloatDaz(s[c])
+                               : hgc::Bf16ToFloat(s[c]);
   }
 }
 
-extern "C" __attribute__((target("avx512f,f16c"))) void hgc_widen_rows(
+__attribute__((target("avx512f,f16c"))) void WidenAvx512(
     const uint16_t* src, int64_t src_ld, float* dst, int64_t dst_ld,
     int64_t rows, int64_t cols, int32_t f16, int32_t denormals_as_zero) {
   const int64_t cols16 = cols / 16 * 16;
@@ -91,13 +161,58 @@ extern "C" __attribute__((target("avx512f,f16c"))) void hgc_widen_rows(
       }
       _mm512_storeu_si512(d + c, x);
     }
-    // The edge: halves as vcvtph2ps converts them (a signalling NaN
-    // quieted); a half denormal is normal in f32, so only bf16 has any.
-    for (int64_t c = cols16; c < cols; ++c) {
-      d[c] = f16                 ? _cvtsh_ss(s[c])
-             : denormals_as_zero ? hgc::Bf16ToFloatDaz(s[c])
-                                 : hgc::Bf16ToFloat(s[c]);
+    WidenEdge(s, d, cols16, cols, f16, denormals_as_zero);
+  }
+}
+
+__attribute__((target("avx2,f16c"))) void WidenAvx2(
+    const uint16_t* src, int64_t src_ld, float* dst, int64_t dst_ld,
+    int64_t rows, int64_t cols, int32_t f16, int32_t denormals_as_zero) {
+  const int64_t cols8 = cols / 8 * 8;
+  const __m256i exponent = _mm256_set1_epi32(0x7f800000);
+  const __m256i sign = _mm256_set1_epi32(static_cast<int>(0x80000000u));
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* s = src + r * src_ld;
+    float* d = dst + r * dst_ld;
+    for (int64_t c = 0; c < cols8; c += 8) {
+      const __m128i h =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + c));
+      __m256i x = f16 ? _mm256_castps_si256(_mm256_cvtph_ps(h))
+                      : _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+      if (denormals_as_zero) {
+        // Exponent field 0: keep only the sign.
+        const __m256i zero_exp = _mm256_cmpeq_epi32(
+            _mm256_and_si256(x, exponent), _mm256_setzero_si256());
+        x = _mm256_blendv_epi8(x, _mm256_and_si256(x, sign), zero_exp);
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + c), x);
     }
+    WidenEdge(s, d, cols8, cols, f16, denormals_as_zero);
+  }
+}
+
+// The project's ISA check (CPU, OS state, HGC_MAX_ISA cap) picks the
+// vector width; the step code that calls these is compiled for the same.
+bool UseAvx512() { return hgc::IsaAvailable(hgc::Isa::kAvx512Core); }
+
+}  // namespace
+
+extern "C" void hgc_transpose_f32(const float* src, int64_t src_ld, float* dst,
+                                  int64_t dst_ld, int64_t rows, int64_t cols) {
+  if (UseAvx512()) {
+    TransposeAvx512(src, src_ld, dst, dst_ld, rows, cols);
+  } else {
+    TransposeAvx2(src, src_ld, dst, dst_ld, rows, cols);
+  }
+}
+
+extern "C" void hgc_widen_rows(const uint16_t* src, int64_t src_ld, float* dst,
+                               int64_t dst_ld, int64_t rows, int64_t cols,
+                               int32_t f16, int32_t denormals_as_zero) {
+  if (UseAvx512()) {
+    WidenAvx512(src, src_ld, dst, dst_ld, rows, cols, f16, denormals_as_zero);
+  } else {
+    WidenAvx2(src, src_ld, dst, dst_ld, rows, cols, f16, denormals_as_zero);
   }
 }
 

@@ -10,7 +10,8 @@
 extern "C" {
 
 // dst[c * dst_ld + r] = src[r * src_ld + c] for r < rows, c < cols (f32):
-// 16 x 16 blocks through AVX-512 registers, the edges element by element.
+// 16 x 16 blocks through AVX-512 registers (8 x 8 through AVX2 ones where
+// IsaAvailable(kAvx512Core) says no), the edges element by element.
 // Blocks go down a column of blocks first, so that 16 dst rows are written
 // at a time (a row of blocks would write `cols` dst rows at once: a
 // 384 x 64 K block took 9.1 us that way, 7.3-8.3 us this way, in L2).
@@ -23,7 +24,8 @@ void hgc_transpose_f32(const float* src, int64_t src_ld, float* dst,
 // is nonzero. With `denormals_as_zero` nonzero, results whose exponent
 // field is 0 become zeros of their sign (bf16 denormals; an f16 denormal
 // is normal in f32). A NaN stays a NaN. 16 elements at a time through
-// AVX-512 registers, the ragged right edge one by one. Widens attention's
+// AVX-512 registers (8 through AVX2 ones without AVX-512), the ragged right
+// edge one by one. Widens attention's
 // bf16 / f16 Q, K and V rows into f32 scratch.
 void hgc_widen_rows(const uint16_t* src, int64_t src_ld, float* dst,
                     int64_t dst_ld, int64_t rows, int64_t cols, int32_t f16,

@@ -2,16 +2,26 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "support/cpu_features.h"
 
 namespace {
 
-// Every block and edge case: whole 16 x 16 blocks, a ragged right edge, a
+// The helpers pick AVX-512 or AVX2 code by the ISA cap; each test runs
+// with no cap (the CPU's best) and under an AVX2 cap.
+class RuntimeHelpersTest : public ::testing::TestWithParam<hgc::Isa> {
+ protected:
+  void SetUp() override { hgc::SetMaxIsa(GetParam()); }
+  void TearDown() override { hgc::ResetMaxIsa(); }
+};
+
+// Every block and edge case: whole 16 x 16 (AVX2: 8 x 8) blocks, a ragged right edge, a
 // ragged bottom edge, both, and shapes smaller than one block; leading
 // dimensions wider than the rows.
-TEST(RuntimeHelpersTest, TransposeMatchesTheDefinitionOnEveryEdge) {
+TEST_P(RuntimeHelpersTest, TransposeMatchesTheDefinitionOnEveryEdge) {
   for (int64_t rows : {1, 5, 16, 17, 32, 77, 129}) {
     for (int64_t cols : {1, 15, 16, 24, 33, 64, 96}) {
       const int64_t src_ld = cols + 3, dst_ld = rows + 5;
@@ -61,7 +71,7 @@ uint32_t WidenByDefinition(uint16_t h, bool f16, bool daz) {
 
 // Every 16-bit pattern, in rows with ragged right edges, both types, with
 // and without denormals as zero.
-TEST(RuntimeHelpersTest, WidenRowsMatchesTheDefinitionForEveryPattern) {
+TEST_P(RuntimeHelpersTest, WidenRowsMatchesTheDefinitionForEveryPattern) {
   for (int64_t cols : {1, 15, 16, 17, 40, 80}) {
     const int64_t src_ld = cols + 2, dst_ld = cols + 7;
     const int64_t rows = (65536 + cols - 1) / cols;
@@ -101,7 +111,7 @@ float FromBits(uint32_t bits) {
 
 // Rounding to nearest even (ties, carries into the exponent, overflow to
 // inf), NaN quieting and any destination strides.
-TEST(RuntimeHelpersTest, NarrowRowsRoundsToNearestEvenWithStrides) {
+TEST(RuntimeNarrowTest, NarrowRowsRoundsToNearestEvenWithStrides) {
   struct Case {
     uint32_t f32;
     uint16_t bf16, f16;
@@ -143,5 +153,14 @@ TEST(RuntimeHelpersTest, NarrowRowsRoundsToNearestEvenWithStrides) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(IsaCaps, RuntimeHelpersTest,
+                         ::testing::Values(hgc::Isa::kAvx512CoreAmx,
+                                           hgc::Isa::kAvx2),
+                         [](const ::testing::TestParamInfo<hgc::Isa>& info) {
+                           return info.param == hgc::Isa::kAvx2
+                                      ? std::string("avx2")
+                                      : std::string("uncapped");
+                         });
 
 }  // namespace

@@ -32,6 +32,15 @@ bool UsesBf16Widening(const BrgemmDesc& desc) {
 }
 
 int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs) {
+  if (desc.isa == Isa::kAvx2) {
+    // brgemm_avx2.cc: B vectors and A (bf16: both halves of each, and the
+    // 0xffff0000 mask), the N tail's lane mask, the scale, and relu's zero
+    // or divide_rows' one.
+    const int b_regs =
+        desc.dtype == BrgemmDataType::kBf16 ? 3 + 2 * nvecs : 1 + nvecs;
+    return b_regs + (desc.n % 8 != 0 ? 1 : 0) + (desc.scale ? 1 : 0) +
+           (desc.relu || desc.divide_rows ? 1 : 0);
+  }
   switch (desc.dtype) {
     case BrgemmDataType::kF32:
       // One register per B vector of the current k, one broadcast A value,
@@ -49,6 +58,40 @@ int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs) {
   }
   return kVectorRegisters;
 }
+
+namespace {
+
+// Step 3 of ChooseBlocking's heuristic (below).
+int ChooseKUnroll(const BrgemmDesc& desc) {
+  if (desc.dtype != BrgemmDataType::kF32) return 4;
+  const int64_t b_row_bytes = desc.ldb * 4;
+  return b_row_bytes * 8 > kPrefetchStrideBytes &&
+                 b_row_bytes * 4 <= kPrefetchStrideBytes
+             ? 4
+             : 8;
+}
+
+// AVX2 (16 YMM registers of 8 lanes): at most 2 vectors a row, so that an
+// N block of a row_max kernel is 16 columns, the row maxima's lane width
+// (brgemm_avx2.h); then as many rows as the registers allow, up to 8 (6
+// for two f32 vectors: the classic 6 x 16 tile), evened out as in step 2
+// of ChooseBlocking's heuristic; K unrolled as in step 3.
+BrgemmBlocking ChooseAvx2Blocking(const BrgemmDesc& desc) {
+  constexpr int kAvx2Registers = 16, kAvx2MaxRows = 8;
+  BrgemmBlocking b;
+  b.nvecs = desc.n > 8 ? 2 : 1;
+  b.reserved_regs = ReservedVectorRegisters(desc, b.nvecs);
+  int64_t rows = std::min<int64_t>(
+      std::max(1, std::min(kAvx2MaxRows,
+                           (kAvx2Registers - b.reserved_regs) / b.nvecs)),
+      desc.m);
+  const int64_t tiles = (desc.m + rows - 1) / rows;
+  b.rows = static_cast<int>((desc.m + tiles - 1) / tiles);
+  b.k_unroll = ChooseKUnroll(desc);
+  return b;
+}
+
+}  // namespace
 
 // The heuristic:
 //  1. nvecs = min(4, ceil(N / 16)): as wide as N allows, up to a cache line
@@ -71,6 +114,7 @@ int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs) {
 //     96 and 128 (B rows 384 and 512 bytes apart, streamed from L2) ran
 //     2-3 % faster with 4 than with 8, kernel and attention block alike.
 BrgemmBlocking ChooseBlocking(const BrgemmDesc& desc) {
+  if (desc.isa == Isa::kAvx2) return ChooseAvx2Blocking(desc);
   BrgemmBlocking b;
   b.nvecs = static_cast<int>(std::min<int64_t>(kMaxVectors, (desc.n + 15) / 16));
   const int64_t wide = 16 * kMaxVectors, narrower = wide - 16;
@@ -87,14 +131,7 @@ BrgemmBlocking ChooseBlocking(const BrgemmDesc& desc) {
     rows = (desc.m + tiles - 1) / tiles;
   }
   b.rows = static_cast<int>(rows);
-  b.k_unroll = 4;
-  if (desc.dtype == BrgemmDataType::kF32) {
-    const int64_t b_row_bytes = desc.ldb * 4;
-    b.k_unroll = b_row_bytes * 8 > kPrefetchStrideBytes &&
-                         b_row_bytes * 4 <= kPrefetchStrideBytes
-                     ? 4
-                     : 8;
-  }
+  b.k_unroll = ChooseKUnroll(desc);
   return b;
 }
 

@@ -1,10 +1,10 @@
-// Register blocking for the AVX-512 BRGEMM generators.
+// Register blocking for the AVX-512 and AVX2 BRGEMM generators.
 //
-// A kernel walks C in register tiles of `rows` x (`nvecs` x 16 lanes); each
-// tile's accumulators stay in ZMM registers for the whole batch and K
-// reduction. The heuristic (documented in brgemm_blocking.cc) maximizes the
-// accumulator count under the 32-register budget left by each generator's
-// other live registers, so the two FMA ports stay busy despite the
+// A kernel walks C in register tiles of `rows` x (`nvecs` x 16 lanes; 8 on
+// AVX2); each tile's accumulators stay in vector registers for the whole
+// batch and K reduction. The heuristic (documented in brgemm_blocking.cc)
+// maximizes the accumulator count under the register budget (32 ZMM, 16
+// YMM) left by each generator's other live registers, so the two FMA ports stay busy despite the
 // 4-cycle FMA latency and the load ports are never the bottleneck.
 #ifndef HGC_MICROKERNELS_BRGEMM_BLOCKING_H_
 #define HGC_MICROKERNELS_BRGEMM_BLOCKING_H_
@@ -19,7 +19,8 @@ namespace microkernels {
 // How one AVX-512 kernel is blocked.
 struct BrgemmBlocking {
   int rows = 0;      // C rows per register tile (M blocking), >= 1.
-  int nvecs = 0;     // 16-lane vectors per tile row (N blocking), 1..4.
+  int nvecs = 0;     // vectors per tile row (N blocking): 1..4 of 16 lanes
+                     // (AVX-512), 1..2 of 8 lanes (AVX2).
   int k_unroll = 0;  // K groups emitted per trip of the K loop, >= 1.
   // Registers, besides the accumulators, a tile row and a tile need: the
   // generator reserves them from the top of zmm31 down.
@@ -33,12 +34,13 @@ struct BrgemmBlocking {
 // for a tile `nvecs` vectors wide: B vectors, broadcast A values, constants.
 int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs);
 
-// The blocking for `desc` (an AVX-512 ISA, not AMX). The register tile is
+// The blocking for `desc` (AVX2 or an AVX-512 ISA, not AMX). The register tile is
 // never taller than M; tails in M and N get the same tile shape cut down.
 BrgemmBlocking ChooseBlocking(const BrgemmDesc& desc);
 
 // Whether `desc` selects the bf16 kernel that widens bf16 to f32 and uses
-// FMA (isa below avx512_core_bf16) rather than vdpbf16ps.
+// FMA (isa below avx512_core_bf16: AVX2's generator always widens) rather
+// than vdpbf16ps.
 bool UsesBf16Widening(const BrgemmDesc& desc);
 
 }  // namespace microkernels

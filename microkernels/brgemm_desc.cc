@@ -126,6 +126,12 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
   switch (d.isa) {
     case Isa::kNone:
       return bad("no ISA");
+    case Isa::kAvx2:
+      if (d.dtype == BrgemmDataType::kU8S8 || d.dtype == BrgemmDataType::kS8S8) {
+        return absl::UnimplementedError(absl::StrCat(
+            "int8 needs avx512_core_vnni or higher: ", d.ToString()));
+      }
+      break;
     case Isa::kAvx512Core:
       if (d.dtype == BrgemmDataType::kU8S8 || d.dtype == BrgemmDataType::kS8S8) {
         return bad("int8 needs avx512_core_vnni or higher");

@@ -60,7 +60,8 @@ enum class BatchKind : uint8_t {
 
 // See the file comment. All sizes are elements unless named *_bytes.
 struct BrgemmDesc {
-  // The instruction family the kernel is generated for. For bf16,
+  // The instruction family the kernel is generated for. kAvx2 runs f32
+  // and bf16 (widened to f32) on YMM registers (brgemm_avx2.h). For bf16,
   // kAvx512Core selects the kernel that widens bf16 to f32 and uses FMA and
   // kAvx512CoreBf16 (or higher, below AMX) the vdpbf16ps kernel;
   // kAvx512CoreAmx selects the tile kernels for bf16 and int8.

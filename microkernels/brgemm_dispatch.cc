@@ -45,6 +45,10 @@ absl::StatusOr<double> TimeBf16(Isa isa) {
 }
 
 absl::StatusOr<Bf16Calibration> Measure() {
+  if (!IsaAvailable(Isa::kAvx512Core)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no AVX-512 to calibrate bf16 on (", DescribeCpu(), ")"));
+  }
   Bf16Calibration cal;
   HGC_ASSIGN_OR_RETURN(cal.widen_gflops, TimeBf16(Isa::kAvx512Core));
   cal.chosen = Isa::kAvx512Core;
@@ -73,7 +77,14 @@ absl::StatusOr<Isa> SelectBrgemmIsa(BrgemmDataType dtype) {
   const Isa max = MaxIsa();
   if (max == Isa::kNone) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "no AVX-512 for the microkernels (", DescribeCpu(), ")"));
+        "no AVX2 + FMA for the microkernels (", DescribeCpu(), ")"));
+  }
+  if (max == Isa::kAvx2) {
+    if (dtype == BrgemmDataType::kF32 || dtype == BrgemmDataType::kBf16) {
+      return Isa::kAvx2;
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "int8 needs avx512_core_vnni (", DescribeCpu(), ")"));
   }
   switch (dtype) {
     case BrgemmDataType::kF32:

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "microkernels/amx.h"
 #include "microkernels/brgemm_amx.h"
+#include "microkernels/brgemm_avx2.h"
 #include "microkernels/brgemm_avx512_bf16.h"
 #include "microkernels/brgemm_avx512_bf16_fma.h"
 #include "microkernels/brgemm_avx512_f32.h"
@@ -25,6 +26,9 @@ std::unique_ptr<JitGenerator> MakeGenerator(const BrgemmDesc& desc) {
     return std::make_unique<BrgemmAmx>(desc, BuildAmxPlan(desc));
   }
   const BrgemmBlocking blocking = ChooseBlocking(desc);
+  if (desc.isa == Isa::kAvx2) {
+    return std::make_unique<BrgemmAvx2>(desc, blocking);
+  }
   switch (desc.dtype) {
     case BrgemmDataType::kF32:
       return std::make_unique<BrgemmAvx512F32>(desc, blocking);

@@ -39,6 +39,8 @@ struct Variant {
 
 const Variant kVariants[] = {
     {"f32", Isa::kAvx512Core, BrgemmDataType::kF32, Path::kJit},
+    {"f32_avx2", Isa::kAvx2, BrgemmDataType::kF32, Path::kJit},
+    {"bf16_avx2", Isa::kAvx2, BrgemmDataType::kBf16, Path::kJit},
     {"bf16_widen_fma", Isa::kAvx512Core, BrgemmDataType::kBf16, Path::kJit},
     {"bf16_vdpbf16ps", Isa::kAvx512CoreBf16, BrgemmDataType::kBf16, Path::kJit},
     {"u8s8_vnni", Isa::kAvx512CoreVnni, BrgemmDataType::kU8S8, Path::kJit},
@@ -184,11 +186,23 @@ TEST(BrgemmS8s8Test, RowSumsUpfrontAndPerTile) {
   }
 }
 
-// An f32 strided-batch descriptor for the post-op tests: gaps after A's
-// rows and C's (lda = K + 3, ldc = N + 2), the test's batch strides.
-BrgemmDesc GappedF32Desc(int64_t m, int64_t n, int64_t k) {
-  BrgemmDesc desc =
-      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, m, n, k);
+// The f32 post-op tests run on each f32 kernel family: AVX-512 and AVX2.
+class BrgemmF32Test : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!IsaAvailable(GetParam())) {
+      GTEST_SKIP() << "SKIPPED: " << IsaName(GetParam())
+                   << " not available on this CPU (" << DescribeCpu() << ")";
+    }
+  }
+  // An f32 strided-batch descriptor for the post-op tests: gaps after A's
+  // rows and C's (lda = K + 3, ldc = N + 2), the test's batch strides.
+  BrgemmDesc GappedF32Desc(int64_t m, int64_t n, int64_t k) const;
+};
+
+BrgemmDesc BrgemmF32Test::GappedF32Desc(int64_t m, int64_t n,
+                                        int64_t k) const {
+  BrgemmDesc desc = MakeBrgemmDesc(GetParam(), BrgemmDataType::kF32, m, n, k);
   desc.lda = k + 3;
   desc.ldc = n + 2;
   desc.batch_kind = BatchKind::kStrided;
@@ -201,7 +215,7 @@ BrgemmDesc GappedF32Desc(int64_t m, int64_t n, int64_t k) {
 // read past N faults), K with and without a K loop (the B prefetch runs
 // only in the loop), beta 0 and 1, and a zero batch (C = 0 or C, then the
 // post-ops). The inputs give C values of both signs, so relu clamps some.
-TEST(BrgemmPostOpsTest, BiasAndReluOverTails) {
+TEST_P(BrgemmF32Test, BiasAndReluOverTails) {
   uint32_t seed = 500;
   int cases = 0;
   for (int64_t n : kNs) {
@@ -225,7 +239,7 @@ TEST(BrgemmPostOpsTest, BiasAndReluOverTails) {
 // divide_rows on every tail: each row times the reciprocal of its divisor
 // (inexact ones included, so that x * (1 / d) and x / d differ), read
 // exactly M divisors, through M blocks and N blocks, beta 0 and 1.
-TEST(BrgemmPostOpsTest, DivideRowsOverTails) {
+TEST_P(BrgemmF32Test, DivideRowsOverTails) {
   uint32_t seed = 900;
   int cases = 0;
   for (int64_t n : kNs) {
@@ -247,7 +261,7 @@ TEST(BrgemmPostOpsTest, DivideRowsOverTails) {
 // plus the mask row, their row maxima folded in) and each alone, on every
 // tail: M blocks and N blocks, the masked N tail (whose lanes past N keep
 // their maxima), beta 0 and 1.
-TEST(BrgemmPostOpsTest, ScaleBiasRowMaxOverTails) {
+TEST_P(BrgemmF32Test, ScaleBiasRowMaxOverTails) {
   uint32_t seed = 1300;
   int cases = 0;
   for (int64_t n : kNs) {
@@ -274,7 +288,7 @@ TEST(BrgemmPostOpsTest, ScaleBiasRowMaxOverTails) {
 // with each post-op set that shares the kernel's stack slots and scratch
 // registers, regions smaller and larger than the kernel's K-loop trips,
 // and K loops of no, two and many trips, over the M and N tails.
-TEST(BrgemmPrefetchTest, RegionLeavesResultsOverTails) {
+TEST_P(BrgemmF32Test, RegionLeavesResultsOverTails) {
   uint32_t seed = 1700;
   int cases = 0;
   for (int64_t n : {int64_t{16}, int64_t{33}, int64_t{128}}) {
@@ -298,9 +312,8 @@ TEST(BrgemmPrefetchTest, RegionLeavesResultsOverTails) {
 }
 
 // relu keeps NaN (as the interpreter's relu does) and clamps the rest.
-TEST(BrgemmPostOpsTest, ReluKeepsNaN) {
-  BrgemmDesc desc =
-      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 3, 20, 2);
+TEST_P(BrgemmF32Test, ReluKeepsNaN) {
+  BrgemmDesc desc = MakeBrgemmDesc(GetParam(), BrgemmDataType::kF32, 3, 20, 2);
   desc.bias = true;
   desc.relu = true;
   auto kernel = BrgemmKernel::Create(desc);
@@ -328,9 +341,9 @@ TEST(BrgemmPostOpsTest, ReluKeepsNaN) {
 
 // A wide-C f32 call prefetches the B region after its first list entry;
 // with an empty (null) list it must not read the list.
-TEST(BrgemmPrefetchTest, EmptyPointerListIsNotRead) {
+TEST_P(BrgemmF32Test, EmptyPointerListIsNotRead) {
   BrgemmDesc desc =
-      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 6, 16, 64);
+      MakeBrgemmDesc(GetParam(), BrgemmDataType::kF32, 6, 16, 64);
   desc.ldc = 512;  // wide enough for the B prefetch
   auto kernel = BrgemmKernel::Create(desc);
   ASSERT_TRUE(kernel.ok()) << kernel.status();
@@ -437,6 +450,12 @@ std::string GridName(
   return std::string(kVariants[std::get<0>(info.param)].name) + "_N" +
          std::to_string(std::get<1>(info.param));
 }
+
+INSTANTIATE_TEST_SUITE_P(F32Kernels, BrgemmF32Test,
+                         ::testing::Values(Isa::kAvx512Core, Isa::kAvx2),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(
     AllVariants, BrgemmGridTest,

@@ -19,6 +19,7 @@ struct NamedIsa {
 
 constexpr NamedIsa kIsaNames[] = {
     {Isa::kNone, "none"},
+    {Isa::kAvx2, "avx2"},
     {Isa::kAvx512Core, "avx512_core"},
     {Isa::kAvx512CoreVnni, "avx512_core_vnni"},
     {Isa::kAvx512CoreBf16, "avx512_core_bf16"},
@@ -33,9 +34,12 @@ CpuFeatures Detect() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
   const bool osxsave = Bit(ecx, 27);
+  f.fma = Bit(ecx, 12);
+  f.f16c = Bit(ecx, 29);
   unsigned max_leaf = __get_cpuid_max(0, nullptr);
   if (max_leaf < 7) return f;
   __cpuid_count(7, 0, eax, ebx, ecx, edx);
+  f.avx2 = Bit(ebx, 5);
   f.avx512f = Bit(ebx, 16);
   f.avx512dq = Bit(ebx, 17);
   f.avx512bw = Bit(ebx, 30);
@@ -52,6 +56,7 @@ CpuFeatures Detect() {
     // XGETBV(0) = XCR0: which register states the OS saves on context switch.
     unsigned lo = 0, hi = 0;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    f.os_ymm = (lo & 0x6) == 0x6;                 // SSE, AVX.
     f.os_zmm = (lo & 0xe6) == 0xe6;               // SSE, AVX, opmask, ZMM.
     f.os_amx = (lo & 0x60000) == 0x60000;         // XTILECFG, XTILEDATA.
   }
@@ -94,13 +99,14 @@ absl::StatusOr<Isa> ParseIsa(absl::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown ISA '", name,
-      "'; expected one of avx512_core, avx512_core_vnni, avx512_core_bf16, "
-      "avx512_core_fp16, avx512_core_amx, all"));
+      "'; expected one of none, avx2, avx512_core, avx512_core_vnni, "
+      "avx512_core_bf16, avx512_core_fp16, avx512_core_amx, all"));
 }
 
 Isa CpuFeatures::HighestIsa() const {
+  if (!(avx2 && fma && f16c && os_ymm)) return Isa::kNone;
   if (!(avx512f && avx512bw && avx512vl && avx512dq && os_zmm)) {
-    return Isa::kNone;
+    return Isa::kAvx2;
   }
   Isa isa = Isa::kAvx512Core;
   if (!avx512_vnni) return isa;

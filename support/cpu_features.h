@@ -19,7 +19,8 @@ namespace hgc {
 
 // ISA families, ordered: a larger value implies every smaller one.
 enum class Isa : int {
-  kNone = 0,          // no AVX-512: hgc's microkernels cannot run.
+  kNone = 0,          // below AVX2 + FMA: hgc's microkernels cannot run.
+  kAvx2,              // AVX2 + FMA + F16C, 16 YMM registers (Haswell, Zen 1-3).
   kAvx512Core,        // AVX-512 F, BW, VL, DQ (Skylake-SP).
   kAvx512CoreVnni,    // + AVX512_VNNI (vpdpbusd; Cascade Lake).
   kAvx512CoreBf16,    // + AVX512_BF16 (vdpbf16ps; Cooper Lake).
@@ -36,6 +37,9 @@ absl::StatusOr<Isa> ParseIsa(absl::string_view name);
 
 // Raw feature bits read from CPUID and XGETBV.
 struct CpuFeatures {
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
   bool avx512f = false;
   bool avx512bw = false;
   bool avx512vl = false;
@@ -46,8 +50,10 @@ struct CpuFeatures {
   bool amx_tile = false;
   bool amx_bf16 = false;
   bool amx_int8 = false;
-  // The OS saves the ZMM state (XCR0 bits 5-7) and, separately, the AMX
-  // tile state (XCR0 bits 17-18). Without these the instructions fault.
+  // The OS saves the YMM state (XCR0 bits 1-2), the ZMM state (bits 5-7)
+  // and, separately, the AMX tile state (bits 17-18). Without these the
+  // instructions fault.
+  bool os_ymm = false;
   bool os_zmm = false;
   bool os_amx = false;
 

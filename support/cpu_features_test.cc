@@ -11,7 +11,7 @@ class CpuFeaturesTest : public ::testing::Test {
 };
 
 TEST_F(CpuFeaturesTest, NamesRoundTrip) {
-  for (Isa isa : {Isa::kNone, Isa::kAvx512Core, Isa::kAvx512CoreVnni,
+  for (Isa isa : {Isa::kNone, Isa::kAvx2, Isa::kAvx512Core, Isa::kAvx512CoreVnni,
                   Isa::kAvx512CoreBf16, Isa::kAvx512CoreFp16,
                   Isa::kAvx512CoreAmx}) {
     absl::StatusOr<Isa> parsed = ParseIsa(IsaName(isa));
@@ -23,7 +23,7 @@ TEST_F(CpuFeaturesTest, NamesRoundTrip) {
 }
 
 TEST_F(CpuFeaturesTest, RejectsUnknownNames) {
-  absl::StatusOr<Isa> parsed = ParseIsa("avx2");
+  absl::StatusOr<Isa> parsed = ParseIsa("avx3");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(parsed.status().message().find("avx512_core_vnni"),
@@ -33,6 +33,11 @@ TEST_F(CpuFeaturesTest, RejectsUnknownNames) {
 TEST_F(CpuFeaturesTest, HighestIsaFollowsTheLadder) {
   CpuFeatures f;
   EXPECT_EQ(f.HighestIsa(), Isa::kNone);
+  // AVX2 needs FMA, F16C and the OS saving YMM state.
+  f.avx2 = f.fma = f.os_ymm = true;
+  EXPECT_EQ(f.HighestIsa(), Isa::kNone);
+  f.f16c = true;
+  EXPECT_EQ(f.HighestIsa(), Isa::kAvx2);
   f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.os_zmm = true;
   EXPECT_EQ(f.HighestIsa(), Isa::kAvx512Core);
   // BF16 without VNNI does not skip a rung.
@@ -47,6 +52,8 @@ TEST_F(CpuFeaturesTest, HighestIsaFollowsTheLadder) {
   f.os_amx = true;
   EXPECT_EQ(f.HighestIsa(), Isa::kAvx512CoreAmx);
   f.os_zmm = false;
+  EXPECT_EQ(f.HighestIsa(), Isa::kAvx2);
+  f.os_ymm = false;
   EXPECT_EQ(f.HighestIsa(), Isa::kNone);
 }
 

@@ -23,7 +23,8 @@ struct GatedFeature {
 };
 
 // The cap ladder in LLVM feature names. Anything not listed is below
-// AVX-512 (SSE, AVX2, FMA, F16C, BMI, ...) and always kept. The Ice Lake
+// AVX-512 (SSE, AVX2, FMA, F16C, BMI, ...) and always kept (a cap of
+// `none` keeps them too: it only turns the microkernels off). The Ice Lake
 // era extensions sit with _fp16 because the machines hgc's lower families
 // stand for (Skylake-SP, Cascade Lake, Cooper Lake) lack them: a capped
 // target must not emit an instruction the emulated machine would fault on.
@@ -66,9 +67,10 @@ Isa MinIsaOf(llvm::StringRef feature) {
 // support/cpu_features.h; OS support for AMX is assumed).
 Isa IsaOfFeatures(const llvm::StringMap<bool>& features) {
   auto has = [&](const char* name) { return features.lookup(name); };
+  if (!has("avx2") || !has("fma") || !has("f16c")) return Isa::kNone;
   if (!has("avx512f") || !has("avx512bw") || !has("avx512vl") ||
       !has("avx512dq")) {
-    return Isa::kNone;
+    return Isa::kAvx2;
   }
   if (!has("avx512vnni")) return Isa::kAvx512Core;
   if (!has("avx512bf16")) return Isa::kAvx512CoreVnni;

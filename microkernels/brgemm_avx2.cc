@@ -1,0 +1,374 @@
+#include "microkernels/brgemm_avx2.h"
+
+#include "microkernels/brgemm_abi.h"
+
+namespace hgc {
+namespace microkernels {
+
+using namespace Xbyak::util;  // NOLINT: register names read like assembly.
+
+// Reserved registers, from ymm15 down (ReservedVectorRegisters in
+// brgemm_blocking.cc counts them):
+//   f32:  0 = broadcast A value, 1..nvecs = B vectors;
+//   bf16: 0 = A's even element, 1 = A's odd element, 2 = 0xffff0000,
+//         3.. = B's (even, odd) halves per vector;
+// then the N-tail lane mask (when N % 8 != 0), the broadcast scale (scale)
+// and a constant (relu's zero, divide_rows' one). In the store, the
+// broadcast register is the temporary (C's old tail, relu's compare, the
+// row maxima) and the B registers hold the bias row or a row's reciprocal.
+namespace {
+
+constexpr int kLanes = 8;
+constexpr int kVectorBytes = 32;
+// MXCSR.DAZ (bit 6): denormal inputs of the FMAs read as zero.
+constexpr uint32_t kMxcsrDaz = 1u << 6;
+
+}  // namespace
+
+BrgemmAvx2::BrgemmAvx2(const BrgemmDesc& desc, const BrgemmBlocking& blocking)
+    : JitGenerator(desc.ToString()), desc_(desc), blocking_(blocking) {}
+
+Xbyak::Ymm BrgemmAvx2::BVector(int vec) const {
+  return IsBf16() ? Reserved(3 + 2 * vec) : Reserved(1 + vec);
+}
+
+// The registers after the B vectors, in the order the file comment lists.
+int BrgemmAvx2::ExtraRegister(Extra which) const {
+  int index = IsBf16() ? 3 + 2 * blocking_.nvecs : 1 + blocking_.nvecs;
+  if (which == Extra::kTailMask) return index;
+  if (desc_.n % kLanes != 0) ++index;
+  if (which == Extra::kScale) return index;
+  if (desc_.scale) ++index;
+  return index;  // Extra::kConst
+}
+
+int64_t BrgemmAvx2::PrefetchLinesPerTrip() const {
+  if (desc_.prefetch_lines <= 0) return 0;
+  const int64_t trips = desc_.k / blocking_.k_unroll;
+  if (trips < 2) return 0;
+  const int full_cols = blocking_.nvecs * kLanes;
+  const int64_t tiles = ((desc_.n + full_cols - 1) / full_cols) *
+                        ((desc_.m + blocking_.rows - 1) / blocking_.rows);
+  return (desc_.prefetch_lines + tiles * trips - 1) / (tiles * trips);
+}
+
+// Stack slots: the caller's and the kernel's MXCSR (bf16), the M block's
+// first divisor or row of maxima (divide_rows, row_max), the prefetch
+// region's end.
+int BrgemmAvx2::StackSlots() const {
+  return (IsBf16() ? 1 : 0) + (desc_.divide_rows || desc_.row_max ? 1 : 0) +
+         (PrefetchLinesPerTrip() > 0 ? 1 : 0);
+}
+
+absl::Status BrgemmAvx2::Generate() {
+  Preamble();
+  if (StackSlots() > 0) sub(rsp, 8 * StackSlots());
+  if (IsBf16()) {
+    stmxcsr(ptr[rsp]);
+    mov(reg_tmp_.cvt32(), ptr[rsp]);
+    or_(reg_tmp_.cvt32(), kMxcsrDaz);
+    mov(ptr[rsp + 4], reg_tmp_.cvt32());
+    ldmxcsr(ptr[rsp + 4]);
+    mov(reg_tmp_.cvt32(), 0xffff0000u);
+    vmovd(Xbyak::Xmm(Reserved(2).getIdx()), reg_tmp_.cvt32());
+    vpbroadcastd(Reserved(2), Xbyak::Xmm(Reserved(2).getIdx()));
+  }
+  if (desc_.n % kLanes != 0) {
+    // Lanes [0, N % 8) of the tail vector: 8 - N % 8 floats into the table.
+    lea(reg_tmp_, ptr[rip + mask_table_]);
+    vmovdqu(TailMask(),
+            ptr[reg_tmp_ + (kLanes - desc_.n % kLanes) * sizeof(float)]);
+  }
+  if (PrefetchLinesPerTrip() > 0) {
+    mov(reg_pf_, ptr[reg_args_ + kArgPrefetch]);
+    mov(reg_tmp_, reg_pf_);
+    AddImm(reg_tmp_, desc_.prefetch_lines * 64, reg_n_);
+    mov(qword[rsp + 8 * (StackSlots() - 1)], reg_tmp_);
+  }
+  mov(reg_c_n_, ptr[reg_args_ + kArgC]);
+  xor_(reg_boff_, reg_boff_);
+  const int full_cols = blocking_.nvecs * kLanes;
+  EmitNBlocks(desc_.n / full_cols, full_cols);
+  if (desc_.n % full_cols != 0) {
+    EmitNBlocks(1, static_cast<int>(desc_.n % full_cols));
+  }
+  if (IsBf16()) ldmxcsr(ptr[rsp]);
+  if (StackSlots() > 0) add(rsp, 8 * StackSlots());
+  Postamble();
+  if (desc_.n % kLanes != 0) {
+    align(32);
+    L(mask_table_);
+    for (int i = 0; i < 2 * kLanes; ++i) dd(i < kLanes ? 0xffffffffu : 0u);
+  }
+  return absl::OkStatus();
+}
+
+// The stack slot of the per-M-block pointer (divide_rows, row_max).
+#define HGC_AVX2_ROW_SLOT qword[rsp + 8 * (IsBf16() ? 1 : 0)]
+
+void BrgemmAvx2::EmitNBlocks(int64_t count, int cols) {
+  if (count == 0) return;
+  Xbyak::Label loop;
+  if (count > 1) mov(reg_n_, count);
+  L(loop);
+  mov(reg_c_, reg_c_n_);
+  xor_(reg_aoff_, reg_aoff_);
+  if (desc_.divide_rows || desc_.row_max) {
+    mov(reg_tmp_,
+        ptr[reg_args_ + (desc_.divide_rows ? kArgRowDivisors : kArgRowMax)]);
+    mov(HGC_AVX2_ROW_SLOT, reg_tmp_);
+  }
+  const int rows = blocking_.rows;
+  EmitMBlocks(desc_.m / rows, rows, cols);
+  if (desc_.m % rows != 0) {
+    EmitMBlocks(1, static_cast<int>(desc_.m % rows), cols);
+  }
+  add(reg_c_n_, cols * 4);
+  add(reg_boff_, cols * group() * a_elem_bytes());
+  if (count > 1) {
+    dec(reg_n_);
+    jnz(loop, T_NEAR);
+  }
+}
+
+void BrgemmAvx2::EmitMBlocks(int64_t count, int rows, int cols) {
+  if (count == 0) return;
+  Xbyak::Label loop;
+  if (count > 1) mov(reg_m_, count);
+  L(loop);
+  EmitTile(rows, cols);
+  if (desc_.divide_rows) add(HGC_AVX2_ROW_SLOT, rows * 4);
+  if (desc_.row_max) add(HGC_AVX2_ROW_SLOT, rows * 64);
+  AddImm(reg_c_, rows * desc_.ldc * 4, reg_tmp_);
+  AddImm(reg_aoff_, rows * desc_.lda * a_elem_bytes(), reg_tmp_);
+  if (count > 1) {
+    dec(reg_m_);
+    jnz(loop, T_NEAR);
+  }
+}
+
+void BrgemmAvx2::EmitTile(int rows, int cols) {
+  const int nvecs = (cols + kLanes - 1) / kLanes;
+  const bool masked = cols % kLanes != 0;
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < nvecs; ++j) {
+      const Xbyak::Ymm acc = Acc(i, j, nvecs);
+      vxorps(acc, acc, acc);
+    }
+  }
+  EmitBatchLoop([&] { EmitKLoop(rows, nvecs, masked); });
+  StoreTile(rows, nvecs, masked);
+}
+
+void BrgemmAvx2::EmitBatchLoop(const std::function<void()>& body) {
+  Xbyak::Label batch_loop, done;
+  mov(reg_iter_a_, ptr[reg_args_ + kArgA]);
+  mov(reg_iter_b_, ptr[reg_args_ + kArgB]);
+  mov(reg_batch_, ptr[reg_args_ + kArgBatch]);
+  test(reg_batch_, reg_batch_);
+  jle(done, T_NEAR);
+  L(batch_loop);
+  if (desc_.batch_kind == BatchKind::kPointerList) {
+    mov(reg_a_, ptr[reg_iter_a_]);
+    mov(reg_b_, ptr[reg_iter_b_]);
+    add(reg_iter_a_, 8);
+    add(reg_iter_b_, 8);
+  } else {
+    mov(reg_a_, reg_iter_a_);
+    mov(reg_b_, reg_iter_b_);
+    AddImm(reg_iter_a_, desc_.stride_a_bytes, reg_tmp_);
+    AddImm(reg_iter_b_, desc_.stride_b_bytes, reg_tmp_);
+  }
+  add(reg_a_, reg_aoff_);
+  add(reg_b_, reg_boff_);
+  body();
+  dec(reg_batch_);
+  jnz(batch_loop, T_NEAR);
+  L(done);
+}
+
+void BrgemmAvx2::KLoopTrip() {
+  const int64_t lines = PrefetchLinesPerTrip();
+  if (lines == 0) return;
+  for (int64_t i = 0; i < lines; ++i) prefetcht1(ptr[reg_pf_ + i * 64]);
+  add(reg_pf_, static_cast<int>(lines * 64));
+  const Xbyak::Address end = qword[rsp + 8 * (StackSlots() - 1)];
+  cmp(reg_pf_, end);
+  cmova(reg_pf_, end);
+}
+
+void BrgemmAvx2::EmitKLoop(int rows, int nvecs, bool masked) {
+  const int64_t g = group();
+  const int64_t full_groups = desc_.k / g;
+  const int tail = static_cast<int>(desc_.k % g);
+  const int64_t a_step = g * a_elem_bytes();
+  const int64_t b_step = desc_.ldb * g * a_elem_bytes();
+  const int unroll = blocking_.k_unroll;
+  const int64_t trips = full_groups / unroll;
+  auto compute = [&](int64_t a_off, int64_t b_off, int valid) {
+    if (IsBf16()) {
+      ComputeGroupBf16(rows, nvecs, masked, a_off, b_off, valid);
+    } else {
+      ComputeGroupF32(rows, nvecs, masked, a_off, b_off);
+    }
+  };
+  if (trips > 1) {
+    Xbyak::Label loop;
+    mov(reg_k_, trips);
+    L(loop);
+    for (int u = 0; u < unroll; ++u) {
+      compute(u * a_step, u * b_step, static_cast<int>(g));
+    }
+    KLoopTrip();
+    add(reg_a_, unroll * a_step);
+    AddImm(reg_b_, unroll * b_step, reg_tmp_);
+    dec(reg_k_);
+    jnz(loop, T_NEAR);
+  }
+  const int64_t straight = trips > 1 ? full_groups % unroll : full_groups;
+  for (int64_t u = 0; u < straight; ++u) {
+    compute(u * a_step, u * b_step, static_cast<int>(g));
+  }
+  if (tail != 0) compute(straight * a_step, straight * b_step, tail);
+}
+
+void BrgemmAvx2::LoadVector(const Xbyak::Ymm& dst, const Xbyak::Address& src,
+                            bool masked) {
+  if (masked) {
+    vmaskmovps(dst, TailMask(), src);
+  } else {
+    vmovups(dst, src);
+  }
+}
+
+void BrgemmAvx2::ComputeGroupF32(int rows, int nvecs, bool masked,
+                                 int64_t a_off, int64_t b_off) {
+  for (int j = 0; j < nvecs; ++j) {
+    LoadVector(BVector(j), ptr[reg_b_ + b_off + j * kVectorBytes],
+               masked && j == nvecs - 1);
+  }
+  for (int i = 0; i < rows; ++i) {
+    vbroadcastss(Broadcast(), ptr[reg_a_ + i * desc_.lda * 4 + a_off]);
+    for (int j = 0; j < nvecs; ++j) {
+      vfmadd231ps(Acc(i, j, nvecs), Broadcast(), BVector(j));
+    }
+  }
+}
+
+void BrgemmAvx2::ComputeGroupBf16(int rows, int nvecs, bool masked,
+                                  int64_t a_off, int64_t b_off, int valid) {
+  const Xbyak::Ymm a_lo = Reserved(0);
+  const Xbyak::Ymm a_hi = Reserved(1);
+  const Xbyak::Ymm hi_mask = Reserved(2);
+  auto b_lo = [&](int j) { return Reserved(3 + 2 * j); };
+  auto b_hi = [&](int j) { return Reserved(4 + 2 * j); };
+  const bool both = valid == 2;
+  for (int j = 0; j < nvecs; ++j) {
+    const Xbyak::Address src = ptr[reg_b_ + b_off + j * kVectorBytes];
+    // VEX shifts take no memory source: load, then split. The tail's
+    // masked lanes read as zero and are never touched.
+    LoadVector(b_hi(j), src, masked && j == nvecs - 1);
+    vpslld(b_lo(j), b_hi(j), 16);
+    if (both) vpand(b_hi(j), b_hi(j), hi_mask);
+  }
+  for (int i = 0; i < rows; ++i) {
+    const int64_t disp = i * desc_.lda * 2 + a_off;
+    if (both) {
+      vpbroadcastd(a_hi, ptr[reg_a_ + disp]);
+      vpslld(a_lo, a_hi, 16);
+      vpand(a_hi, a_hi, hi_mask);
+    } else {
+      // Odd K: only element k exists; read exactly its two bytes.
+      movzx(reg_tmp_.cvt32(), word[reg_a_ + disp]);
+      shl(reg_tmp_.cvt32(), 16);
+      vmovd(Xbyak::Xmm(a_lo.getIdx()), reg_tmp_.cvt32());
+      vpbroadcastd(a_lo, Xbyak::Xmm(a_lo.getIdx()));
+    }
+    for (int j = 0; j < nvecs; ++j) {
+      vfmadd231ps(Acc(i, j, nvecs), a_lo, b_lo(j));
+      if (both) vfmadd231ps(Acc(i, j, nvecs), a_hi, b_hi(j));
+    }
+  }
+}
+
+void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
+  const Xbyak::Ymm tmp = Broadcast();
+  if (desc_.bias) {
+    // The N block's bias row starts reg_boff_ bytes into args.bias: B rows
+    // and the bias have 4-byte elements (f32 only).
+    mov(reg_tmp_, ptr[reg_args_ + kArgBias]);
+    add(reg_tmp_, reg_boff_);
+    for (int j = 0; j < nvecs; ++j) {
+      LoadVector(BVector(j), ptr[reg_tmp_ + j * kVectorBytes],
+                 masked && j == nvecs - 1);
+    }
+  }
+  if (desc_.scale) {
+    mov(reg_tmp_, ptr[reg_args_ + kArgScale]);
+    vbroadcastss(ScaleRegister(), ptr[reg_tmp_]);
+  }
+  if (desc_.relu) vxorps(ConstRegister(), ConstRegister(), ConstRegister());
+  if (desc_.divide_rows) {
+    mov(reg_tmp_.cvt32(), 0x3f800000u);  // 1.0f
+    vmovd(Xbyak::Xmm(ConstRegister().getIdx()), reg_tmp_.cvt32());
+    vpbroadcastd(ConstRegister(), Xbyak::Xmm(ConstRegister().getIdx()));
+  }
+  // The tile's first divisor or row of maxima, in reg_tmp_ through the store.
+  if (desc_.divide_rows || desc_.row_max) mov(reg_tmp_, HGC_AVX2_ROW_SLOT);
+  for (int i = 0; i < rows; ++i) {
+    if (desc_.divide_rows) {
+      vbroadcastss(BVector(0), ptr[reg_tmp_ + i * 4]);
+      vdivps(BVector(0), ConstRegister(), BVector(0));
+    }
+    for (int j = 0; j < nvecs; ++j) {
+      const Xbyak::Ymm acc = Acc(i, j, nvecs);
+      const bool tail = masked && j == nvecs - 1;
+      const Xbyak::Address c =
+          ptr[reg_c_ + i * desc_.ldc * 4 + j * kVectorBytes];
+      if (desc_.accumulate) {
+        if (tail) {
+          vmaskmovps(tmp, TailMask(), c);
+          vaddps(acc, acc, tmp);
+        } else {
+          vaddps(acc, acc, c);
+        }
+      }
+      if (desc_.divide_rows) vmulps(acc, acc, BVector(0));
+      if (desc_.scale && desc_.bias) {
+        vfmadd213ps(acc, ScaleRegister(), BVector(j));
+      } else if (desc_.scale) {
+        vmulps(acc, acc, ScaleRegister());
+      } else if (desc_.bias) {
+        vaddps(acc, acc, BVector(j));
+      }
+      if (desc_.relu) {
+        // x > 0 (or NaN) ? x : +0, the reference's relu.
+        vcmpps(tmp, acc, ConstRegister(), 0x16);  // NLE_UQ
+        vandps(acc, acc, tmp);
+      }
+      if (tail) {
+        vmaskmovps(c, TailMask(), acc);
+      } else {
+        vmovups(c, acc);
+      }
+      if (desc_.row_max) {
+        // Vector j of a 16-column block folds into lanes 8 (j % 2) + l:
+        // vmaxps(old max, value), the tail's lanes past N left as they were.
+        const Xbyak::Address lanes =
+            ptr[reg_tmp_ + i * 64 + (j % 2) * kVectorBytes];
+        vmovups(tmp, lanes);
+        vmaxps(tmp, tmp, acc);
+        if (tail) {
+          vmaskmovps(lanes, TailMask(), tmp);
+        } else {
+          vmovups(lanes, tmp);
+        }
+      }
+    }
+  }
+}
+
+#undef HGC_AVX2_ROW_SLOT
+
+}  // namespace microkernels
+}  // namespace hgc

@@ -1,0 +1,118 @@
+// AVX2 + FMA BRGEMM generator for CPUs without AVX-512 (Haswell to
+// Alder Lake, AMD Zen 1-3): f32, and bf16 by widening to f32.
+//
+// The same loop skeleton as the AVX-512 generators (brgemm_avx512_base.h):
+// N blocks, M blocks, a register tile per (M block, N block) whose
+// accumulators stay in YMM registers through the batch and K loops, then
+// the store with the f32 post-ops. Differences that follow from the ISA:
+//
+//  - 16 vector registers of 8 lanes: tiles of up to 6 rows x 2 vectors
+//    (the classic 6 x 16 AVX2 SGEMM tile: 12 accumulators, more than the
+//    8 that two FMA pipes with a 4-cycle latency need).
+//  - No opmasks: the N tail is a vmaskmovps load or store under a lane
+//    mask kept in a register, built once per call from an in-code table.
+//    Masked lanes are never read or written, so no kernel touches memory
+//    outside its buffers.
+//  - row_max keeps its 16-lane layout (BrgemmCallArgs::row_max): vector j
+//    of a 16-column N block folds into lanes 8 (j % 2) .. 8 (j % 2) + 7,
+//    which is why a row_max kernel's N blocks are 16 columns wide.
+//  - bf16: each K pair of packed B (VNNI-2) is split into its even and odd
+//    halves as f32 (a shift and an and, exact) and A's pair likewise; two
+//    FMAs per vector. bf16 denormals read as zeros, as in every hgc bf16
+//    kernel: the call runs with MXCSR.DAZ set and restores the caller's
+//    MXCSR (as brgemm_avx512_bf16_fma.h does).
+//  - prefetch_lines is honoured as on AVX-512: the region's lines are
+//    spread over the K-loop trips of every register tile. The AVX-512 f32
+//    kernel's own prefetch of the next call's B is not done here.
+#ifndef HGC_MICROKERNELS_BRGEMM_AVX2_H_
+#define HGC_MICROKERNELS_BRGEMM_AVX2_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "microkernels/brgemm_blocking.h"
+#include "microkernels/brgemm_desc.h"
+#include "microkernels/jit_generator.h"
+
+namespace hgc {
+namespace microkernels {
+
+class BrgemmAvx2 : public JitGenerator {
+ public:
+  // `desc` must have passed ValidateBrgemmDesc with isa kAvx2 (f32 or
+  // bf16); `blocking` comes from ChooseBlocking(desc).
+  BrgemmAvx2(const BrgemmDesc& desc, const BrgemmBlocking& blocking);
+
+ protected:
+  absl::Status Generate() override;
+
+ private:
+  bool IsBf16() const { return desc_.dtype == BrgemmDataType::kBf16; }
+  int64_t a_elem_bytes() const { return InputElementSize(desc_.dtype); }
+  int64_t group() const { return VnniGranularity(desc_.dtype); }
+
+  // Accumulator for tile row `row`, vector `vec`, in a tile `nvecs` wide.
+  Xbyak::Ymm Acc(int row, int vec, int nvecs) const {
+    return Xbyak::Ymm(row * nvecs + vec);
+  }
+  // The i-th reserved register, counted down from ymm15.
+  Xbyak::Ymm Reserved(int i) const { return Xbyak::Ymm(15 - i); }
+  // The named reserved registers (layout in brgemm_avx2.cc).
+  Xbyak::Ymm Broadcast() const { return Reserved(0); }
+  Xbyak::Ymm BVector(int vec) const;
+  enum class Extra { kTailMask, kScale, kConst };
+  int ExtraRegister(Extra which) const;
+  Xbyak::Ymm TailMask() const {
+    return Reserved(ExtraRegister(Extra::kTailMask));
+  }
+  Xbyak::Ymm ScaleRegister() const {
+    return Reserved(ExtraRegister(Extra::kScale));
+  }
+  Xbyak::Ymm ConstRegister() const {
+    return Reserved(ExtraRegister(Extra::kConst));
+  }
+
+  void EmitNBlocks(int64_t count, int cols);
+  void EmitMBlocks(int64_t count, int rows, int cols);
+  void EmitTile(int rows, int cols);
+  void EmitBatchLoop(const std::function<void()>& body);
+  void EmitKLoop(int rows, int nvecs, bool masked);
+  void ComputeGroupF32(int rows, int nvecs, bool masked, int64_t a_off,
+                       int64_t b_off);
+  void ComputeGroupBf16(int rows, int nvecs, bool masked, int64_t a_off,
+                        int64_t b_off, int valid);
+  void LoadVector(const Xbyak::Ymm& dst, const Xbyak::Address& src,
+                  bool masked);
+  void StoreTile(int rows, int nvecs, bool masked);
+  void KLoopTrip();
+
+  int StackSlots() const;
+  int64_t PrefetchLinesPerTrip() const;
+
+  const BrgemmDesc desc_;
+  const BrgemmBlocking blocking_;
+  // The lane-mask table the tail mask loads from: 8 x -1 then 8 x 0.
+  Xbyak::Label mask_table_;
+
+  const Xbyak::Reg64 reg_args_ = Xbyak::util::rdi;
+  const Xbyak::Reg64 reg_c_ = Xbyak::util::rsi;       // C tile
+  const Xbyak::Reg64 reg_c_n_ = Xbyak::util::rdx;     // C at N block, row 0
+  const Xbyak::Reg64 reg_aoff_ = Xbyak::util::rcx;    // M block offset in A
+  const Xbyak::Reg64 reg_boff_ = Xbyak::util::r8;     // N block offset in B
+  const Xbyak::Reg64 reg_a_ = Xbyak::util::r9;        // A in the K loop
+  const Xbyak::Reg64 reg_b_ = Xbyak::util::r10;       // B in the K loop
+  const Xbyak::Reg64 reg_iter_a_ = Xbyak::util::r11;  // batch: next A
+  const Xbyak::Reg64 reg_iter_b_ = Xbyak::util::rax;  // batch: next B
+  const Xbyak::Reg64 reg_batch_ = Xbyak::util::rbx;   // batch count left
+  const Xbyak::Reg64 reg_k_ = Xbyak::util::rbp;       // K loop trips left
+  const Xbyak::Reg64 reg_m_ = Xbyak::util::r12;       // M blocks left
+  const Xbyak::Reg64 reg_n_ = Xbyak::util::r13;       // N blocks left
+  const Xbyak::Reg64 reg_tmp_ = Xbyak::util::r14;
+  const Xbyak::Reg64 reg_pf_ = Xbyak::util::r15;      // prefetch pointer
+};
+
+}  // namespace microkernels
+}  // namespace hgc
+
+#endif  // HGC_MICROKERNELS_BRGEMM_AVX2_H_

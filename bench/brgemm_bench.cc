@@ -157,6 +157,10 @@ void KernelTable(const Filter& filter) {
   const KernelVariant variants[] = {
       {"f32", Isa::kAvx512Core, BrgemmDataType::kF32,
        PeakInstruction::kVfmadd231ps},
+      {"f32 avx2", Isa::kAvx2, BrgemmDataType::kF32,
+       PeakInstruction::kVfmadd231psYmm},
+      {"bf16 avx2", Isa::kAvx2, BrgemmDataType::kBf16,
+       PeakInstruction::kVfmadd231psYmm},
       {"bf16 widen+fma", Isa::kAvx512Core, BrgemmDataType::kBf16,
        PeakInstruction::kVfmadd231ps},
       {"bf16 vdpbf16ps", Isa::kAvx512CoreBf16, BrgemmDataType::kBf16,
@@ -370,7 +374,8 @@ int Main(int argc, char** argv) {
               pinned ? absl::StrFormat(", pinned to CPU %d", cpu).c_str() : "");
   std::printf("\n== Instruction peaks (this core, this run) ==\n");
   for (PeakInstruction p :
-       {PeakInstruction::kVfmadd231ps, PeakInstruction::kVdpbf16ps,
+       {PeakInstruction::kVfmadd231ps, PeakInstruction::kVfmadd231psYmm,
+        PeakInstruction::kVdpbf16ps,
         PeakInstruction::kVpdpbusd, PeakInstruction::kTdpbf16ps,
         PeakInstruction::kTdpbusd}) {
     auto g = MeasurePeakGops(p);

@@ -17,17 +17,22 @@ namespace {
 using namespace Xbyak::util;  // NOLINT
 
 constexpr int kAccumulators = 24;
+constexpr int kYmmAccumulators = 12;
 
 // void loop(int64_t iterations): each iteration issues the instruction
-// 4 x 24 times (AVX-512) or 16 times (AMX) with no dependence between
-// consecutive issues to the same accumulator closer than 24 (4) apart.
+// 4 x 24 times (AVX-512), 4 x 12 times (YMM) or 16 times (AMX) with no
+// dependence between consecutive issues to the same accumulator closer
+// than 24 (12, 4) apart.
 class PeakLoop : public microkernels::JitGenerator {
  public:
   explicit PeakLoop(PeakInstruction instr)
       : JitGenerator(PeakInstructionName(instr)), instr_(instr) {}
-  int per_iteration() const { return amx() ? 16 : 4 * kAccumulators; }
+  int per_iteration() const {
+    return amx() ? 16 : 4 * (ymm() ? kYmmAccumulators : kAccumulators);
+  }
 
  protected:
+  bool ymm() const { return instr_ == PeakInstruction::kVfmadd231psYmm; }
   bool amx() const {
     return instr_ == PeakInstruction::kTdpbf16ps ||
            instr_ == PeakInstruction::kTdpbusd;
@@ -35,9 +40,23 @@ class PeakLoop : public microkernels::JitGenerator {
   absl::Status Generate() override {
     Xbyak::Label loop, config;
     if (amx()) ldtilecfg(ptr[rip + config]);
-    for (int i = 0; i < 26 && !amx(); ++i) vpxord(Xbyak::Zmm(i), Xbyak::Zmm(i), Xbyak::Zmm(i));
+    if (ymm()) {
+      for (int i = 0; i < 16; ++i) {
+        vxorps(Xbyak::Ymm(i), Xbyak::Ymm(i), Xbyak::Ymm(i));
+      }
+    } else if (!amx()) {
+      for (int i = 0; i < 26; ++i) {
+        vpxord(Xbyak::Zmm(i), Xbyak::Zmm(i), Xbyak::Zmm(i));
+      }
+    }
     L(loop);
     for (int u = 0; u < 4; ++u) {
+      if (ymm()) {
+        for (int i = 0; i < kYmmAccumulators; ++i) {
+          vfmadd231ps(Xbyak::Ymm(i), Xbyak::Ymm(12), Xbyak::Ymm(13));
+        }
+        continue;
+      }
       if (amx()) {
         for (int t = 0; t < 4; ++t) {
           const Xbyak::Tmm c(t), a(4 + t / 2), b(6 + t % 2);
@@ -91,6 +110,7 @@ double ThreadSeconds() {
 const char* PeakInstructionName(PeakInstruction instr) {
   switch (instr) {
     case PeakInstruction::kVfmadd231ps: return "vfmadd231ps";
+    case PeakInstruction::kVfmadd231psYmm: return "vfmadd231ps/ymm";
     case PeakInstruction::kVdpbf16ps: return "vdpbf16ps";
     case PeakInstruction::kVpdpbusd: return "vpdpbusd";
     case PeakInstruction::kTdpbf16ps: return "tdpbf16ps";
@@ -102,6 +122,7 @@ const char* PeakInstructionName(PeakInstruction instr) {
 Isa PeakInstructionIsa(PeakInstruction instr) {
   switch (instr) {
     case PeakInstruction::kVfmadd231ps: return Isa::kAvx512Core;
+    case PeakInstruction::kVfmadd231psYmm: return Isa::kAvx2;
     case PeakInstruction::kVdpbf16ps: return Isa::kAvx512CoreBf16;
     case PeakInstruction::kVpdpbusd: return Isa::kAvx512CoreVnni;
     case PeakInstruction::kTdpbf16ps:
@@ -113,12 +134,18 @@ Isa PeakInstructionIsa(PeakInstruction instr) {
 double OpsPerInstruction(PeakInstruction instr) {
   switch (instr) {
     case PeakInstruction::kVfmadd231ps: return 32;
+    case PeakInstruction::kVfmadd231psYmm: return 16;
     case PeakInstruction::kVdpbf16ps: return 64;
     case PeakInstruction::kVpdpbusd: return 128;
     case PeakInstruction::kTdpbf16ps: return 16 * 16 * 32 * 2;
     case PeakInstruction::kTdpbusd: return 16 * 16 * 64 * 2;
   }
   return 0;
+}
+
+PeakInstruction F32PeakInstruction() {
+  return IsaAvailable(Isa::kAvx512Core) ? PeakInstruction::kVfmadd231ps
+                                        : PeakInstruction::kVfmadd231psYmm;
 }
 
 struct PeakMeter::Impl {

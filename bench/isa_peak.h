@@ -1,7 +1,7 @@
 // Measured per-core peak of the instructions the microkernels are built on.
 //
 // Each measurement runs a JIT loop of one instruction over 24 independent
-// accumulators (enough to cover latency x ports on any current core) in the
+// accumulators (12 for the YMM form, which has 16 registers; enough to cover latency x ports on any current core) in the
 // calling thread, so the benchmark's "% of peak" compares kernels with what
 // this core actually sustains at this moment, clock and license included.
 #ifndef HGC_BENCH_ISA_PEAK_H_
@@ -16,7 +16,8 @@ namespace hgc {
 namespace bench {
 
 enum class PeakInstruction {
-  kVfmadd231ps,  // f32: 32 flops (16 lanes x mul + add)
+  kVfmadd231ps,     // f32: 32 flops (16 lanes x mul + add)
+  kVfmadd231psYmm,  // f32 on AVX2: 16 flops (8 lanes), 12 accumulators
   kVdpbf16ps,    // bf16: 64 flops
   kVpdpbusd,     // int8: 128 ops
   kTdpbf16ps,    // AMX bf16: 16 x 16 x 32 x 2 = 16384 flops
@@ -28,6 +29,9 @@ const char* PeakInstructionName(PeakInstruction instr);
 Isa PeakInstructionIsa(PeakInstruction instr);
 // Floating-point (or integer) operations one instruction performs.
 double OpsPerInstruction(PeakInstruction instr);
+// The f32 FMA the microkernels use here: the ZMM form where AVX-512 is
+// available (under the cap), else the YMM form.
+PeakInstruction F32PeakInstruction();
 
 // A generated throughput loop of one instruction, timed on demand so that
 // peaks can be sampled right beside the kernels they are compared with (on a

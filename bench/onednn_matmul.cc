@@ -83,7 +83,8 @@ const std::string& OnednnMatmul::impl() const { return state_->impl; }
 void CapOnednnIsa(Isa isa) {
   dnnl::cpu_isa cap = dnnl::cpu_isa::all;
   switch (isa) {
-    case Isa::kNone: cap = dnnl::cpu_isa::avx2; break;
+    case Isa::kNone: cap = dnnl::cpu_isa::sse41; break;
+    case Isa::kAvx2: cap = dnnl::cpu_isa::avx2; break;
     case Isa::kAvx512Core: cap = dnnl::cpu_isa::avx512_core; break;
     case Isa::kAvx512CoreVnni: cap = dnnl::cpu_isa::avx512_core_vnni; break;
     // oneDNN 2.6 has no separate fp16 rung; bf16 is the matching cap.

@@ -165,7 +165,7 @@ absl::StatusOr<double> MeasureF32Peak(int threads, int samples,
   std::vector<std::unique_ptr<PeakMeter>> meters;
   for (int t = 0; t < threads; ++t) {
     absl::StatusOr<std::unique_ptr<PeakMeter>> m =
-        PeakMeter::Create(PeakInstruction::kVfmadd231ps);
+        PeakMeter::Create(F32PeakInstruction());
     if (!m.ok()) return m.status();
     meters.push_back(std::move(*m));
   }

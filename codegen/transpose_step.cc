@@ -27,19 +27,20 @@ int SwappedDim(const TransposePlan& plan) {
 }
 
 // Rows of a 2-D transpose block one work item moves: a multiple of the
-// 16 x 16 register tile.
+// 16 x 16 (AVX2: 8 x 8) register tile.
 constexpr int64_t kBlockRows = 64;
 
 // Fills the work split of `plan` (see TransposePlan).
 void PlanWork(TransposePlan& plan) {
-  // The project's ISA check: the CPU, the OS saving ZMM state, HGC_MAX_ISA.
-  const bool avx512 = IsaAvailable(Isa::kAvx512Core);
+  // The project's ISA check: the CPU, the OS saving YMM / ZMM state,
+  // HGC_MAX_ISA. hgc_transpose_f32 has AVX-512 and AVX2 code.
+  const bool vector_tiles = IsaAvailable(Isa::kAvx2);
   const size_t rank = plan.dims.size();
   plan.out_strides.assign(rank, 1);
   for (size_t d = rank - 1; d-- > 0;) {
     plan.out_strides[d] = plan.out_strides[d + 1] * plan.dims[d + 1];
   }
-  plan.swapped = plan.element_bytes == 4 && avx512 ? SwappedDim(plan) : -1;
+  plan.swapped = plan.element_bytes == 4 && vector_tiles ? SwappedDim(plan) : -1;
   plan.items = 1;
   for (size_t d = 0; d + 1 < rank; ++d) {
     if (static_cast<int>(d) == plan.swapped) continue;

@@ -7,7 +7,8 @@
 // [B, S, H, D] -> [B, H, S, D] copies rows of D). Otherwise, when another
 // output dim is contiguous in the input ([B, S, D] -> [B, D, S]), 4-byte
 // elements are moved as a batch of 2-D transposes in 16 x 16 AVX-512
-// register tiles; other cases go element by element. Any dtype (1, 2, 4 or
+// register tiles (8 x 8 AVX2 ones without AVX-512); other cases go element
+// by element. Any dtype (1, 2, 4 or
 // 8 bytes per element). A big step runs on every thread of the pool, each
 // moving an even share of the rows (or blocks).
 #ifndef HGC_CODEGEN_TRANSPOSE_STEP_H_

@@ -12,6 +12,9 @@ using namespace Xbyak::util;  // NOLINT: register names read like assembly.
 //   f32:  0 = broadcast A value, 1..nvecs = B vectors;
 //   bf16: 0 = A's even element, 1 = A's odd element, 2 = 0xffff0000,
 //         3.. = B's (even, odd) halves per vector;
+//   int8: 0 = A's group widened to s16, 1 = a product, 2.. = B's columns
+//         0-3 and 4-7 widened to s16 per vector; and two accumulators per
+//         vector (Acc(row, 2 vec) for columns 0-3, + 1 for 4-7);
 // then the N-tail lane mask (when N % 8 != 0), the broadcast scale (scale)
 // and a constant (relu's zero, divide_rows' one). In the store, the
 // broadcast register is the temporary (C's old tail, relu's compare, the
@@ -32,9 +35,13 @@ Xbyak::Ymm BrgemmAvx2::BVector(int vec) const {
   return IsBf16() ? Reserved(3 + 2 * vec) : Reserved(1 + vec);
 }
 
+int BrgemmAvx2::AccumulatorsPerVector() const { return IsInt() ? 2 : 1; }
+
 // The registers after the B vectors, in the order the file comment lists.
 int BrgemmAvx2::ExtraRegister(Extra which) const {
-  int index = IsBf16() ? 3 + 2 * blocking_.nvecs : 1 + blocking_.nvecs;
+  int index = IsBf16()  ? 3 + 2 * blocking_.nvecs
+              : IsInt() ? 2 + 2 * blocking_.nvecs
+                        : 1 + blocking_.nvecs;
   if (which == Extra::kTailMask) return index;
   if (desc_.n % kLanes != 0) ++index;
   if (which == Extra::kScale) return index;
@@ -150,9 +157,10 @@ void BrgemmAvx2::EmitMBlocks(int64_t count, int rows, int cols) {
 void BrgemmAvx2::EmitTile(int rows, int cols) {
   const int nvecs = (cols + kLanes - 1) / kLanes;
   const bool masked = cols % kLanes != 0;
+  const int accs = nvecs * AccumulatorsPerVector();
   for (int i = 0; i < rows; ++i) {
-    for (int j = 0; j < nvecs; ++j) {
-      const Xbyak::Ymm acc = Acc(i, j, nvecs);
+    for (int j = 0; j < accs; ++j) {
+      const Xbyak::Ymm acc = Acc(i, j, accs);
       vxorps(acc, acc, acc);
     }
   }
@@ -208,6 +216,8 @@ void BrgemmAvx2::EmitKLoop(int rows, int nvecs, bool masked) {
   auto compute = [&](int64_t a_off, int64_t b_off, int valid) {
     if (IsBf16()) {
       ComputeGroupBf16(rows, nvecs, masked, a_off, b_off, valid);
+    } else if (IsInt()) {
+      ComputeGroupInt8(rows, nvecs, masked, a_off, b_off, valid);
     } else {
       ComputeGroupF32(rows, nvecs, masked, a_off, b_off);
     }
@@ -291,7 +301,67 @@ void BrgemmAvx2::ComputeGroupBf16(int rows, int nvecs, bool masked,
   }
 }
 
+void BrgemmAvx2::ComputeGroupInt8(int rows, int nvecs, bool masked,
+                                  int64_t a_off, int64_t b_off, int valid) {
+  // A VNNI-4 group of 8 columns is 32 bytes, 4 per column: its columns 0-3
+  // and 4-7 widened to s16 are 16 lanes each, (k, k + 1, k + 2, k + 3) per
+  // column. A's group widened and repeated 4 times matches them, and
+  // vpmaddwd sums each k pair: 8 s32 lanes, two per column, exact (a
+  // product is at most 255 * 128 in magnitude). The pairs of a column meet
+  // in the store (StoreTile).
+  const Xbyak::Ymm a = Reserved(0);
+  const Xbyak::Ymm product = Reserved(1);
+  auto b_half = [&](int j, int half) { return Reserved(2 + 2 * j + half); };
+  const bool signed_a = desc_.dtype == BrgemmDataType::kS8S8;
+  for (int j = 0; j < nvecs; ++j) {
+    const Xbyak::Address src = ptr[reg_b_ + b_off + j * kVectorBytes];
+    if (masked && j == nvecs - 1) {
+      // The tail's columns past N (one dword each) are not read.
+      vpmaskmovd(b_half(j, 1), TailMask(), src);
+      vpmovsxbw(b_half(j, 0), Xbyak::Xmm(b_half(j, 1).getIdx()));
+      vextracti128(Xbyak::Xmm(b_half(j, 1).getIdx()), b_half(j, 1), 1);
+      vpmovsxbw(b_half(j, 1), Xbyak::Xmm(b_half(j, 1).getIdx()));
+    } else {
+      vpmovsxbw(b_half(j, 0), ptr[reg_b_ + b_off + j * kVectorBytes]);
+      vpmovsxbw(b_half(j, 1), ptr[reg_b_ + b_off + j * kVectorBytes + 16]);
+    }
+  }
+  const Xbyak::Xmm a_group(a.getIdx());
+  for (int i = 0; i < rows; ++i) {
+    const int64_t disp = i * desc_.lda + a_off;
+    if (valid == 4) {
+      vpbroadcastd(a_group, ptr[reg_a_ + disp]);
+    } else {
+      // The K tail: exactly `valid` bytes, the rest of the group zero.
+      movzx(reg_tmp_.cvt32(), byte[reg_a_ + disp]);
+      for (int e = 1; e < valid; ++e) {
+        movzx(reg_pf_.cvt32(), byte[reg_a_ + disp + e]);
+        shl(reg_pf_.cvt32(), 8 * e);
+        or_(reg_tmp_.cvt32(), reg_pf_.cvt32());
+      }
+      vmovd(a_group, reg_tmp_.cvt32());
+      vpbroadcastd(a_group, a_group);
+    }
+    if (signed_a) {
+      vpmovsxbw(a, a_group);
+    } else {
+      vpmovzxbw(a, a_group);
+    }
+    for (int j = 0; j < nvecs; ++j) {
+      for (int half = 0; half < 2; ++half) {
+        const Xbyak::Ymm acc = Acc(i, 2 * j + half, 2 * nvecs);
+        vpmaddwd(product, a, b_half(j, half));
+        vpaddd(acc, acc, product);
+      }
+    }
+  }
+}
+
 void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
+  if (IsInt()) {
+    StoreIntTile(rows, nvecs, masked);
+    return;
+  }
   const Xbyak::Ymm tmp = Broadcast();
   if (desc_.bias) {
     // The N block's bias row starts reg_boff_ bytes into args.bias: B rows
@@ -363,6 +433,37 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
         } else {
           vmovups(lanes, tmp);
         }
+      }
+    }
+  }
+}
+
+void BrgemmAvx2::StoreIntTile(int rows, int nvecs, bool masked) {
+  const Xbyak::Ymm tmp = Reserved(1);
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < nvecs; ++j) {
+      // lo = (c0, c0, c1, c1 | c2, c2, c3, c3) pair sums, hi the same for
+      // c4..c7. vphaddd: (c0, c1, c4, c5 | c2, c3, c6, c7); qwords 0, 2,
+      // 1, 3 put them in order.
+      const Xbyak::Ymm lo = Acc(i, 2 * j, 2 * nvecs);
+      const Xbyak::Ymm hi = Acc(i, 2 * j + 1, 2 * nvecs);
+      vphaddd(lo, lo, hi);
+      vpermq(lo, lo, 0xD8);
+      const bool tail = masked && j == nvecs - 1;
+      const Xbyak::Address c =
+          ptr[reg_c_ + i * desc_.ldc * 4 + j * kVectorBytes];
+      if (desc_.accumulate) {
+        if (tail) {
+          vpmaskmovd(tmp, TailMask(), c);
+          vpaddd(lo, lo, tmp);
+        } else {
+          vpaddd(lo, lo, c);
+        }
+      }
+      if (tail) {
+        vpmaskmovd(c, TailMask(), lo);
+      } else {
+        vmovdqu(c, lo);
       }
     }
   }

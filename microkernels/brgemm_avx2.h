@@ -1,5 +1,6 @@
 // AVX2 + FMA BRGEMM generator for CPUs without AVX-512 (Haswell to
-// Alder Lake, AMD Zen 1-3): f32, and bf16 by widening to f32.
+// Alder Lake, AMD Zen 1-3): f32, bf16 by widening to f32, and u8s8 / s8s8
+// by widening to s16 for vpmaddwd.
 //
 // The same loop skeleton as the AVX-512 generators (brgemm_avx512_base.h):
 // N blocks, M blocks, a register tile per (M block, N block) whose
@@ -21,6 +22,11 @@
 //    FMAs per vector. bf16 denormals read as zeros, as in every hgc bf16
 //    kernel: the call runs with MXCSR.DAZ set and restores the caller's
 //    MXCSR (as brgemm_avx512_bf16_fma.h does).
+//  - int8: each 8-column vector of packed B (VNNI-4) is widened to s16 as
+//    two registers (columns 0-3 and 4-7), A's 4-byte group likewise and
+//    repeated; vpmaddwd gives exact s32 sums of k pairs, two per column,
+//    in two accumulators per vector, joined by vphaddd in the store. s8s8
+//    B is packed unbiased (PackedBIsBiased). No post-ops, as on AVX-512.
 //  - prefetch_lines is honoured as on AVX-512: the region's lines are
 //    spread over the K-loop trips of every register tile. The AVX-512 f32
 //    kernel's own prefetch of the next call's B is not done here.
@@ -49,12 +55,18 @@ class BrgemmAvx2 : public JitGenerator {
 
  private:
   bool IsBf16() const { return desc_.dtype == BrgemmDataType::kBf16; }
+  bool IsInt() const {
+    return desc_.dtype == BrgemmDataType::kU8S8 ||
+           desc_.dtype == BrgemmDataType::kS8S8;
+  }
+  // int8 keeps a vector's pair sums in two accumulators.
+  int AccumulatorsPerVector() const;
   int64_t a_elem_bytes() const { return InputElementSize(desc_.dtype); }
   int64_t group() const { return VnniGranularity(desc_.dtype); }
 
-  // Accumulator for tile row `row`, vector `vec`, in a tile `nvecs` wide.
-  Xbyak::Ymm Acc(int row, int vec, int nvecs) const {
-    return Xbyak::Ymm(row * nvecs + vec);
+  // Accumulator `acc` of tile row `row`, in a tile of `accs` a row.
+  Xbyak::Ymm Acc(int row, int acc, int accs) const {
+    return Xbyak::Ymm(row * accs + acc);
   }
   // The i-th reserved register, counted down from ymm15.
   Xbyak::Ymm Reserved(int i) const { return Xbyak::Ymm(15 - i); }
@@ -82,6 +94,9 @@ class BrgemmAvx2 : public JitGenerator {
                        int64_t b_off);
   void ComputeGroupBf16(int rows, int nvecs, bool masked, int64_t a_off,
                         int64_t b_off, int valid);
+  void ComputeGroupInt8(int rows, int nvecs, bool masked, int64_t a_off,
+                        int64_t b_off, int valid);
+  void StoreIntTile(int rows, int nvecs, bool masked);
   void LoadVector(const Xbyak::Ymm& dst, const Xbyak::Address& src,
                   bool masked);
   void StoreTile(int rows, int nvecs, bool masked);

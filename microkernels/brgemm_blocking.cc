@@ -34,10 +34,13 @@ bool UsesBf16Widening(const BrgemmDesc& desc) {
 int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs) {
   if (desc.isa == Isa::kAvx2) {
     // brgemm_avx2.cc: B vectors and A (bf16: both halves of each, and the
-    // 0xffff0000 mask), the N tail's lane mask, the scale, and relu's zero
-    // or divide_rows' one.
-    const int b_regs =
-        desc.dtype == BrgemmDataType::kBf16 ? 3 + 2 * nvecs : 1 + nvecs;
+    // 0xffff0000 mask; int8: B's two s16 halves, A and a product), the N
+    // tail's lane mask, the scale, and relu's zero or divide_rows' one.
+    const bool is_int = desc.dtype == BrgemmDataType::kU8S8 ||
+                        desc.dtype == BrgemmDataType::kS8S8;
+    const int b_regs = desc.dtype == BrgemmDataType::kBf16 ? 3 + 2 * nvecs
+                       : is_int                            ? 2 + 2 * nvecs
+                                                           : 1 + nvecs;
     return b_regs + (desc.n % 8 != 0 ? 1 : 0) + (desc.scale ? 1 : 0) +
            (desc.relu || desc.divide_rows ? 1 : 0);
   }
@@ -73,17 +76,21 @@ int ChooseKUnroll(const BrgemmDesc& desc) {
 
 // AVX2 (16 YMM registers of 8 lanes): at most 2 vectors a row, so that an
 // N block of a row_max kernel is 16 columns, the row maxima's lane width
-// (brgemm_avx2.h); then as many rows as the registers allow, up to 8 (6
+// (brgemm_avx2.h), and 1 for int8, whose vectors take two accumulators and
+// two B registers each; then as many rows as the registers allow, up to 8 (6
 // for two f32 vectors: the classic 6 x 16 tile), evened out as in step 2
 // of ChooseBlocking's heuristic; K unrolled as in step 3.
 BrgemmBlocking ChooseAvx2Blocking(const BrgemmDesc& desc) {
   constexpr int kAvx2Registers = 16, kAvx2MaxRows = 8;
+  const bool is_int = desc.dtype == BrgemmDataType::kU8S8 ||
+                      desc.dtype == BrgemmDataType::kS8S8;
   BrgemmBlocking b;
-  b.nvecs = desc.n > 8 ? 2 : 1;
+  b.nvecs = desc.n > 8 && !is_int ? 2 : 1;
   b.reserved_regs = ReservedVectorRegisters(desc, b.nvecs);
+  const int accs = b.nvecs * (is_int ? 2 : 1);
   int64_t rows = std::min<int64_t>(
       std::max(1, std::min(kAvx2MaxRows,
-                           (kAvx2Registers - b.reserved_regs) / b.nvecs)),
+                           (kAvx2Registers - b.reserved_regs) / accs)),
       desc.m);
   const int64_t tiles = (desc.m + rows - 1) / rows;
   b.rows = static_cast<int>((desc.m + tiles - 1) / tiles);

@@ -127,10 +127,6 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
     case Isa::kNone:
       return bad("no ISA");
     case Isa::kAvx2:
-      if (d.dtype == BrgemmDataType::kU8S8 || d.dtype == BrgemmDataType::kS8S8) {
-        return absl::UnimplementedError(absl::StrCat(
-            "int8 needs avx512_core_vnni or higher: ", d.ToString()));
-      }
       break;
     case Isa::kAvx512Core:
       if (d.dtype == BrgemmDataType::kU8S8 || d.dtype == BrgemmDataType::kS8S8) {
@@ -175,7 +171,8 @@ int64_t PackedBBytes(const BrgemmDesc& d) {
 }
 
 bool PackedBIsBiased(const BrgemmDesc& d) {
-  return d.dtype == BrgemmDataType::kS8S8 && d.isa != Isa::kAvx512CoreAmx;
+  return d.dtype == BrgemmDataType::kS8S8 && d.isa != Isa::kAvx512CoreAmx &&
+         d.isa != Isa::kAvx2;
 }
 
 }  // namespace microkernels

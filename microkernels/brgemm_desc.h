@@ -60,8 +60,9 @@ enum class BatchKind : uint8_t {
 
 // See the file comment. All sizes are elements unless named *_bytes.
 struct BrgemmDesc {
-  // The instruction family the kernel is generated for. kAvx2 runs f32
-  // and bf16 (widened to f32) on YMM registers (brgemm_avx2.h). For bf16,
+  // The instruction family the kernel is generated for. kAvx2 runs every
+  // data type on YMM registers (brgemm_avx2.h: bf16 widened to f32, int8
+  // widened to s16 for vpmaddwd). For bf16,
   // kAvx512Core selects the kernel that widens bf16 to f32 and uses FMA and
   // kAvx512CoreBf16 (or higher, below AMX) the vdpbf16ps kernel;
   // kAvx512CoreAmx selects the tile kernels for bf16 and int8.
@@ -147,9 +148,10 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& desc);
 int64_t PackedBBytes(const BrgemmDesc& desc);
 
 // Whether packed B holds B + 128 as u8 (each byte's sign bit flipped)
-// instead of s8 B: s8s8 on every ISA but AMX. vpdpbusd multiplies u8 by s8,
+// instead of s8 B: s8s8 on the VNNI kernels. vpdpbusd multiplies u8 by s8,
 // so the VNNI kernel (brgemm_avx512_int8.h) takes the biased B as its
-// unsigned operand and A as the signed one; AMX has tdpbssd and reads s8 B.
+// unsigned operand and A as the signed one; AMX has tdpbssd and AVX2
+// widens both operands with their own signs, so both read s8 B.
 // Padding then holds 0x80 (B = 0). PackB, UnpackB and ReferenceBrgemm all
 // follow this.
 bool PackedBIsBiased(const BrgemmDesc& desc);

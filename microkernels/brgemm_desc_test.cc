@@ -122,6 +122,31 @@ TEST(BrgemmBlockingTest, FillsTheRegisterFileAndStaysInIt) {
   EXPECT_EQ(AvxBlocking(BrgemmDataType::kF32, 2, 64).rows, 2);
 }
 
+// AVX2: 16 YMM registers, at most 2 vectors a row (1 for int8, whose
+// vectors take two accumulators each), the 6 x 16 f32 tile.
+TEST(BrgemmBlockingTest, Avx2FillsSixteenRegisters) {
+  for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
+                            BrgemmDataType::kU8S8, BrgemmDataType::kS8S8}) {
+    const bool int8 = dt == BrgemmDataType::kU8S8 || dt == BrgemmDataType::kS8S8;
+    for (int64_t n : {1, 8, 9, 16, 17, 64, 1000}) {
+      for (int post = 0; post < 4; ++post) {
+        BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx2, dt, 1000, n, 64);
+        d.scale = dt == BrgemmDataType::kF32 && (post & 1);
+        d.relu = dt == BrgemmDataType::kF32 && (post & 2);
+        const BrgemmBlocking b = ChooseBlocking(d);
+        const int accs = b.nvecs * (int8 ? 2 : 1);
+        EXPECT_LE(b.rows * accs + b.reserved_regs, 16) << d.ToString();
+        EXPECT_GE(b.rows, 1);
+        EXPECT_EQ(b.nvecs, int8 || n <= 8 ? 1 : 2) << d.ToString();
+      }
+    }
+  }
+  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx2, BrgemmDataType::kF32,
+                                          100, 64, 64))
+                .ToString(),
+            "rows6x2v:ku8");
+}
+
 // f32 unrolls K by 8, or by 4 where that keeps a B load's step per trip
 // within 2 KiB; bf16 and int8 by 4.
 TEST(BrgemmBlockingTest, KUnrollKeepsBStepsWithinThePrefetchStride) {

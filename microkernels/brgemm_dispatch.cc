@@ -79,13 +79,8 @@ absl::StatusOr<Isa> SelectBrgemmIsa(BrgemmDataType dtype) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no AVX2 + FMA for the microkernels (", DescribeCpu(), ")"));
   }
-  if (max == Isa::kAvx2) {
-    if (dtype == BrgemmDataType::kF32 || dtype == BrgemmDataType::kBf16) {
-      return Isa::kAvx2;
-    }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "int8 needs avx512_core_vnni (", DescribeCpu(), ")"));
-  }
+  // Without AVX-512 every data type runs on the AVX2 kernel.
+  if (max == Isa::kAvx2) return Isa::kAvx2;
   switch (dtype) {
     case BrgemmDataType::kF32:
       return Isa::kAvx512Core;
@@ -93,8 +88,8 @@ absl::StatusOr<Isa> SelectBrgemmIsa(BrgemmDataType dtype) {
     case BrgemmDataType::kS8S8:
       if (max == Isa::kAvx512CoreAmx) return max;
       if (max >= Isa::kAvx512CoreVnni) return Isa::kAvx512CoreVnni;
-      return absl::FailedPreconditionError(absl::StrCat(
-          "int8 needs avx512_core_vnni (", DescribeCpu(), ")"));
+      // AVX-512 without VNNI (Skylake-SP): the AVX2 kernel.
+      return Isa::kAvx2;
     case BrgemmDataType::kBf16: {
       if (max == Isa::kAvx512CoreAmx) return max;
       HGC_ASSIGN_OR_RETURN(Bf16Calibration cal, CalibrateBf16());

@@ -1,8 +1,8 @@
 // Picks the kernel family for a data type on the CPU the process runs on.
 //
-// Without AVX-512, f32 and bf16 use the AVX2 kernel (bf16 widened to f32)
-// and int8 has none. With it, f32 uses the AVX-512 FMA kernel, int8 AMX
-// where allowed, else VNNI. bf16 uses AMX where allowed; below that there are two AVX-512 ways,
+// Without AVX-512 every data type uses the AVX2 kernel (bf16 widened to
+// f32, int8 to s16). With it, f32 uses the AVX-512 FMA kernel, int8 AMX
+// where allowed, else VNNI, else (no VNNI) the AVX2 kernel. bf16 uses AMX where allowed; below that there are two AVX-512 ways,
 // vdpbf16ps and widening to f32 + FMA, and which is faster depends on the
 // core (vdpbf16ps issues at half the FMA rate on Sapphire/Emerald Rapids,
 // at the full rate on others). The dispatcher settles it by measurement:
@@ -35,7 +35,7 @@ absl::StatusOr<Bf16Calibration> CalibrateBf16();
 
 // The ISA family to put in a descriptor for `dtype` under the current cap:
 // the fastest kernel this CPU can run. FailedPrecondition when none can
-// (no AVX2 + FMA, or int8 without AVX512_VNNI).
+// (no AVX2 + FMA).
 absl::StatusOr<Isa> SelectBrgemmIsa(BrgemmDataType dtype);
 
 }  // namespace microkernels

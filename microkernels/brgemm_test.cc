@@ -41,6 +41,8 @@ const Variant kVariants[] = {
     {"f32", Isa::kAvx512Core, BrgemmDataType::kF32, Path::kJit},
     {"f32_avx2", Isa::kAvx2, BrgemmDataType::kF32, Path::kJit},
     {"bf16_avx2", Isa::kAvx2, BrgemmDataType::kBf16, Path::kJit},
+    {"u8s8_avx2", Isa::kAvx2, BrgemmDataType::kU8S8, Path::kJit},
+    {"s8s8_avx2", Isa::kAvx2, BrgemmDataType::kS8S8, Path::kJit},
     {"bf16_widen_fma", Isa::kAvx512Core, BrgemmDataType::kBf16, Path::kJit},
     {"bf16_vdpbf16ps", Isa::kAvx512CoreBf16, BrgemmDataType::kBf16, Path::kJit},
     {"u8s8_vnni", Isa::kAvx512CoreVnni, BrgemmDataType::kU8S8, Path::kJit},

@@ -51,9 +51,11 @@ GemmBlocking DefaultBlocking(Isa isa, BrgemmDataType dtype, int64_t n,
     b.pack_a = (k * es) % kAlign != 0;
   } else {
     b.kb = 128 * 4 / es;
-    // s8s8: the packing path (u8s8 kernel on a sign-flipped copy of A plus
-    // compensation) only where both N and K are long; see the header.
-    b.pack_a = dtype == BrgemmDataType::kS8S8 && n >= 1024 && k >= 1024;
+    // s8s8 on VNNI: the packing path (u8s8 kernel on a sign-flipped copy
+    // of A plus compensation) only where both N and K are long; see the
+    // header. The AVX2 kernel reads s8 A as it is.
+    b.pack_a = dtype == BrgemmDataType::kS8S8 && isa != Isa::kAvx2 &&
+               n >= 1024 && k >= 1024;
   }
   return b;
 }
@@ -107,7 +109,8 @@ absl::StatusOr<std::unique_ptr<BrgemmGemm>> BrgemmGemm::Create(
   g->blocking_ = blocking;
   g->amx_ = isa == Isa::kAvx512CoreAmx;
   g->s8s8_comp_ = dtype == BrgemmDataType::kS8S8 &&
-                  isa != Isa::kAvx512CoreAmx && blocking.pack_a;
+                  isa != Isa::kAvx512CoreAmx && isa != Isa::kAvx2 &&
+                  blocking.pack_a;
   // The kernels' data type: s8s8 on VNNI with A packing runs the u8s8
   // kernel.
   const BrgemmDataType kdt = g->s8s8_comp_ ? BrgemmDataType::kU8S8 : dtype;

@@ -10,10 +10,15 @@ namespace hgc {
 namespace microkernels {
 namespace {
 
+// The f32 kernel family this CPU runs: AVX-512, else AVX2.
+Isa F32Isa() {
+  return IsaAvailable(Isa::kAvx512Core) ? Isa::kAvx512Core : Isa::kAvx2;
+}
+
 TEST(KernelCacheTest, SameDescriptorSameKernel) {
   BrgemmKernelCache cache;
   const BrgemmDesc d =
-      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 6, 64, 64);
+      MakeBrgemmDesc(F32Isa(), BrgemmDataType::kF32, 6, 64, 64);
   auto k1 = cache.Get(d);
   auto k2 = cache.Get(d);
   ASSERT_TRUE(k1.ok() && k2.ok());
@@ -35,8 +40,8 @@ TEST(KernelCacheTest, ThreadsShareOneKernelPerDescriptor) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 4; ++i) {
         // Four descriptors, every thread asks for each.
-        const BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512Core,
-                                            BrgemmDataType::kF32, 1 + i, 32, 8);
+        const BrgemmDesc d =
+            MakeBrgemmDesc(F32Isa(), BrgemmDataType::kF32, 1 + i, 32, 8);
         auto k = cache.Get(d);
         got[t * 4 + i] = k.ok() ? k->get() : nullptr;
       }
@@ -54,13 +59,13 @@ TEST(KernelCacheTest, ThreadsShareOneKernelPerDescriptor) {
 
 TEST(KernelCacheTest, ErrorsAreReturnedNotCached) {
   BrgemmKernelCache cache;
-  BrgemmDesc bad = MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 1, 1, 1);
+  BrgemmDesc bad = MakeBrgemmDesc(F32Isa(), BrgemmDataType::kF32, 1, 1, 1);
   bad.lda = 0;
   EXPECT_EQ(cache.Get(bad).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(cache.size(), 0u);
   SetMaxIsa(Isa::kNone);
   auto capped = cache.Get(
-      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 1, 1, 1));
+      MakeBrgemmDesc(F32Isa(), BrgemmDataType::kF32, 1, 1, 1));
   ResetMaxIsa();
   EXPECT_EQ(capped.status().code(), absl::StatusCode::kFailedPrecondition);
 }

@@ -8,10 +8,16 @@
 
 #include "gtest/gtest.h"
 #include "microkernels/brgemm_kernel.h"
+#include "support/cpu_features.h"
 
 namespace hgc {
 namespace microkernels {
 namespace {
+
+// The f32 kernel family this CPU runs: AVX-512, else AVX2.
+Isa F32Isa() {
+  return IsaAvailable(Isa::kAvx512Core) ? Isa::kAvx512Core : Isa::kAvx2;
+}
 
 TEST(KernelDumpTest, DisassemblesKnownBytes) {
   // vfmadd231ps zmm0, zmm1, zmm2 ; ret ; an undecodable byte.
@@ -31,7 +37,7 @@ TEST(KernelDumpTest, FileStemKeepsOnlySafeCharacters) {
 
 TEST(KernelDumpTest, WritesBinAndListingOfAKernel) {
   const BrgemmDesc d =
-      MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 6, 64, 64);
+      MakeBrgemmDesc(F32Isa(), BrgemmDataType::kF32, 6, 64, 64);
   auto kernel = BrgemmKernel::Create(d);
   ASSERT_TRUE(kernel.ok());
   const char* tmp = std::getenv("TEST_TMPDIR");

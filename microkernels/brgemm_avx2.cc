@@ -81,7 +81,7 @@ absl::Status BrgemmAvx2::Generate() {
     vpbroadcastd(Reserved(2), Xbyak::Xmm(Reserved(2).getIdx()));
   }
   if (desc_.n % kLanes != 0) {
-    // Lanes [0, N % 8) of the tail vector: 8 - N % 8 floats into the table.
+    // Lanes [0, N % 8) set: the 8 dwords from 8 - N % 8 into the table.
     lea(reg_tmp_, ptr[rip + mask_table_]);
     vmovdqu(TailMask(),
             ptr[reg_tmp_ + (kLanes - desc_.n % kLanes) * sizeof(float)]);
@@ -110,8 +110,10 @@ absl::Status BrgemmAvx2::Generate() {
   return absl::OkStatus();
 }
 
-// The stack slot of the per-M-block pointer (divide_rows, row_max).
-#define HGC_AVX2_ROW_SLOT qword[rsp + 8 * (IsBf16() ? 1 : 0)]
+// After the MXCSR slot (bf16 only, which has no post-ops).
+Xbyak::Address BrgemmAvx2::RowSlot() const {
+  return qword[rsp + 8 * (IsBf16() ? 1 : 0)];
+}
 
 void BrgemmAvx2::EmitNBlocks(int64_t count, int cols) {
   if (count == 0) return;
@@ -123,7 +125,7 @@ void BrgemmAvx2::EmitNBlocks(int64_t count, int cols) {
   if (desc_.divide_rows || desc_.row_max) {
     mov(reg_tmp_,
         ptr[reg_args_ + (desc_.divide_rows ? kArgRowDivisors : kArgRowMax)]);
-    mov(HGC_AVX2_ROW_SLOT, reg_tmp_);
+    mov(RowSlot(), reg_tmp_);
   }
   const int rows = blocking_.rows;
   EmitMBlocks(desc_.m / rows, rows, cols);
@@ -144,8 +146,8 @@ void BrgemmAvx2::EmitMBlocks(int64_t count, int rows, int cols) {
   if (count > 1) mov(reg_m_, count);
   L(loop);
   EmitTile(rows, cols);
-  if (desc_.divide_rows) add(HGC_AVX2_ROW_SLOT, rows * 4);
-  if (desc_.row_max) add(HGC_AVX2_ROW_SLOT, rows * 64);
+  if (desc_.divide_rows) add(RowSlot(), rows * 4);
+  if (desc_.row_max) add(RowSlot(), rows * 64);
   AddImm(reg_c_, rows * desc_.ldc * 4, reg_tmp_);
   AddImm(reg_aoff_, rows * desc_.lda * a_elem_bytes(), reg_tmp_);
   if (count > 1) {
@@ -384,7 +386,7 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
     vpbroadcastd(ConstRegister(), Xbyak::Xmm(ConstRegister().getIdx()));
   }
   // The tile's first divisor or row of maxima, in reg_tmp_ through the store.
-  if (desc_.divide_rows || desc_.row_max) mov(reg_tmp_, HGC_AVX2_ROW_SLOT);
+  if (desc_.divide_rows || desc_.row_max) mov(reg_tmp_, RowSlot());
   for (int i = 0; i < rows; ++i) {
     if (desc_.divide_rows) {
       vbroadcastss(BVector(0), ptr[reg_tmp_ + i * 4]);
@@ -468,8 +470,6 @@ void BrgemmAvx2::StoreIntTile(int rows, int nvecs, bool masked) {
     }
   }
 }
-
-#undef HGC_AVX2_ROW_SLOT
 
 }  // namespace microkernels
 }  // namespace hgc

@@ -46,8 +46,8 @@ namespace microkernels {
 
 class BrgemmAvx2 : public JitGenerator {
  public:
-  // `desc` must have passed ValidateBrgemmDesc with isa kAvx2 (f32 or
-  // bf16); `blocking` comes from ChooseBlocking(desc).
+  // `desc` must have passed ValidateBrgemmDesc with isa kAvx2 (any data
+  // type); `blocking` comes from ChooseBlocking(desc).
   BrgemmAvx2(const BrgemmDesc& desc, const BrgemmBlocking& blocking);
 
  protected:
@@ -103,6 +103,9 @@ class BrgemmAvx2 : public JitGenerator {
   void KLoopTrip();
 
   int StackSlots() const;
+  // The stack slot of the M block's first divisor or row of maxima
+  // (divide_rows, row_max).
+  Xbyak::Address RowSlot() const;
   int64_t PrefetchLinesPerTrip() const;
 
   const BrgemmDesc desc_;

@@ -29,7 +29,7 @@ constexpr uint32_t kMxcsrDaz = 1u << 6;
 }  // namespace
 
 BrgemmAvx2::BrgemmAvx2(const BrgemmDesc& desc, const BrgemmBlocking& blocking)
-    : JitGenerator(desc.ToString()), desc_(desc), blocking_(blocking) {}
+    : BrgemmGenerator(desc, blocking, kLanes) {}
 
 Xbyak::Ymm BrgemmAvx2::BVector(int vec) const {
   return IsBf16() ? Reserved(3 + 2 * vec) : Reserved(1 + vec);
@@ -39,31 +39,31 @@ int BrgemmAvx2::AccumulatorsPerVector() const { return IsInt() ? 2 : 1; }
 
 // The registers after the B vectors, in the order the file comment lists.
 int BrgemmAvx2::ExtraRegister(Extra which) const {
-  int index = IsBf16()  ? 3 + 2 * blocking_.nvecs
-              : IsInt() ? 2 + 2 * blocking_.nvecs
-                        : 1 + blocking_.nvecs;
+  int index = IsBf16()  ? 3 + 2 * blocking().nvecs
+              : IsInt() ? 2 + 2 * blocking().nvecs
+                        : 1 + blocking().nvecs;
   if (which == Extra::kTailMask) return index;
-  if (desc_.n % kLanes != 0) ++index;
+  if (desc().n % kLanes != 0) ++index;
   if (which == Extra::kScale) return index;
-  if (desc_.scale) ++index;
+  if (desc().scale) ++index;
   return index;  // Extra::kConst
 }
 
 int64_t BrgemmAvx2::PrefetchLinesPerTrip() const {
-  if (desc_.prefetch_lines <= 0) return 0;
-  const int64_t trips = desc_.k / blocking_.k_unroll;
+  if (desc().prefetch_lines <= 0) return 0;
+  const int64_t trips = desc().k / blocking().k_unroll;
   if (trips < 2) return 0;
-  const int full_cols = blocking_.nvecs * kLanes;
-  const int64_t tiles = ((desc_.n + full_cols - 1) / full_cols) *
-                        ((desc_.m + blocking_.rows - 1) / blocking_.rows);
-  return (desc_.prefetch_lines + tiles * trips - 1) / (tiles * trips);
+  const int full_cols = blocking().nvecs * kLanes;
+  const int64_t tiles = ((desc().n + full_cols - 1) / full_cols) *
+                        ((desc().m + blocking().rows - 1) / blocking().rows);
+  return (desc().prefetch_lines + tiles * trips - 1) / (tiles * trips);
 }
 
 // Stack slots: the caller's and the kernel's MXCSR (bf16), the M block's
 // first divisor or row of maxima (divide_rows, row_max), the prefetch
 // region's end.
 int BrgemmAvx2::StackSlots() const {
-  return (IsBf16() ? 1 : 0) + (desc_.divide_rows || desc_.row_max ? 1 : 0) +
+  return (IsBf16() ? 1 : 0) + (desc().divide_rows || desc().row_max ? 1 : 0) +
          (PrefetchLinesPerTrip() > 0 ? 1 : 0);
 }
 
@@ -80,29 +80,25 @@ absl::Status BrgemmAvx2::Generate() {
     vmovd(Xbyak::Xmm(Reserved(2).getIdx()), reg_tmp_.cvt32());
     vpbroadcastd(Reserved(2), Xbyak::Xmm(Reserved(2).getIdx()));
   }
-  if (desc_.n % kLanes != 0) {
+  if (desc().n % kLanes != 0) {
     // Lanes [0, N % 8) set: the 8 dwords from 8 - N % 8 into the table.
     lea(reg_tmp_, ptr[rip + mask_table_]);
     vmovdqu(TailMask(),
-            ptr[reg_tmp_ + (kLanes - desc_.n % kLanes) * sizeof(float)]);
+            ptr[reg_tmp_ + (kLanes - desc().n % kLanes) * sizeof(float)]);
   }
   if (PrefetchLinesPerTrip() > 0) {
-    mov(reg_pf_, ptr[reg_args_ + kArgPrefetch]);
-    mov(reg_tmp_, reg_pf_);
-    AddImm(reg_tmp_, desc_.prefetch_lines * 64, reg_n_);
+    mov(reg_tmp2_, ptr[reg_args_ + kArgPrefetch]);
+    mov(reg_tmp_, reg_tmp2_);
+    AddImm(reg_tmp_, desc().prefetch_lines * 64, reg_n_);
     mov(qword[rsp + 8 * (StackSlots() - 1)], reg_tmp_);
   }
   mov(reg_c_n_, ptr[reg_args_ + kArgC]);
   xor_(reg_boff_, reg_boff_);
-  const int full_cols = blocking_.nvecs * kLanes;
-  EmitNBlocks(desc_.n / full_cols, full_cols);
-  if (desc_.n % full_cols != 0) {
-    EmitNBlocks(1, static_cast<int>(desc_.n % full_cols));
-  }
+  EmitTiles();
   if (IsBf16()) ldmxcsr(ptr[rsp]);
   if (StackSlots() > 0) add(rsp, 8 * StackSlots());
   Postamble();
-  if (desc_.n % kLanes != 0) {
+  if (desc().n % kLanes != 0) {
     align(32);
     L(mask_table_);
     for (int i = 0; i < 2 * kLanes; ++i) dd(i < kLanes ? 0xffffffffu : 0u);
@@ -115,45 +111,16 @@ Xbyak::Address BrgemmAvx2::RowSlot() const {
   return qword[rsp + 8 * (IsBf16() ? 1 : 0)];
 }
 
-void BrgemmAvx2::EmitNBlocks(int64_t count, int cols) {
-  if (count == 0) return;
-  Xbyak::Label loop;
-  if (count > 1) mov(reg_n_, count);
-  L(loop);
-  mov(reg_c_, reg_c_n_);
-  xor_(reg_aoff_, reg_aoff_);
-  if (desc_.divide_rows || desc_.row_max) {
-    mov(reg_tmp_,
-        ptr[reg_args_ + (desc_.divide_rows ? kArgRowDivisors : kArgRowMax)]);
-    mov(RowSlot(), reg_tmp_);
-  }
-  const int rows = blocking_.rows;
-  EmitMBlocks(desc_.m / rows, rows, cols);
-  if (desc_.m % rows != 0) {
-    EmitMBlocks(1, static_cast<int>(desc_.m % rows), cols);
-  }
-  add(reg_c_n_, cols * 4);
-  add(reg_boff_, cols * group() * a_elem_bytes());
-  if (count > 1) {
-    dec(reg_n_);
-    jnz(loop, T_NEAR);
-  }
+void BrgemmAvx2::NBlockPrologue() {
+  if (!desc().divide_rows && !desc().row_max) return;
+  mov(reg_tmp_,
+      ptr[reg_args_ + (desc().divide_rows ? kArgRowDivisors : kArgRowMax)]);
+  mov(RowSlot(), reg_tmp_);
 }
 
-void BrgemmAvx2::EmitMBlocks(int64_t count, int rows, int cols) {
-  if (count == 0) return;
-  Xbyak::Label loop;
-  if (count > 1) mov(reg_m_, count);
-  L(loop);
-  EmitTile(rows, cols);
-  if (desc_.divide_rows) add(RowSlot(), rows * 4);
-  if (desc_.row_max) add(RowSlot(), rows * 64);
-  AddImm(reg_c_, rows * desc_.ldc * 4, reg_tmp_);
-  AddImm(reg_aoff_, rows * desc_.lda * a_elem_bytes(), reg_tmp_);
-  if (count > 1) {
-    dec(reg_m_);
-    jnz(loop, T_NEAR);
-  }
+void BrgemmAvx2::MBlockEpilogue(int rows) {
+  if (desc().divide_rows) add(RowSlot(), rows * 4);
+  if (desc().row_max) add(RowSlot(), rows * 64);
 }
 
 void BrgemmAvx2::EmitTile(int rows, int cols) {
@@ -170,78 +137,25 @@ void BrgemmAvx2::EmitTile(int rows, int cols) {
   StoreTile(rows, nvecs, masked);
 }
 
-void BrgemmAvx2::EmitBatchLoop(const std::function<void()>& body) {
-  Xbyak::Label batch_loop, done;
-  mov(reg_iter_a_, ptr[reg_args_ + kArgA]);
-  mov(reg_iter_b_, ptr[reg_args_ + kArgB]);
-  mov(reg_batch_, ptr[reg_args_ + kArgBatch]);
-  test(reg_batch_, reg_batch_);
-  jle(done, T_NEAR);
-  L(batch_loop);
-  if (desc_.batch_kind == BatchKind::kPointerList) {
-    mov(reg_a_, ptr[reg_iter_a_]);
-    mov(reg_b_, ptr[reg_iter_b_]);
-    add(reg_iter_a_, 8);
-    add(reg_iter_b_, 8);
-  } else {
-    mov(reg_a_, reg_iter_a_);
-    mov(reg_b_, reg_iter_b_);
-    AddImm(reg_iter_a_, desc_.stride_a_bytes, reg_tmp_);
-    AddImm(reg_iter_b_, desc_.stride_b_bytes, reg_tmp_);
-  }
-  add(reg_a_, reg_aoff_);
-  add(reg_b_, reg_boff_);
-  body();
-  dec(reg_batch_);
-  jnz(batch_loop, T_NEAR);
-  L(done);
-}
-
 void BrgemmAvx2::KLoopTrip() {
   const int64_t lines = PrefetchLinesPerTrip();
   if (lines == 0) return;
-  for (int64_t i = 0; i < lines; ++i) prefetcht1(ptr[reg_pf_ + i * 64]);
-  add(reg_pf_, static_cast<int>(lines * 64));
+  for (int64_t i = 0; i < lines; ++i) prefetcht1(ptr[reg_tmp2_ + i * 64]);
+  add(reg_tmp2_, static_cast<int>(lines * 64));
   const Xbyak::Address end = qword[rsp + 8 * (StackSlots() - 1)];
-  cmp(reg_pf_, end);
-  cmova(reg_pf_, end);
+  cmp(reg_tmp2_, end);
+  cmova(reg_tmp2_, end);
 }
 
-void BrgemmAvx2::EmitKLoop(int rows, int nvecs, bool masked) {
-  const int64_t g = group();
-  const int64_t full_groups = desc_.k / g;
-  const int tail = static_cast<int>(desc_.k % g);
-  const int64_t a_step = g * a_elem_bytes();
-  const int64_t b_step = desc_.ldb * g * a_elem_bytes();
-  const int unroll = blocking_.k_unroll;
-  const int64_t trips = full_groups / unroll;
-  auto compute = [&](int64_t a_off, int64_t b_off, int valid) {
-    if (IsBf16()) {
-      ComputeGroupBf16(rows, nvecs, masked, a_off, b_off, valid);
-    } else if (IsInt()) {
-      ComputeGroupInt8(rows, nvecs, masked, a_off, b_off, valid);
-    } else {
-      ComputeGroupF32(rows, nvecs, masked, a_off, b_off);
-    }
-  };
-  if (trips > 1) {
-    Xbyak::Label loop;
-    mov(reg_k_, trips);
-    L(loop);
-    for (int u = 0; u < unroll; ++u) {
-      compute(u * a_step, u * b_step, static_cast<int>(g));
-    }
-    KLoopTrip();
-    add(reg_a_, unroll * a_step);
-    AddImm(reg_b_, unroll * b_step, reg_tmp_);
-    dec(reg_k_);
-    jnz(loop, T_NEAR);
+void BrgemmAvx2::ComputeGroup(int rows, int nvecs, bool masked,
+                              int64_t a_off, int64_t b_off, int valid) {
+  if (IsBf16()) {
+    ComputeGroupBf16(rows, nvecs, masked, a_off, b_off, valid);
+  } else if (IsInt()) {
+    ComputeGroupInt8(rows, nvecs, masked, a_off, b_off, valid);
+  } else {
+    ComputeGroupF32(rows, nvecs, masked, a_off, b_off);
   }
-  const int64_t straight = trips > 1 ? full_groups % unroll : full_groups;
-  for (int64_t u = 0; u < straight; ++u) {
-    compute(u * a_step, u * b_step, static_cast<int>(g));
-  }
-  if (tail != 0) compute(straight * a_step, straight * b_step, tail);
 }
 
 void BrgemmAvx2::LoadVector(const Xbyak::Ymm& dst, const Xbyak::Address& src,
@@ -260,7 +174,7 @@ void BrgemmAvx2::ComputeGroupF32(int rows, int nvecs, bool masked,
                masked && j == nvecs - 1);
   }
   for (int i = 0; i < rows; ++i) {
-    vbroadcastss(Broadcast(), ptr[reg_a_ + i * desc_.lda * 4 + a_off]);
+    vbroadcastss(Broadcast(), ptr[reg_a_ + i * desc().lda * 4 + a_off]);
     for (int j = 0; j < nvecs; ++j) {
       vfmadd231ps(Acc(i, j, nvecs), Broadcast(), BVector(j));
     }
@@ -284,7 +198,7 @@ void BrgemmAvx2::ComputeGroupBf16(int rows, int nvecs, bool masked,
     if (both) vpand(b_hi(j), b_hi(j), hi_mask);
   }
   for (int i = 0; i < rows; ++i) {
-    const int64_t disp = i * desc_.lda * 2 + a_off;
+    const int64_t disp = i * desc().lda * 2 + a_off;
     if (both) {
       vpbroadcastd(a_hi, ptr[reg_a_ + disp]);
       vpslld(a_lo, a_hi, 16);
@@ -314,7 +228,7 @@ void BrgemmAvx2::ComputeGroupInt8(int rows, int nvecs, bool masked,
   const Xbyak::Ymm a = Reserved(0);
   const Xbyak::Ymm product = Reserved(1);
   auto b_half = [&](int j, int half) { return Reserved(2 + 2 * j + half); };
-  const bool signed_a = desc_.dtype == BrgemmDataType::kS8S8;
+  const bool signed_a = desc().dtype == BrgemmDataType::kS8S8;
   for (int j = 0; j < nvecs; ++j) {
     const Xbyak::Address src = ptr[reg_b_ + b_off + j * kVectorBytes];
     if (masked && j == nvecs - 1) {
@@ -330,16 +244,16 @@ void BrgemmAvx2::ComputeGroupInt8(int rows, int nvecs, bool masked,
   }
   const Xbyak::Xmm a_group(a.getIdx());
   for (int i = 0; i < rows; ++i) {
-    const int64_t disp = i * desc_.lda + a_off;
+    const int64_t disp = i * desc().lda + a_off;
     if (valid == 4) {
       vpbroadcastd(a_group, ptr[reg_a_ + disp]);
     } else {
       // The K tail: exactly `valid` bytes, the rest of the group zero.
       movzx(reg_tmp_.cvt32(), byte[reg_a_ + disp]);
       for (int e = 1; e < valid; ++e) {
-        movzx(reg_pf_.cvt32(), byte[reg_a_ + disp + e]);
-        shl(reg_pf_.cvt32(), 8 * e);
-        or_(reg_tmp_.cvt32(), reg_pf_.cvt32());
+        movzx(reg_tmp2_.cvt32(), byte[reg_a_ + disp + e]);
+        shl(reg_tmp2_.cvt32(), 8 * e);
+        or_(reg_tmp_.cvt32(), reg_tmp2_.cvt32());
       }
       vmovd(a_group, reg_tmp_.cvt32());
       vpbroadcastd(a_group, a_group);
@@ -365,7 +279,7 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
     return;
   }
   const Xbyak::Ymm tmp = Broadcast();
-  if (desc_.bias) {
+  if (desc().bias) {
     // The N block's bias row starts reg_boff_ bytes into args.bias: B rows
     // and the bias have 4-byte elements (f32 only).
     mov(reg_tmp_, ptr[reg_args_ + kArgBias]);
@@ -375,20 +289,20 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
                  masked && j == nvecs - 1);
     }
   }
-  if (desc_.scale) {
+  if (desc().scale) {
     mov(reg_tmp_, ptr[reg_args_ + kArgScale]);
     vbroadcastss(ScaleRegister(), ptr[reg_tmp_]);
   }
-  if (desc_.relu) vxorps(ConstRegister(), ConstRegister(), ConstRegister());
-  if (desc_.divide_rows) {
+  if (desc().relu) vxorps(ConstRegister(), ConstRegister(), ConstRegister());
+  if (desc().divide_rows) {
     mov(reg_tmp_.cvt32(), 0x3f800000u);  // 1.0f
     vmovd(Xbyak::Xmm(ConstRegister().getIdx()), reg_tmp_.cvt32());
     vpbroadcastd(ConstRegister(), Xbyak::Xmm(ConstRegister().getIdx()));
   }
   // The tile's first divisor or row of maxima, in reg_tmp_ through the store.
-  if (desc_.divide_rows || desc_.row_max) mov(reg_tmp_, RowSlot());
+  if (desc().divide_rows || desc().row_max) mov(reg_tmp_, RowSlot());
   for (int i = 0; i < rows; ++i) {
-    if (desc_.divide_rows) {
+    if (desc().divide_rows) {
       vbroadcastss(BVector(0), ptr[reg_tmp_ + i * 4]);
       vdivps(BVector(0), ConstRegister(), BVector(0));
     }
@@ -396,8 +310,8 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
       const Xbyak::Ymm acc = Acc(i, j, nvecs);
       const bool tail = masked && j == nvecs - 1;
       const Xbyak::Address c =
-          ptr[reg_c_ + i * desc_.ldc * 4 + j * kVectorBytes];
-      if (desc_.accumulate) {
+          ptr[reg_c_ + i * desc().ldc * 4 + j * kVectorBytes];
+      if (desc().accumulate) {
         if (tail) {
           vmaskmovps(tmp, TailMask(), c);
           vaddps(acc, acc, tmp);
@@ -405,15 +319,15 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
           vaddps(acc, acc, c);
         }
       }
-      if (desc_.divide_rows) vmulps(acc, acc, BVector(0));
-      if (desc_.scale && desc_.bias) {
+      if (desc().divide_rows) vmulps(acc, acc, BVector(0));
+      if (desc().scale && desc().bias) {
         vfmadd213ps(acc, ScaleRegister(), BVector(j));
-      } else if (desc_.scale) {
+      } else if (desc().scale) {
         vmulps(acc, acc, ScaleRegister());
-      } else if (desc_.bias) {
+      } else if (desc().bias) {
         vaddps(acc, acc, BVector(j));
       }
-      if (desc_.relu) {
+      if (desc().relu) {
         // x > 0 (or NaN) ? x : +0, the reference's relu.
         vcmpps(tmp, acc, ConstRegister(), 0x16);  // NLE_UQ
         vandps(acc, acc, tmp);
@@ -423,7 +337,7 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
       } else {
         vmovups(c, acc);
       }
-      if (desc_.row_max) {
+      if (desc().row_max) {
         // Vector j of a 16-column block folds into lanes 8 (j % 2) + l:
         // vmaxps(old max, value), the tail's lanes past N left as they were.
         const Xbyak::Address lanes =
@@ -453,8 +367,8 @@ void BrgemmAvx2::StoreIntTile(int rows, int nvecs, bool masked) {
       vpermq(lo, lo, 0xD8);
       const bool tail = masked && j == nvecs - 1;
       const Xbyak::Address c =
-          ptr[reg_c_ + i * desc_.ldc * 4 + j * kVectorBytes];
-      if (desc_.accumulate) {
+          ptr[reg_c_ + i * desc().ldc * 4 + j * kVectorBytes];
+      if (desc().accumulate) {
         if (tail) {
           vpmaskmovd(tmp, TailMask(), c);
           vpaddd(lo, lo, tmp);

@@ -2,10 +2,10 @@
 // Alder Lake, AMD Zen 1-3): f32, bf16 by widening to f32, and u8s8 / s8s8
 // by widening to s16 for vpmaddwd.
 //
-// The same loop skeleton as the AVX-512 generators (brgemm_avx512_base.h):
-// N blocks, M blocks, a register tile per (M block, N block) whose
-// accumulators stay in YMM registers through the batch and K loops, then
-// the store with the f32 post-ops. Differences that follow from the ISA:
+// The loops of brgemm_generator.h, as for AVX-512: N blocks, M blocks, a
+// register tile per (M block, N block) whose accumulators stay in YMM
+// registers through the batch and K loops, then the store with the f32
+// post-ops. Differences that follow from the ISA:
 //
 //  - 16 vector registers of 8 lanes: tiles of up to 6 rows x 2 vectors
 //    (the classic 6 x 16 AVX2 SGEMM tile: 12 accumulators, more than the
@@ -34,17 +34,16 @@
 #define HGC_MICROKERNELS_BRGEMM_AVX2_H_
 
 #include <cstdint>
-#include <functional>
 
 #include "absl/status/status.h"
 #include "microkernels/brgemm_blocking.h"
 #include "microkernels/brgemm_desc.h"
-#include "microkernels/jit_generator.h"
+#include "microkernels/brgemm_generator.h"
 
 namespace hgc {
 namespace microkernels {
 
-class BrgemmAvx2 : public JitGenerator {
+class BrgemmAvx2 : public BrgemmGenerator {
  public:
   // `desc` must have passed ValidateBrgemmDesc with isa kAvx2 (any data
   // type); `blocking` comes from ChooseBlocking(desc).
@@ -54,15 +53,9 @@ class BrgemmAvx2 : public JitGenerator {
   absl::Status Generate() override;
 
  private:
-  bool IsBf16() const { return desc_.dtype == BrgemmDataType::kBf16; }
-  bool IsInt() const {
-    return desc_.dtype == BrgemmDataType::kU8S8 ||
-           desc_.dtype == BrgemmDataType::kS8S8;
-  }
+  bool IsBf16() const { return desc().dtype == BrgemmDataType::kBf16; }
   // int8 keeps a vector's pair sums in two accumulators.
   int AccumulatorsPerVector() const;
-  int64_t a_elem_bytes() const { return InputElementSize(desc_.dtype); }
-  int64_t group() const { return VnniGranularity(desc_.dtype); }
 
   // Accumulator `acc` of tile row `row`, in a tile of `accs` a row.
   Xbyak::Ymm Acc(int row, int acc, int accs) const {
@@ -85,11 +78,12 @@ class BrgemmAvx2 : public JitGenerator {
     return Reserved(ExtraRegister(Extra::kConst));
   }
 
-  void EmitNBlocks(int64_t count, int cols);
-  void EmitMBlocks(int64_t count, int rows, int cols);
-  void EmitTile(int rows, int cols);
-  void EmitBatchLoop(const std::function<void()>& body);
-  void EmitKLoop(int rows, int nvecs, bool masked);
+  void NBlockPrologue() override;
+  void MBlockEpilogue(int rows) override;
+  void EmitTile(int rows, int cols) override;
+  void ComputeGroup(int rows, int nvecs, bool masked, int64_t a_off,
+                    int64_t b_off, int valid) override;
+  void KLoopTrip() override;
   void ComputeGroupF32(int rows, int nvecs, bool masked, int64_t a_off,
                        int64_t b_off);
   void ComputeGroupBf16(int rows, int nvecs, bool masked, int64_t a_off,
@@ -100,7 +94,6 @@ class BrgemmAvx2 : public JitGenerator {
   void LoadVector(const Xbyak::Ymm& dst, const Xbyak::Address& src,
                   bool masked);
   void StoreTile(int rows, int nvecs, bool masked);
-  void KLoopTrip();
 
   int StackSlots() const;
   // The stack slot of the M block's first divisor or row of maxima
@@ -108,26 +101,8 @@ class BrgemmAvx2 : public JitGenerator {
   Xbyak::Address RowSlot() const;
   int64_t PrefetchLinesPerTrip() const;
 
-  const BrgemmDesc desc_;
-  const BrgemmBlocking blocking_;
   // The lane-mask table the tail mask loads from: 8 x -1 then 8 x 0.
   Xbyak::Label mask_table_;
-
-  const Xbyak::Reg64 reg_args_ = Xbyak::util::rdi;
-  const Xbyak::Reg64 reg_c_ = Xbyak::util::rsi;       // C tile
-  const Xbyak::Reg64 reg_c_n_ = Xbyak::util::rdx;     // C at N block, row 0
-  const Xbyak::Reg64 reg_aoff_ = Xbyak::util::rcx;    // M block offset in A
-  const Xbyak::Reg64 reg_boff_ = Xbyak::util::r8;     // N block offset in B
-  const Xbyak::Reg64 reg_a_ = Xbyak::util::r9;        // A in the K loop
-  const Xbyak::Reg64 reg_b_ = Xbyak::util::r10;       // B in the K loop
-  const Xbyak::Reg64 reg_iter_a_ = Xbyak::util::r11;  // batch: next A
-  const Xbyak::Reg64 reg_iter_b_ = Xbyak::util::rax;  // batch: next B
-  const Xbyak::Reg64 reg_batch_ = Xbyak::util::rbx;   // batch count left
-  const Xbyak::Reg64 reg_k_ = Xbyak::util::rbp;       // K loop trips left
-  const Xbyak::Reg64 reg_m_ = Xbyak::util::r12;       // M blocks left
-  const Xbyak::Reg64 reg_n_ = Xbyak::util::r13;       // N blocks left
-  const Xbyak::Reg64 reg_tmp_ = Xbyak::util::r14;
-  const Xbyak::Reg64 reg_pf_ = Xbyak::util::r15;      // prefetch pointer
 };
 
 }  // namespace microkernels

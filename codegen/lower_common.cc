@@ -148,7 +148,8 @@ void EmitThreadRange(llvm::IRBuilder<>& b, const FrameValues& frame,
 
 void EmitLoop(
     llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-    const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body) {
+    const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body,
+    Unroll unroll) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& c = b.getContext();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -164,7 +165,15 @@ void EmitLoop(
   body(b, i);
   llvm::Value* next = b.CreateAdd(i, b.getInt64(1));
   i->addIncoming(next, b.GetInsertBlock());
-  b.CreateBr(head);
+  llvm::BranchInst* latch = b.CreateBr(head);
+  if (unroll == Unroll::kDisable) {
+    // A distinct loop id whose first operand is itself (LangRef).
+    llvm::Metadata* disable = llvm::MDNode::get(
+        c, llvm::MDString::get(c, "llvm.loop.unroll.disable"));
+    llvm::MDNode* id = llvm::MDNode::getDistinct(c, {nullptr, disable});
+    id->replaceOperandWith(0, id);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
   b.SetInsertPoint(exit);
 }
 

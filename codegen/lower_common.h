@@ -129,11 +129,17 @@ void EmitThreadRange(llvm::IRBuilder<>& b, const FrameValues& frame,
                      llvm::Value* total, llvm::Value*& begin,
                      llvm::Value*& end);
 
+// Whether LLVM's unroller may unroll a loop.
+enum class Unroll { kAllow, kDisable };
+
 // Emits `for (i = begin; i < end; ++i) body(i)` (i64); `b` is left after
-// the loop.
+// the loop. Unroll::kDisable marks it llvm.loop.unroll.disable: for bodies
+// that are long already (a row's memcpy), whose copies would only add
+// compile time and code.
 void EmitLoop(
     llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-    const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body);
+    const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body,
+    Unroll unroll = Unroll::kAllow);
 
 // BrgemmCallArgs (microkernels/brgemm_abi.h) as LLVM sees it: {i8* a,
 // i8* b, i8* c, i64 batch, i8* bias, i8* row_divisors, i8* scale,

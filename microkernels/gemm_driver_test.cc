@@ -162,6 +162,30 @@ TEST(GemmDriverTest, RejectsEmptySizes) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Without AVX-512 (or capped below it) every data type runs on the AVX2
+// kernel; with AVX-512 but no VNNI, int8 does; with no AVX2, nothing does.
+TEST(DispatchTest, Avx2TakesWhatAvx512CannotRun) {
+  if (!IsaAvailable(Isa::kAvx2)) {
+    GTEST_SKIP() << "SKIPPED: no AVX2 on this CPU (" << DescribeCpu() << ")";
+  }
+  SetMaxIsa(Isa::kAvx2);
+  for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
+                            BrgemmDataType::kU8S8, BrgemmDataType::kS8S8}) {
+    auto isa = SelectBrgemmIsa(dt);
+    ASSERT_TRUE(isa.ok()) << isa.status();
+    EXPECT_EQ(*isa, Isa::kAvx2) << DataTypeName(dt);
+  }
+  SetMaxIsa(Isa::kNone);
+  EXPECT_EQ(SelectBrgemmIsa(BrgemmDataType::kF32).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  if (IsaAvailable(Isa::kAvx512Core)) {
+    SetMaxIsa(Isa::kAvx512Core);
+    EXPECT_EQ(*SelectBrgemmIsa(BrgemmDataType::kU8S8), Isa::kAvx2);
+    EXPECT_EQ(*SelectBrgemmIsa(BrgemmDataType::kF32), Isa::kAvx512Core);
+  }
+  ResetMaxIsa();
+}
+
 TEST(DispatchTest, PicksAFamilyTheCpuRuns) {
   for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
                             BrgemmDataType::kU8S8}) {

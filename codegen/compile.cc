@@ -236,7 +236,7 @@ absl::Status LowerOp(LowerState& state, const Op& op, CompileStats& stats) {
     return absl::OkStatus();
   }
   // Unimplemented: outside what the lowering covers. FailedPrecondition:
-  // the CPU (under the ISA cap) has no kernel for it, e.g. no AVX-512.
+  // the CPU (under the ISA cap) has no kernel for it (no AVX2 + FMA).
   // Both fall back; anything else is a bug worth reporting.
   if (!absl::IsUnimplemented(lowered) && !absl::IsFailedPrecondition(lowered)) {
     return lowered;

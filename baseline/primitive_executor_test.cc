@@ -511,8 +511,9 @@ TEST_P(ExecutorTest, Bf16TwoLayers) {
   ASSERT_NE(exec, nullptr);
   EXPECT_EQ(exec->num_fallbacks(), OnednnHasBf16() ? 0 : 6);
   if (!OnednnHasBf16()) {
-    std::printf("SKIPPED: the fused bf16 layers need oneDNN's bf16 "
-                "primitives (AVX-512)\n");
+    std::printf(
+        "SKIPPED: the fused bf16 layers need oneDNN's bf16 "
+        "primitives (AVX-512)\n");
     return;
   }
 

@@ -1,9 +1,10 @@
 // Measured per-core peak of the instructions the microkernels are built on.
 //
 // Each measurement runs a JIT loop of one instruction over 24 independent
-// accumulators (12 for the YMM form, which has 16 registers; enough to cover latency x ports on any current core) in the
-// calling thread, so the benchmark's "% of peak" compares kernels with what
-// this core actually sustains at this moment, clock and license included.
+// accumulators (12 for the YMM form, which has 16 registers; enough to cover
+// latency x ports on any current core) in the calling thread, so the
+// benchmark's "% of peak" compares kernels with what this core actually
+// sustains at this moment, clock and license included.
 #ifndef HGC_BENCH_ISA_PEAK_H_
 #define HGC_BENCH_ISA_PEAK_H_
 
@@ -18,10 +19,10 @@ namespace bench {
 enum class PeakInstruction {
   kVfmadd231ps,     // f32: 32 flops (16 lanes x mul + add)
   kVfmadd231psYmm,  // f32 on AVX2: 16 flops (8 lanes), 12 accumulators
-  kVdpbf16ps,    // bf16: 64 flops
-  kVpdpbusd,     // int8: 128 ops
-  kTdpbf16ps,    // AMX bf16: 16 x 16 x 32 x 2 = 16384 flops
-  kTdpbusd,      // AMX int8: 16 x 16 x 64 x 2 = 32768 ops
+  kVdpbf16ps,       // bf16: 64 flops
+  kVpdpbusd,        // int8: 128 ops
+  kTdpbf16ps,       // AMX bf16: 16 x 16 x 32 x 2 = 16384 flops
+  kTdpbusd,         // AMX int8: 16 x 16 x 64 x 2 = 32768 ops
 };
 
 const char* PeakInstructionName(PeakInstruction instr);

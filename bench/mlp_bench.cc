@@ -14,10 +14,10 @@
 // medians; outputs checked against each other). FLOPs are 2*M*N*K per
 // matmul (bias and ReLU not counted). "% of peak" compares GFLOP/s with
 // the machine's f32 FMA peak for this thread count, measured here: one
-// vfmadd231ps throughput loop (bench/isa_peak.h) per thread, all threads at
-// once, summed; sampled after every round of every case, each round's rate
-// over the peak after it, the median over the rounds (bench/sweep.h,
-// shared with bench:mha). --threading=openmp runs hgc's
+// vfmadd231ps throughput loop (bench/isa_peak.h; YMM without AVX-512) per
+// thread, all threads at once, summed; sampled after every round of every
+// case, each round's rate over the peak after it, the median over the
+// rounds (bench/sweep.h, shared with bench:mha). --threading=openmp runs hgc's
 // parallel steps on OpenMP (libgomp, the runtime the baseline's oneDNN
 // uses) instead of hgc's own pool.
 //

@@ -276,11 +276,12 @@ int RunSweep(const SweepSpec& spec, const SweepArgs& args,
     highest = std::max(highest, row.peak);
   }
   std::printf(
-      "f32 FMA peak, %d thread%s (vfmadd231ps loop per thread, all at once): "
+      "f32 FMA peak, %d thread%s (%s loop per thread, all at once): "
       "%.1f GFLOP/s before the sweep, %.1f after, %.1f-%.1f over the cases "
       "(sampled after each round; %% peak is the median over a case's rounds "
       "of its GFLOP/s over the peak sampled after the round)\n",
-      args.threads, args.threads == 1 ? "" : "s", *peak,
+      args.threads, args.threads == 1 ? "" : "s",
+      PeakInstructionName(F32PeakInstruction()), *peak,
       peak_after.ok() ? *peak_after : 0.0, lowest, highest);
   std::string header;
   for (const KeyColumn& k : spec.keys) {

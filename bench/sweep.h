@@ -10,8 +10,9 @@
 // NAME.csv), --png=FILE (default: the CSV's name with .png). Under `bazel
 // run` relative paths are the directory Bazel ran in.
 //
-// The peak: one vfmadd231ps throughput loop (bench/isa_peak.h) per thread,
-// all threads at once, summed; sampled after every round of every case
+// The peak: one vfmadd231ps throughput loop (bench/isa_peak.h; on YMM
+// registers where there is no AVX-512) per thread, all threads at once,
+// summed; sampled after every round of every case
 // (BenchConfig::round_probe), since a shared machine's speed changes from
 // minute to minute. A case's peak is the median of its rounds' samples and
 // a side's "% of peak" the median over the rounds of its GFLOP/s in the

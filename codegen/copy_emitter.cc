@@ -53,15 +53,15 @@ void EmitRowCopies(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
   llvm::Value* src_row = eval(c.src_row);
   llvm::Value* dst_row = eval(c.dst_row);
   llvm::Value* bytes = b.CreateMul(eval(c.cols), b.getInt64(4));
-  EmitLoop(b, b.getInt64(0), eval(c.rows),
-           [&](llvm::IRBuilder<>& b, llvm::Value* r) {
-             b.CreateMemCpy(
-                 b.CreateInBoundsGEP(f32, dst, b.CreateMul(r, dst_row)),
-                 llvm::Align(4),
-                 b.CreateInBoundsGEP(f32, src, b.CreateMul(r, src_row)),
-                 llvm::Align(4), bytes);
-           },
-           Unroll::kDisable);
+  EmitLoop(
+      b, b.getInt64(0), eval(c.rows),
+      [&](llvm::IRBuilder<>& b, llvm::Value* r) {
+        b.CreateMemCpy(b.CreateInBoundsGEP(f32, dst, b.CreateMul(r, dst_row)),
+                       llvm::Align(4),
+                       b.CreateInBoundsGEP(f32, src, b.CreateMul(r, src_row)),
+                       llvm::Align(4), bytes);
+      },
+      Unroll::kDisable);
 }
 
 // Rows of contiguous bf16 / f16 elements widened to f32, through

@@ -146,10 +146,9 @@ void EmitThreadRange(llvm::IRBuilder<>& b, const FrameValues& frame,
   EmitShareRange(b, frame.thread_id, frame.num_threads, total, begin, end);
 }
 
-void EmitLoop(
-    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-    const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body,
-    Unroll unroll) {
+void EmitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
+              const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body,
+              Unroll unroll) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& c = b.getContext();
   llvm::BasicBlock* pre = b.GetInsertBlock();

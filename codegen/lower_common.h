@@ -136,10 +136,9 @@ enum class Unroll { kAllow, kDisable };
 // the loop. Unroll::kDisable marks it llvm.loop.unroll.disable: for bodies
 // that are long already (a row's memcpy), whose copies would only add
 // compile time and code.
-void EmitLoop(
-    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-    const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body,
-    Unroll unroll = Unroll::kAllow);
+void EmitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
+              const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body,
+              Unroll unroll = Unroll::kAllow);
 
 // BrgemmCallArgs (microkernels/brgemm_abi.h) as LLVM sees it: {i8* a,
 // i8* b, i8* c, i64 batch, i8* bias, i8* row_divisors, i8* scale,

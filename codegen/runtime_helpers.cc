@@ -107,8 +107,7 @@ __attribute__((target("avx512f"))) void TransposeAvx512(
 
 __attribute__((target("avx2"))) void TransposeAvx2(const float* src,
                                                    int64_t src_ld, float* dst,
-                                                   int64_t dst_ld,
-                                                   int64_t rows,
+                                                   int64_t dst_ld, int64_t rows,
                                                    int64_t cols) {
   const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
   for (int64_t c0 = 0; c0 < cols8; c0 += 8) {

@@ -18,9 +18,9 @@ class RuntimeHelpersTest : public ::testing::TestWithParam<hgc::Isa> {
   void TearDown() override { hgc::ResetMaxIsa(); }
 };
 
-// Every block and edge case: whole 16 x 16 (AVX2: 8 x 8) blocks, a ragged right edge, a
-// ragged bottom edge, both, and shapes smaller than one block; leading
-// dimensions wider than the rows.
+// Every block and edge case: whole 16 x 16 (AVX2: 8 x 8) blocks, a ragged
+// right edge, a ragged bottom edge, both, and shapes smaller than one block;
+// leading dimensions wider than the rows.
 TEST_P(RuntimeHelpersTest, TransposeMatchesTheDefinitionOnEveryEdge) {
   for (int64_t rows : {1, 5, 16, 17, 32, 77, 129}) {
     for (int64_t cols : {1, 15, 16, 24, 33, 64, 96}) {

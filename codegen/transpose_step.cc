@@ -40,7 +40,8 @@ void PlanWork(TransposePlan& plan) {
   for (size_t d = rank - 1; d-- > 0;) {
     plan.out_strides[d] = plan.out_strides[d + 1] * plan.dims[d + 1];
   }
-  plan.swapped = plan.element_bytes == 4 && vector_tiles ? SwappedDim(plan) : -1;
+  plan.swapped =
+      plan.element_bytes == 4 && vector_tiles ? SwappedDim(plan) : -1;
   plan.items = 1;
   for (size_t d = 0; d + 1 < rank; ++d) {
     if (static_cast<int>(d) == plan.swapped) continue;

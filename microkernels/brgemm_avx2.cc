@@ -147,8 +147,8 @@ void BrgemmAvx2::KLoopTrip() {
   cmova(reg_tmp2_, end);
 }
 
-void BrgemmAvx2::ComputeGroup(int rows, int nvecs, bool masked,
-                              int64_t a_off, int64_t b_off, int valid) {
+void BrgemmAvx2::ComputeGroup(int rows, int nvecs, bool masked, int64_t a_off,
+                              int64_t b_off, int valid) {
   if (IsBf16()) {
     ComputeGroupBf16(rows, nvecs, masked, a_off, b_off, valid);
   } else if (IsInt()) {

@@ -88,10 +88,9 @@ BrgemmBlocking ChooseAvx2Blocking(const BrgemmDesc& desc) {
   b.nvecs = desc.n > 8 && !is_int ? 2 : 1;
   b.reserved_regs = ReservedVectorRegisters(desc, b.nvecs);
   const int accs = b.nvecs * (is_int ? 2 : 1);
-  int64_t rows = std::min<int64_t>(
-      std::max(1, std::min(kAvx2MaxRows,
-                           (kAvx2Registers - b.reserved_regs) / accs)),
-      desc.m);
+  const int fit = (kAvx2Registers - b.reserved_regs) / accs;
+  int64_t rows =
+      std::min<int64_t>(std::max(1, std::min(kAvx2MaxRows, fit)), desc.m);
   const int64_t tiles = (desc.m + rows - 1) / rows;
   b.rows = static_cast<int>((desc.m + tiles - 1) / tiles);
   b.k_unroll = ChooseKUnroll(desc);

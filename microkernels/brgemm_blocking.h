@@ -4,8 +4,9 @@
 // AVX2); each tile's accumulators stay in vector registers for the whole
 // batch and K reduction. The heuristic (documented in brgemm_blocking.cc)
 // maximizes the accumulator count under the register budget (32 ZMM, 16
-// YMM) left by each generator's other live registers, so the two FMA ports stay busy despite the
-// 4-cycle FMA latency and the load ports are never the bottleneck.
+// YMM) left by each generator's other live registers, so the two FMA ports stay
+// busy despite the 4-cycle FMA latency and the load ports are never the
+// bottleneck.
 #ifndef HGC_MICROKERNELS_BRGEMM_BLOCKING_H_
 #define HGC_MICROKERNELS_BRGEMM_BLOCKING_H_
 
@@ -34,8 +35,8 @@ struct BrgemmBlocking {
 // for a tile `nvecs` vectors wide: B vectors, broadcast A values, constants.
 int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs);
 
-// The blocking for `desc` (AVX2 or an AVX-512 ISA, not AMX). The register tile is
-// never taller than M; tails in M and N get the same tile shape cut down.
+// The blocking for `desc` (AVX2 or an AVX-512 ISA, not AMX). The register tile
+// is never taller than M; tails in M and N get the same tile shape cut down.
 BrgemmBlocking ChooseBlocking(const BrgemmDesc& desc);
 
 // Whether `desc` selects the bf16 kernel that widens bf16 to f32 and uses

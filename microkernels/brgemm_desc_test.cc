@@ -127,7 +127,8 @@ TEST(BrgemmBlockingTest, FillsTheRegisterFileAndStaysInIt) {
 TEST(BrgemmBlockingTest, Avx2FillsSixteenRegisters) {
   for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
                             BrgemmDataType::kU8S8, BrgemmDataType::kS8S8}) {
-    const bool int8 = dt == BrgemmDataType::kU8S8 || dt == BrgemmDataType::kS8S8;
+    const bool int8 =
+        dt == BrgemmDataType::kU8S8 || dt == BrgemmDataType::kS8S8;
     for (int64_t n : {1, 8, 9, 16, 17, 64, 1000}) {
       for (int post = 0; post < 4; ++post) {
         BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx2, dt, 1000, n, 64);
@@ -141,10 +142,9 @@ TEST(BrgemmBlockingTest, Avx2FillsSixteenRegisters) {
       }
     }
   }
-  EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx2, BrgemmDataType::kF32,
-                                          100, 64, 64))
-                .ToString(),
-            "rows6x2v:ku8");
+  const BrgemmDesc f32 =
+      MakeBrgemmDesc(Isa::kAvx2, BrgemmDataType::kF32, 100, 64, 64);
+  EXPECT_EQ(ChooseBlocking(f32).ToString(), "rows6x2v:ku8");
 }
 
 // f32 unrolls K by 8, or by 4 where that keeps a B load's step per trip

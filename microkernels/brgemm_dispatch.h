@@ -2,12 +2,13 @@
 //
 // Without AVX-512 every data type uses the AVX2 kernel (bf16 widened to
 // f32, int8 to s16). With it, f32 uses the AVX-512 FMA kernel, int8 AMX
-// where allowed, else VNNI, else (no VNNI) the AVX2 kernel. bf16 uses AMX where allowed; below that there are two AVX-512 ways,
-// vdpbf16ps and widening to f32 + FMA, and which is faster depends on the
-// core (vdpbf16ps issues at half the FMA rate on Sapphire/Emerald Rapids,
-// at the full rate on others). The dispatcher settles it by measurement:
-// the first bf16 query times both kernels on the same in-cache block for a
-// few milliseconds and keeps the faster one for the life of the process.
+// where allowed, else VNNI, else (no VNNI) the AVX2 kernel. bf16 uses AMX where
+// allowed; below that there are two AVX-512 ways, vdpbf16ps and widening to f32
+// + FMA, and which is faster depends on the core (vdpbf16ps issues at half the
+// FMA rate on Sapphire/Emerald Rapids, at the full rate on others). The
+// dispatcher settles it by measurement: the first bf16 query times both kernels
+// on the same in-cache block for a few milliseconds and keeps the faster one
+// for the life of the process.
 #ifndef HGC_MICROKERNELS_BRGEMM_DISPATCH_H_
 #define HGC_MICROKERNELS_BRGEMM_DISPATCH_H_
 

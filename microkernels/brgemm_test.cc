@@ -202,8 +202,7 @@ class BrgemmF32Test : public ::testing::TestWithParam<Isa> {
   BrgemmDesc GappedF32Desc(int64_t m, int64_t n, int64_t k) const;
 };
 
-BrgemmDesc BrgemmF32Test::GappedF32Desc(int64_t m, int64_t n,
-                                        int64_t k) const {
+BrgemmDesc BrgemmF32Test::GappedF32Desc(int64_t m, int64_t n, int64_t k) const {
   BrgemmDesc desc = MakeBrgemmDesc(GetParam(), BrgemmDataType::kF32, m, n, k);
   desc.lda = k + 3;
   desc.ldc = n + 2;
@@ -344,8 +343,7 @@ TEST_P(BrgemmF32Test, ReluKeepsNaN) {
 // A wide-C f32 call prefetches the B region after its first list entry;
 // with an empty (null) list it must not read the list.
 TEST_P(BrgemmF32Test, EmptyPointerListIsNotRead) {
-  BrgemmDesc desc =
-      MakeBrgemmDesc(GetParam(), BrgemmDataType::kF32, 6, 16, 64);
+  BrgemmDesc desc = MakeBrgemmDesc(GetParam(), BrgemmDataType::kF32, 6, 16, 64);
   desc.ldc = 512;  // wide enough for the B prefetch
   auto kernel = BrgemmKernel::Create(desc);
   ASSERT_TRUE(kernel.ok()) << kernel.status();

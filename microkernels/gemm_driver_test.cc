@@ -96,8 +96,10 @@ TEST(GemmDriverTest, EveryFamilyBelowAmxAndDefaultBlocking) {
   int families = 0;
   for (BrgemmDataType dt : {BrgemmDataType::kF32, BrgemmDataType::kBf16,
                             BrgemmDataType::kU8S8, BrgemmDataType::kS8S8}) {
-    const bool int8 = dt == BrgemmDataType::kU8S8 || dt == BrgemmDataType::kS8S8;
-    for (Isa isa : {Isa::kAvx2, int8 ? Isa::kAvx512CoreVnni : Isa::kAvx512Core}) {
+    const bool int8 =
+        dt == BrgemmDataType::kU8S8 || dt == BrgemmDataType::kS8S8;
+    const Isa avx512 = int8 ? Isa::kAvx512CoreVnni : Isa::kAvx512Core;
+    for (Isa isa : {Isa::kAvx2, avx512}) {
       if (!IsaAvailable(isa)) {
         std::printf("SKIPPED: %s not available on this CPU (%s)\n",
                     std::string(IsaName(isa)).c_str(), DescribeCpu().c_str());
@@ -112,7 +114,9 @@ TEST(GemmDriverTest, EveryFamilyBelowAmxAndDefaultBlocking) {
       CheckGemm(isa, dt, 5, 1030, 1024, GemmBlocking(), 9);
     }
   }
-  if (families == 0) GTEST_SKIP() << "SKIPPED: no AVX2 (" << DescribeCpu() << ")";
+  if (families == 0) {
+    GTEST_SKIP() << "SKIPPED: no AVX2 (" << DescribeCpu() << ")";
+  }
 }
 
 TEST(GemmDriverTest, AmxGemmLeavesTheTilesReleased) {

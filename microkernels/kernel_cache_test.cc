@@ -64,8 +64,8 @@ TEST(KernelCacheTest, ErrorsAreReturnedNotCached) {
   EXPECT_EQ(cache.Get(bad).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(cache.size(), 0u);
   SetMaxIsa(Isa::kNone);
-  auto capped = cache.Get(
-      MakeBrgemmDesc(F32Isa(), BrgemmDataType::kF32, 1, 1, 1));
+  auto capped =
+      cache.Get(MakeBrgemmDesc(F32Isa(), BrgemmDataType::kF32, 1, 1, 1));
   ResetMaxIsa();
   EXPECT_EQ(capped.status().code(), absl::StatusCode::kFailedPrecondition);
 }

@@ -20,7 +20,7 @@ namespace hgc {
 // ISA families, ordered: a larger value implies every smaller one.
 enum class Isa : int {
   kNone = 0,          // below AVX2 + FMA: hgc's microkernels cannot run.
-  kAvx2,              // AVX2 + FMA + F16C, 16 YMM registers (Haswell, Zen 1-3).
+  kAvx2,              // AVX2 + FMA + F16C, 16 YMM registers (Zen 1-3).
   kAvx512Core,        // AVX-512 F, BW, VL, DQ (Skylake-SP).
   kAvx512CoreVnni,    // + AVX512_VNNI (vpdpbusd; Cascade Lake).
   kAvx512CoreBf16,    // + AVX512_BF16 (vdpbf16ps; Cooper Lake).

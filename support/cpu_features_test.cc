@@ -11,9 +11,9 @@ class CpuFeaturesTest : public ::testing::Test {
 };
 
 TEST_F(CpuFeaturesTest, NamesRoundTrip) {
-  for (Isa isa : {Isa::kNone, Isa::kAvx2, Isa::kAvx512Core, Isa::kAvx512CoreVnni,
-                  Isa::kAvx512CoreBf16, Isa::kAvx512CoreFp16,
-                  Isa::kAvx512CoreAmx}) {
+  for (Isa isa : {Isa::kNone, Isa::kAvx2, Isa::kAvx512Core,
+                  Isa::kAvx512CoreVnni, Isa::kAvx512CoreBf16,
+                  Isa::kAvx512CoreFp16, Isa::kAvx512CoreAmx}) {
     absl::StatusOr<Isa> parsed = ParseIsa(IsaName(isa));
     ASSERT_TRUE(parsed.ok()) << IsaName(isa);
     EXPECT_EQ(*parsed, isa);

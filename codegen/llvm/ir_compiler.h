@@ -57,7 +57,8 @@ struct TargetSpec {
 // F/BW/VL/DQ/CD and everything below; _vnni adds avx512vnni; _bf16 adds
 // avx512bf16; _fp16 adds avx512fp16 and the other Ice Lake / Sapphire Rapids
 // AVX-512 extensions; _amx (no cap) adds AMX. Isa::kAvx2 and Isa::kNone
-// remove AVX-512 altogether (AVX2 code). Features the host lacks are never added.
+// remove AVX-512 altogether (AVX2 code). Features the host lacks are never
+// added.
 std::vector<std::string> CapFeatures(const llvm::StringMap<bool>& host,
                                      Isa cap);
 

@@ -23,8 +23,6 @@ namespace {
 
 constexpr int kLanes = 8;
 constexpr int kVectorBytes = 32;
-// MXCSR.DAZ (bit 6): denormal inputs of the FMAs read as zero.
-constexpr uint32_t kMxcsrDaz = 1u << 6;
 
 }  // namespace
 
@@ -37,11 +35,9 @@ Xbyak::Ymm BrgemmAvx2::BVector(int vec) const {
 
 int BrgemmAvx2::AccumulatorsPerVector() const { return IsInt() ? 2 : 1; }
 
-// The registers after the B vectors, in the order the file comment lists.
+// The registers after the operands', in the order the file comment lists.
 int BrgemmAvx2::ExtraRegister(Extra which) const {
-  int index = IsBf16()  ? 3 + 2 * blocking().nvecs
-              : IsInt() ? 2 + 2 * blocking().nvecs
-                        : 1 + blocking().nvecs;
+  int index = Avx2OperandRegisters(desc(), blocking().nvecs);
   if (which == Extra::kTailMask) return index;
   if (desc().n % kLanes != 0) ++index;
   if (which == Extra::kScale) return index;
@@ -49,36 +45,20 @@ int BrgemmAvx2::ExtraRegister(Extra which) const {
   return index;  // Extra::kConst
 }
 
-int64_t BrgemmAvx2::PrefetchLinesPerTrip() const {
-  if (desc().prefetch_lines <= 0) return 0;
-  const int64_t trips = desc().k / blocking().k_unroll;
-  if (trips < 2) return 0;
-  const int full_cols = blocking().nvecs * kLanes;
-  const int64_t tiles = ((desc().n + full_cols - 1) / full_cols) *
-                        ((desc().m + blocking().rows - 1) / blocking().rows);
-  return (desc().prefetch_lines + tiles * trips - 1) / (tiles * trips);
-}
-
 // Stack slots: the caller's and the kernel's MXCSR (bf16), the M block's
 // first divisor or row of maxima (divide_rows, row_max), the prefetch
 // region's end.
 int BrgemmAvx2::StackSlots() const {
   return (IsBf16() ? 1 : 0) + (desc().divide_rows || desc().row_max ? 1 : 0) +
-         (PrefetchLinesPerTrip() > 0 ? 1 : 0);
+         (RegionLinesPerTrip() > 0 ? 1 : 0);
 }
 
 absl::Status BrgemmAvx2::Generate() {
   Preamble();
   if (StackSlots() > 0) sub(rsp, 8 * StackSlots());
   if (IsBf16()) {
-    stmxcsr(ptr[rsp]);
-    mov(reg_tmp_.cvt32(), ptr[rsp]);
-    or_(reg_tmp_.cvt32(), kMxcsrDaz);
-    mov(ptr[rsp + 4], reg_tmp_.cvt32());
-    ldmxcsr(ptr[rsp + 4]);
-    mov(reg_tmp_.cvt32(), 0xffff0000u);
-    vmovd(Xbyak::Xmm(Reserved(2).getIdx()), reg_tmp_.cvt32());
-    vpbroadcastd(Reserved(2), Xbyak::Xmm(Reserved(2).getIdx()));
+    EnterDaz();
+    BroadcastDword(Reserved(2), 0xffff0000u);
   }
   if (desc().n % kLanes != 0) {
     // Lanes [0, N % 8) set: the 8 dwords from 8 - N % 8 into the table.
@@ -86,7 +66,7 @@ absl::Status BrgemmAvx2::Generate() {
     vmovdqu(TailMask(),
             ptr[reg_tmp_ + (kLanes - desc().n % kLanes) * sizeof(float)]);
   }
-  if (PrefetchLinesPerTrip() > 0) {
+  if (RegionLinesPerTrip() > 0) {
     mov(reg_tmp2_, ptr[reg_args_ + kArgPrefetch]);
     mov(reg_tmp_, reg_tmp2_);
     AddImm(reg_tmp_, desc().prefetch_lines * 64, reg_n_);
@@ -95,7 +75,7 @@ absl::Status BrgemmAvx2::Generate() {
   mov(reg_c_n_, ptr[reg_args_ + kArgC]);
   xor_(reg_boff_, reg_boff_);
   EmitTiles();
-  if (IsBf16()) ldmxcsr(ptr[rsp]);
+  if (IsBf16()) RestoreMxcsr();
   if (StackSlots() > 0) add(rsp, 8 * StackSlots());
   Postamble();
   if (desc().n % kLanes != 0) {
@@ -138,13 +118,10 @@ void BrgemmAvx2::EmitTile(int rows, int cols) {
 }
 
 void BrgemmAvx2::KLoopTrip() {
-  const int64_t lines = PrefetchLinesPerTrip();
+  const int64_t lines = RegionLinesPerTrip();
   if (lines == 0) return;
-  for (int64_t i = 0; i < lines; ++i) prefetcht1(ptr[reg_tmp2_ + i * 64]);
-  add(reg_tmp2_, static_cast<int>(lines * 64));
   const Xbyak::Address end = qword[rsp + 8 * (StackSlots() - 1)];
-  cmp(reg_tmp2_, end);
-  cmova(reg_tmp2_, end);
+  EmitPrefetchTrip(lines, &end);
 }
 
 void BrgemmAvx2::ComputeGroup(int rows, int nvecs, bool masked, int64_t a_off,
@@ -165,6 +142,36 @@ void BrgemmAvx2::LoadVector(const Xbyak::Ymm& dst, const Xbyak::Address& src,
   } else {
     vmovups(dst, src);
   }
+}
+
+// The lanes are moved as bits, so this stores s32 vectors as well.
+void BrgemmAvx2::StoreVector(const Xbyak::Address& dst, const Xbyak::Ymm& src,
+                             bool masked) {
+  if (masked) {
+    vmaskmovps(dst, TailMask(), src);
+  } else {
+    vmovups(dst, src);
+  }
+}
+
+void BrgemmAvx2::AddC(const Xbyak::Ymm& acc, const Xbyak::Address& c,
+                      bool masked, const Xbyak::Ymm& tmp) {
+  if (masked) {
+    LoadVector(tmp, c, true);
+  }
+  const Xbyak::Operand& old = masked ? static_cast<const Xbyak::Operand&>(tmp)
+                                     : static_cast<const Xbyak::Operand&>(c);
+  if (IsInt()) {
+    vpaddd(acc, acc, old);
+  } else {
+    vaddps(acc, acc, old);
+  }
+}
+
+void BrgemmAvx2::BroadcastDword(const Xbyak::Ymm& dst, uint32_t bits) {
+  mov(reg_tmp_.cvt32(), bits);
+  vmovd(Xbyak::Xmm(dst.getIdx()), reg_tmp_.cvt32());
+  vpbroadcastd(dst, Xbyak::Xmm(dst.getIdx()));
 }
 
 void BrgemmAvx2::ComputeGroupF32(int rows, int nvecs, bool masked,
@@ -205,7 +212,7 @@ void BrgemmAvx2::ComputeGroupBf16(int rows, int nvecs, bool masked,
       vpand(a_hi, a_hi, hi_mask);
     } else {
       // Odd K: only element k exists; read exactly its two bytes.
-      movzx(reg_tmp_.cvt32(), word[reg_a_ + disp]);
+      LoadPartialGroup(i, a_off, valid);
       shl(reg_tmp_.cvt32(), 16);
       vmovd(Xbyak::Xmm(a_lo.getIdx()), reg_tmp_.cvt32());
       vpbroadcastd(a_lo, Xbyak::Xmm(a_lo.getIdx()));
@@ -249,12 +256,7 @@ void BrgemmAvx2::ComputeGroupInt8(int rows, int nvecs, bool masked,
       vpbroadcastd(a_group, ptr[reg_a_ + disp]);
     } else {
       // The K tail: exactly `valid` bytes, the rest of the group zero.
-      movzx(reg_tmp_.cvt32(), byte[reg_a_ + disp]);
-      for (int e = 1; e < valid; ++e) {
-        movzx(reg_tmp2_.cvt32(), byte[reg_a_ + disp + e]);
-        shl(reg_tmp2_.cvt32(), 8 * e);
-        or_(reg_tmp_.cvt32(), reg_tmp2_.cvt32());
-      }
+      LoadPartialGroup(i, a_off, valid);
       vmovd(a_group, reg_tmp_.cvt32());
       vpbroadcastd(a_group, a_group);
     }
@@ -294,11 +296,7 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
     vbroadcastss(ScaleRegister(), ptr[reg_tmp_]);
   }
   if (desc().relu) vxorps(ConstRegister(), ConstRegister(), ConstRegister());
-  if (desc().divide_rows) {
-    mov(reg_tmp_.cvt32(), 0x3f800000u);  // 1.0f
-    vmovd(Xbyak::Xmm(ConstRegister().getIdx()), reg_tmp_.cvt32());
-    vpbroadcastd(ConstRegister(), Xbyak::Xmm(ConstRegister().getIdx()));
-  }
+  if (desc().divide_rows) BroadcastDword(ConstRegister(), 0x3f800000u);  // 1.0f
   // The tile's first divisor or row of maxima, in reg_tmp_ through the store.
   if (desc().divide_rows || desc().row_max) mov(reg_tmp_, RowSlot());
   for (int i = 0; i < rows; ++i) {
@@ -311,14 +309,7 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
       const bool tail = masked && j == nvecs - 1;
       const Xbyak::Address c =
           ptr[reg_c_ + i * desc().ldc * 4 + j * kVectorBytes];
-      if (desc().accumulate) {
-        if (tail) {
-          vmaskmovps(tmp, TailMask(), c);
-          vaddps(acc, acc, tmp);
-        } else {
-          vaddps(acc, acc, c);
-        }
-      }
+      if (desc().accumulate) AddC(acc, c, tail, tmp);
       if (desc().divide_rows) vmulps(acc, acc, BVector(0));
       if (desc().scale && desc().bias) {
         vfmadd213ps(acc, ScaleRegister(), BVector(j));
@@ -332,11 +323,7 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
         vcmpps(tmp, acc, ConstRegister(), 0x16);  // NLE_UQ
         vandps(acc, acc, tmp);
       }
-      if (tail) {
-        vmaskmovps(c, TailMask(), acc);
-      } else {
-        vmovups(c, acc);
-      }
+      StoreVector(c, acc, tail);
       if (desc().row_max) {
         // Vector j of a 16-column block folds into lanes 8 (j % 2) + l:
         // vmaxps(old max, value), the tail's lanes past N left as they were.
@@ -344,11 +331,7 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
             ptr[reg_tmp_ + i * 64 + (j % 2) * kVectorBytes];
         vmovups(tmp, lanes);
         vmaxps(tmp, tmp, acc);
-        if (tail) {
-          vmaskmovps(lanes, TailMask(), tmp);
-        } else {
-          vmovups(lanes, tmp);
-        }
+        StoreVector(lanes, tmp, tail);
       }
     }
   }
@@ -368,19 +351,8 @@ void BrgemmAvx2::StoreIntTile(int rows, int nvecs, bool masked) {
       const bool tail = masked && j == nvecs - 1;
       const Xbyak::Address c =
           ptr[reg_c_ + i * desc().ldc * 4 + j * kVectorBytes];
-      if (desc().accumulate) {
-        if (tail) {
-          vpmaskmovd(tmp, TailMask(), c);
-          vpaddd(lo, lo, tmp);
-        } else {
-          vpaddd(lo, lo, c);
-        }
-      }
-      if (tail) {
-        vpmaskmovd(c, TailMask(), lo);
-      } else {
-        vmovdqu(c, lo);
-      }
+      if (desc().accumulate) AddC(lo, c, tail, tmp);
+      StoreVector(c, lo, tail);
     }
   }
 }

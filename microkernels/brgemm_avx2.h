@@ -91,15 +91,23 @@ class BrgemmAvx2 : public BrgemmGenerator {
   void ComputeGroupInt8(int rows, int nvecs, bool masked, int64_t a_off,
                         int64_t b_off, int valid);
   void StoreIntTile(int rows, int nvecs, bool masked);
+  // A vector of B, C or the bias row; `masked`: the N tail's lanes only
+  // (the rest read as zero, never touched).
   void LoadVector(const Xbyak::Ymm& dst, const Xbyak::Address& src,
                   bool masked);
+  void StoreVector(const Xbyak::Address& dst, const Xbyak::Ymm& src,
+                   bool masked);
+  // acc += C (f32 or s32), the tail through `tmp`.
+  void AddC(const Xbyak::Ymm& acc, const Xbyak::Address& c, bool masked,
+            const Xbyak::Ymm& tmp);
+  // `bits` in every 32-bit lane of `dst`. Clobbers reg_tmp_.
+  void BroadcastDword(const Xbyak::Ymm& dst, uint32_t bits);
   void StoreTile(int rows, int nvecs, bool masked);
 
   int StackSlots() const;
   // The stack slot of the M block's first divisor or row of maxima
   // (divide_rows, row_max).
   Xbyak::Address RowSlot() const;
-  int64_t PrefetchLinesPerTrip() const;
 
   // The lane-mask table the tail mask loads from: 8 x -1 then 8 x 0.
   Xbyak::Label mask_table_;

@@ -37,24 +37,7 @@ void BrgemmAvx512Base::LoadVectors(const Xbyak::Reg64& base, int nvecs,
 
 void BrgemmAvx512Base::BroadcastPartialGroup(const Xbyak::Zmm& dst, int row,
                                              int64_t a_off, int valid) {
-  // Assemble the group's bytes in a GPR: a full-width load could cross the
-  // end of the buffer (the last row of A ends at K).
-  const int64_t disp = row * desc().lda * a_elem_bytes() + a_off;
-  const int bytes = valid * static_cast<int>(a_elem_bytes());
-  switch (bytes) {
-    case 1:
-      movzx(reg_tmp_.cvt32(), byte[reg_a_ + disp]);
-      break;
-    case 2:
-      movzx(reg_tmp_.cvt32(), word[reg_a_ + disp]);
-      break;
-    default:  // 3 bytes: int8 with K % 4 == 3.
-      movzx(reg_tmp_.cvt32(), word[reg_a_ + disp]);
-      movzx(reg_tmp2_.cvt32(), byte[reg_a_ + disp + 2]);
-      shl(reg_tmp2_.cvt32(), 16);
-      or_(reg_tmp_.cvt32(), reg_tmp2_.cvt32());
-      break;
-  }
+  LoadPartialGroup(row, a_off, valid);
   vpbroadcastd(dst, reg_tmp_.cvt32());
 }
 

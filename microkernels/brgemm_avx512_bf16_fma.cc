@@ -12,21 +12,14 @@ void BrgemmAvx512Bf16Fma::InitConstants() {
   vpbroadcastd(Reserved(0), reg_tmp_.cvt32());
 }
 
-// MXCSR.DAZ (bit 6): denormal inputs of the FMAs read as zero. The frame
-// holds the caller's MXCSR at [rsp] and the kernel's at [rsp + 4].
-constexpr uint32_t kMxcsrDaz = 1u << 6;
-
+// DAZ for the call, the MXCSR pair in an 8-byte frame.
 void BrgemmAvx512Bf16Fma::CallPrologue() {
   sub(rsp, 8);
-  stmxcsr(ptr[rsp]);
-  mov(reg_tmp_.cvt32(), ptr[rsp]);
-  or_(reg_tmp_.cvt32(), kMxcsrDaz);
-  mov(ptr[rsp + 4], reg_tmp_.cvt32());
-  ldmxcsr(ptr[rsp + 4]);
+  EnterDaz();
 }
 
 void BrgemmAvx512Bf16Fma::CallEpilogue() {
-  ldmxcsr(ptr[rsp]);
+  RestoreMxcsr();
   add(rsp, 8);
 }
 

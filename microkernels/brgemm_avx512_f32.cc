@@ -35,14 +35,10 @@ constexpr int64_t kPrefetchBMinLdcBytes = 2048;
 
 int64_t BrgemmAvx512F32::PrefetchLinesPerTrip() const {
   const BrgemmDesc& d = desc();
+  if (d.prefetch_lines > 0) return RegionLinesPerTrip();
   const int64_t trips = d.k / blocking().k_unroll;
   if (trips < 2) return 0;
-  const int full_cols = blocking().nvecs * 16;
-  const int64_t tiles = ((d.n + full_cols - 1) / full_cols) *
-                        ((d.m + blocking().rows - 1) / blocking().rows);
-  if (d.prefetch_lines > 0) {
-    return (d.prefetch_lines + tiles * trips - 1) / (tiles * trips);
-  }
+  const int64_t tiles = RegisterTiles();
   if (d.k < kPrefetchBMinK || d.ldc * 4 < kPrefetchBMinLdcBytes) return 0;
   const int64_t lines = (PackedBBytes(d) + 63) / 64;
   const int64_t per_tile = (lines + tiles - 1) / tiles;
@@ -106,13 +102,8 @@ void BrgemmAvx512F32::MBlockEpilogue(int rows) {
 void BrgemmAvx512F32::KLoopTrip() {
   const int64_t lines = PrefetchLinesPerTrip();
   if (lines == 0) return;
-  for (int64_t i = 0; i < lines; ++i) prefetcht1(ptr[reg_tmp2_ + i * 64]);
-  add(reg_tmp2_, static_cast<int>(lines * 64));
-  if (desc().prefetch_lines > 0) {
-    const Xbyak::Address end = qword[rsp + 8 * (StackSlots() - 1)];
-    cmp(reg_tmp2_, end);
-    cmova(reg_tmp2_, end);
-  }
+  const Xbyak::Address end = qword[rsp + 8 * (StackSlots() - 1)];
+  EmitPrefetchTrip(lines, desc().prefetch_lines > 0 ? &end : nullptr);
 }
 
 void BrgemmAvx512F32::PreparePostOps(int nvecs, bool masked) {

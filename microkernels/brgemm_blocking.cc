@@ -31,18 +31,25 @@ bool UsesBf16Widening(const BrgemmDesc& desc) {
          static_cast<int>(desc.isa) < static_cast<int>(Isa::kAvx512CoreBf16);
 }
 
+int Avx2OperandRegisters(const BrgemmDesc& desc, int nvecs) {
+  switch (desc.dtype) {
+    case BrgemmDataType::kF32:
+      return 1 + nvecs;
+    case BrgemmDataType::kBf16:
+      return 3 + 2 * nvecs;
+    case BrgemmDataType::kU8S8:
+    case BrgemmDataType::kS8S8:
+      return 2 + 2 * nvecs;
+  }
+  return 16;
+}
+
 int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs) {
   if (desc.isa == Isa::kAvx2) {
-    // brgemm_avx2.cc: B vectors and A (bf16: both halves of each, and the
-    // 0xffff0000 mask; int8: B's two s16 halves, A and a product), the N
-    // tail's lane mask, the scale, and relu's zero or divide_rows' one.
-    const bool is_int = desc.dtype == BrgemmDataType::kU8S8 ||
-                        desc.dtype == BrgemmDataType::kS8S8;
-    const int b_regs = desc.dtype == BrgemmDataType::kBf16 ? 3 + 2 * nvecs
-                       : is_int                            ? 2 + 2 * nvecs
-                                                           : 1 + nvecs;
-    return b_regs + (desc.n % 8 != 0 ? 1 : 0) + (desc.scale ? 1 : 0) +
-           (desc.relu || desc.divide_rows ? 1 : 0);
+    // brgemm_avx2.cc: the operands, the N tail's lane mask, the scale, and
+    // relu's zero or divide_rows' one.
+    return Avx2OperandRegisters(desc, nvecs) + (desc.n % 8 != 0 ? 1 : 0) +
+           (desc.scale ? 1 : 0) + (desc.relu || desc.divide_rows ? 1 : 0);
   }
   switch (desc.dtype) {
     case BrgemmDataType::kF32:
@@ -63,6 +70,14 @@ int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs) {
 }
 
 namespace {
+
+// Step 2 of ChooseBlocking's heuristic (below): `fit` rows at most (at
+// least 1, at most M), evened out over the tiles M then needs.
+int EvenRows(int fit, int64_t m) {
+  const int64_t rows = std::min<int64_t>(std::max(1, fit), m);
+  const int64_t tiles = (m + rows - 1) / rows;
+  return static_cast<int>((m + tiles - 1) / tiles);
+}
 
 // Step 3 of ChooseBlocking's heuristic (below).
 int ChooseKUnroll(const BrgemmDesc& desc) {
@@ -88,11 +103,9 @@ BrgemmBlocking ChooseAvx2Blocking(const BrgemmDesc& desc) {
   b.nvecs = desc.n > 8 && !is_int ? 2 : 1;
   b.reserved_regs = ReservedVectorRegisters(desc, b.nvecs);
   const int accs = b.nvecs * (is_int ? 2 : 1);
-  const int fit = (kAvx2Registers - b.reserved_regs) / accs;
-  int64_t rows =
-      std::min<int64_t>(std::max(1, std::min(kAvx2MaxRows, fit)), desc.m);
-  const int64_t tiles = (desc.m + rows - 1) / rows;
-  b.rows = static_cast<int>((desc.m + tiles - 1) / tiles);
+  b.rows = EvenRows(
+      std::min(kAvx2MaxRows, (kAvx2Registers - b.reserved_regs) / accs),
+      desc.m);
   b.k_unroll = ChooseKUnroll(desc);
   return b;
 }
@@ -130,13 +143,7 @@ BrgemmBlocking ChooseBlocking(const BrgemmDesc& desc) {
   }
   b.reserved_regs = ReservedVectorRegisters(desc, b.nvecs);
   const int budget = kVectorRegisters - b.reserved_regs;
-  int64_t rows = std::min<int64_t>(
-      std::max(1, std::min(kMaxRows, budget / b.nvecs)), desc.m);
-  if (rows > 0) {
-    const int64_t tiles = (desc.m + rows - 1) / rows;
-    rows = (desc.m + tiles - 1) / tiles;
-  }
-  b.rows = static_cast<int>(rows);
+  b.rows = EvenRows(std::min(kMaxRows, budget / b.nvecs), desc.m);
   b.k_unroll = ChooseKUnroll(desc);
   return b;
 }

@@ -35,6 +35,13 @@ struct BrgemmBlocking {
 // for a tile `nvecs` vectors wide: B vectors, broadcast A values, constants.
 int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs);
 
+// The vector registers an AVX2 kernel's inner product keeps besides the
+// accumulators, for a tile `nvecs` vectors wide: B vectors and the A
+// broadcast (bf16: both halves of each and a mask; int8: two s16 halves of
+// each B vector, A and a product). brgemm_avx2.cc places the post-ops'
+// registers after them.
+int Avx2OperandRegisters(const BrgemmDesc& desc, int nvecs);
+
 // The blocking for `desc` (AVX2 or an AVX-512 ISA, not AMX). The register tile
 // is never taller than M; tails in M and N get the same tile shape cut down.
 BrgemmBlocking ChooseBlocking(const BrgemmDesc& desc);

@@ -170,9 +170,12 @@ int64_t PackedBBytes(const BrgemmDesc& d) {
   return (d.k + g - 1) / g * d.ldb * g * InputElementSize(d.dtype);
 }
 
+bool S8s8ReadsBiasedB(Isa isa) {
+  return isa != Isa::kAvx512CoreAmx && isa != Isa::kAvx2;
+}
+
 bool PackedBIsBiased(const BrgemmDesc& d) {
-  return d.dtype == BrgemmDataType::kS8S8 && d.isa != Isa::kAvx512CoreAmx &&
-         d.isa != Isa::kAvx2;
+  return d.dtype == BrgemmDataType::kS8S8 && S8s8ReadsBiasedB(d.isa);
 }
 
 }  // namespace microkernels

@@ -155,6 +155,8 @@ int64_t PackedBBytes(const BrgemmDesc& desc);
 // Padding then holds 0x80 (B = 0). PackB, UnpackB and ReferenceBrgemm all
 // follow this.
 bool PackedBIsBiased(const BrgemmDesc& desc);
+// The same for s8s8 kernels of family `isa`: whether they read B biased.
+bool S8s8ReadsBiasedB(Isa isa);
 
 }  // namespace microkernels
 }  // namespace hgc

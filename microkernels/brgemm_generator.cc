@@ -87,6 +87,59 @@ void BrgemmGenerator::EmitBatchLoop(const std::function<void()>& body) {
   L(done);
 }
 
+void BrgemmGenerator::LoadPartialGroup(int row, int64_t a_off, int valid) {
+  const int64_t disp = row * desc_.lda * a_elem_bytes() + a_off;
+  const int bytes = valid * static_cast<int>(a_elem_bytes());
+  switch (bytes) {
+    case 1:
+      movzx(reg_tmp_.cvt32(), byte[reg_a_ + disp]);
+      break;
+    case 2:
+      movzx(reg_tmp_.cvt32(), word[reg_a_ + disp]);
+      break;
+    default:  // 3 bytes: int8 with K % 4 == 3.
+      movzx(reg_tmp_.cvt32(), word[reg_a_ + disp]);
+      movzx(reg_tmp2_.cvt32(), byte[reg_a_ + disp + 2]);
+      shl(reg_tmp2_.cvt32(), 16);
+      or_(reg_tmp_.cvt32(), reg_tmp2_.cvt32());
+      break;
+  }
+}
+
+int64_t BrgemmGenerator::RegisterTiles() const {
+  const int full_cols = blocking_.nvecs * lanes_;
+  return ((desc_.n + full_cols - 1) / full_cols) *
+         ((desc_.m + blocking_.rows - 1) / blocking_.rows);
+}
+
+int64_t BrgemmGenerator::RegionLinesPerTrip() const {
+  const int64_t trips = desc_.k / blocking_.k_unroll;
+  if (desc_.prefetch_lines <= 0 || trips < 2) return 0;
+  const int64_t total_trips = RegisterTiles() * trips;
+  return (desc_.prefetch_lines + total_trips - 1) / total_trips;
+}
+
+void BrgemmGenerator::EmitPrefetchTrip(int64_t lines,
+                                       const Xbyak::Address* region_end) {
+  for (int64_t i = 0; i < lines; ++i) prefetcht1(ptr[reg_tmp2_ + i * 64]);
+  add(reg_tmp2_, static_cast<int>(lines * 64));
+  if (region_end != nullptr) {
+    cmp(reg_tmp2_, *region_end);
+    cmova(reg_tmp2_, *region_end);
+  }
+}
+
+void BrgemmGenerator::EnterDaz() {
+  constexpr uint32_t kMxcsrDaz = 1u << 6;
+  stmxcsr(ptr[rsp]);
+  mov(reg_tmp_.cvt32(), ptr[rsp]);
+  or_(reg_tmp_.cvt32(), kMxcsrDaz);
+  mov(ptr[rsp + 4], reg_tmp_.cvt32());
+  ldmxcsr(ptr[rsp + 4]);
+}
+
+void BrgemmGenerator::RestoreMxcsr() { ldmxcsr(ptr[rsp]); }
+
 void BrgemmGenerator::EmitKLoop(int rows, int nvecs, bool masked) {
   const int64_t g = group();
   const int64_t full_groups = desc_.k / g;

@@ -75,6 +75,28 @@ class BrgemmGenerator : public JitGenerator {
   // K code), after the trip's groups.
   virtual void KLoopTrip() {}
 
+  // The `valid` (< group) leading elements of row `row`'s K group at
+  // a_off, zero-extended into reg_tmp_'s low 32 bits: exactly their bytes
+  // are read, since a full-width load could cross the end of the buffer
+  // (the last row of A ends at K). Clobbers reg_tmp2_.
+  void LoadPartialGroup(int row, int64_t a_off, int valid);
+  // Register tiles per call (N blocks x M blocks).
+  int64_t RegisterTiles() const;
+  // The descriptor's prefetch region (prefetch_lines) shared out evenly
+  // over every K-loop trip of every register tile: lines per trip, 0 when
+  // there is no region or the K loop runs fewer than two trips.
+  int64_t RegionLinesPerTrip() const;
+  // Prefetches (prefetcht1) `lines` lines from reg_tmp2_ on and advances
+  // it past them; with `region_end`, clamped there, so that rounding the
+  // share up overshoots by one trip's lines at most.
+  void EmitPrefetchTrip(int64_t lines, const Xbyak::Address* region_end);
+  // Sets MXCSR.DAZ (denormal inputs of the FMAs read as zero) for the
+  // call, keeping the caller's MXCSR at [rsp] and the kernel's at
+  // [rsp + 4] (an 8-byte slot the caller reserved); RestoreMxcsr puts the
+  // caller's back. Clobbers reg_tmp_.
+  void EnterDaz();
+  void RestoreMxcsr();
+
   bool IsInt() const {
     return desc_.dtype == BrgemmDataType::kU8S8 ||
            desc_.dtype == BrgemmDataType::kS8S8;

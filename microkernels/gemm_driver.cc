@@ -53,8 +53,8 @@ GemmBlocking DefaultBlocking(Isa isa, BrgemmDataType dtype, int64_t n,
     b.kb = 128 * 4 / es;
     // s8s8 on VNNI: the packing path (u8s8 kernel on a sign-flipped copy
     // of A plus compensation) only where both N and K are long; see the
-    // header. The AVX2 kernel reads s8 A as it is.
-    b.pack_a = dtype == BrgemmDataType::kS8S8 && isa != Isa::kAvx2 &&
+    // header. A family that reads B unbiased (AVX2) takes s8 A as it is.
+    b.pack_a = dtype == BrgemmDataType::kS8S8 && S8s8ReadsBiasedB(isa) &&
                n >= 1024 && k >= 1024;
   }
   return b;
@@ -108,8 +108,7 @@ absl::StatusOr<std::unique_ptr<BrgemmGemm>> BrgemmGemm::Create(
   g->k_ = k;
   g->blocking_ = blocking;
   g->amx_ = isa == Isa::kAvx512CoreAmx;
-  g->s8s8_comp_ = dtype == BrgemmDataType::kS8S8 &&
-                  isa != Isa::kAvx512CoreAmx && isa != Isa::kAvx2 &&
+  g->s8s8_comp_ = dtype == BrgemmDataType::kS8S8 && S8s8ReadsBiasedB(isa) &&
                   blocking.pack_a;
   // The kernels' data type: s8s8 on VNNI with A packing runs the u8s8
   // kernel.

@@ -4,16 +4,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "microkernels/brgemm_dispatch.h"
 #include "support/cpu_features.h"
 
 namespace hgc {
 namespace microkernels {
 namespace {
 
-// The f32 kernel family this CPU runs: AVX-512, else AVX2.
-Isa F32Isa() {
-  return IsaAvailable(Isa::kAvx512Core) ? Isa::kAvx512Core : Isa::kAvx2;
-}
+// The f32 kernel family the dispatcher picks on this CPU.
+Isa F32Isa() { return *SelectBrgemmIsa(BrgemmDataType::kF32); }
 
 TEST(KernelCacheTest, SameDescriptorSameKernel) {
   BrgemmKernelCache cache;
@@ -59,13 +58,13 @@ TEST(KernelCacheTest, ThreadsShareOneKernelPerDescriptor) {
 
 TEST(KernelCacheTest, ErrorsAreReturnedNotCached) {
   BrgemmKernelCache cache;
-  BrgemmDesc bad = MakeBrgemmDesc(F32Isa(), BrgemmDataType::kF32, 1, 1, 1);
+  const Isa f32 = F32Isa();
+  BrgemmDesc bad = MakeBrgemmDesc(f32, BrgemmDataType::kF32, 1, 1, 1);
   bad.lda = 0;
   EXPECT_EQ(cache.Get(bad).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(cache.size(), 0u);
   SetMaxIsa(Isa::kNone);
-  auto capped =
-      cache.Get(MakeBrgemmDesc(F32Isa(), BrgemmDataType::kF32, 1, 1, 1));
+  auto capped = cache.Get(MakeBrgemmDesc(f32, BrgemmDataType::kF32, 1, 1, 1));
   ResetMaxIsa();
   EXPECT_EQ(capped.status().code(), absl::StatusCode::kFailedPrecondition);
 }

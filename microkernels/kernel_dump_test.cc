@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "microkernels/brgemm_dispatch.h"
 #include "microkernels/brgemm_kernel.h"
 #include "support/cpu_features.h"
 
@@ -14,10 +15,8 @@ namespace hgc {
 namespace microkernels {
 namespace {
 
-// The f32 kernel family this CPU runs: AVX-512, else AVX2.
-Isa F32Isa() {
-  return IsaAvailable(Isa::kAvx512Core) ? Isa::kAvx512Core : Isa::kAvx2;
-}
+// The f32 kernel family the dispatcher picks on this CPU.
+Isa F32Isa() { return *SelectBrgemmIsa(BrgemmDataType::kF32); }
 
 TEST(KernelDumpTest, DisassemblesKnownBytes) {
   // vfmadd231ps zmm0, zmm1, zmm2 ; ret ; an undecodable byte.

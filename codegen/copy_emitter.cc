@@ -145,15 +145,11 @@ void EmitFill(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* count,
   // float took 2 % of a short attention item).
   llvm::Value* splat = b.CreateVectorSplat(
       kVectorWidth, llvm::ConstantFP::get(b.getFloatTy(), value));
-  llvm::Value* vectors =
-      b.CreateUDiv(b.CreateAdd(count, b.getInt64(kVectorWidth - 1)),
-                   b.getInt64(kVectorWidth));
-  EmitLoop(b, b.getInt64(0), vectors,
-           [&](llvm::IRBuilder<>& b, llvm::Value* i) {
-             llvm::Value* col = b.CreateMul(i, b.getInt64(kVectorWidth));
-             StoreRowVector(b, DType::kF32, splat, dst, col,
-                            TailMask(b, col, count));
-           });
+  ForVectorsThenTail(
+      b, b.getInt64(0), count,
+      [&](llvm::IRBuilder<>& b, llvm::Value* col, llvm::Value* mask) {
+        StoreRowVector(b, DType::kF32, splat, dst, col, mask);
+      });
 }
 
 void EmitPrefetch(llvm::IRBuilder<>& b, const tile::Prefetch& p,

@@ -228,90 +228,82 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
       HGC_ASSIGN_OR_RETURN(channel_tables[op], MakeChannelTables(b, *op, rank));
     }
   }
-  llvm::Value* count = b.CreateSub(col_end, col_begin);
-  llvm::Value* vectors =
-      b.CreateUDiv(b.CreateAdd(count, b.getInt64(kVectorWidth - 1)),
-                   b.getInt64(kVectorWidth));
   absl::Status status = absl::OkStatus();
-  EmitLoop(
-      b, b.getInt64(0), vectors, [&](llvm::IRBuilder<>& b, llvm::Value* v) {
-        llvm::Value* col =
-            b.CreateAdd(col_begin, b.CreateMul(v, b.getInt64(kVectorWidth)));
-        llvm::Value* mask = TailMask(b, col, col_end);
-        absl::flat_hash_map<const Value*, llvm::Value*> vals;
-        for (size_t i = 0; i < program.inputs.size(); ++i) {
-          const RowInput& in = program.inputs[i];
-          if (in.is_constant) {
-            vals[in.value] =
-                SplatConstant(b, in.value->type().dtype, in.constant);
-          } else if (bases[i].vector) {
-            auto* vt = llvm::FixedVectorType::get(bases[i].elem, kVectorWidth);
-            llvm::Value* p = b.CreateBitCast(
-                b.CreateInBoundsGEP(bases[i].elem, bases[i].ptr, col),
-                vt->getPointerTo());
-            llvm::Value* x =
-                b.CreateMaskedLoad(vt, p, ElementAlign(bases[i].elem), mask,
-                                   llvm::Constant::getNullValue(vt));
-            vals[in.value] = ToOperand(b, bases[i].dtype, x);
-          } else {
-            llvm::Value* x = b.CreateVectorSplat(
-                kVectorWidth, b.CreateLoad(bases[i].elem, bases[i].ptr));
-            vals[in.value] = ToOperand(b, bases[i].dtype, x);
-          }
-          if (in.rounded_from_f32) {
-            vals[in.value] =
-                RoundToDType(b, vals[in.value], in.value->type().dtype);
-          }
-        }
-        for (const Op* op : program.ops) {
-          std::vector<DType> dtypes;
-          std::vector<llvm::Value*> operands;
-          for (const Value* x : op->operands()) {
-            auto it = vals.find(x);
-            if (it == vals.end()) {
-              if (status.ok()) {
-                status = absl::UnimplementedError("operand outside the row");
-              }
-              return;
-            }
-            dtypes.push_back(x->type().dtype);
-            operands.push_back(it->second);
-          }
-          absl::StatusOr<llvm::Value*> y;
-          if (auto t = channel_tables.find(op); t != channel_tables.end()) {
-            llvm::Value* scale = ChannelVector(
-                b, t->second.scales, f32, t->second.axis, rank, idx, col, mask);
-            llvm::Value* zp =
-                ChannelVector(b, t->second.zero_points, b.getInt32Ty(),
-                              t->second.axis, rank, idx, col, mask);
-            y = op->kind_id() == OpKind::kQuantize
-                    ? EmitQuantize(b, operands[0], scale, zp,
-                                   op->result()->type().dtype)
-                    : EmitDequantize(b, operands[0], dtypes[0], scale, zp);
-          } else {
-            y = EmitElementwise(b, op->kind(), dtypes,
-                                op->result()->type().dtype, operands,
-                                op->attrs());
-          }
-          if (!y.ok()) {
-            if (status.ok()) status = y.status();
-            return;
-          }
-          vals[op->result()] = *y;
-        }
-        auto it = vals.find(program.result);
+  // The vector at `col` under lane mask `mask`.
+  auto vector_at = [&](llvm::IRBuilder<>& b, llvm::Value* col,
+                       llvm::Value* mask) {
+    absl::flat_hash_map<const Value*, llvm::Value*> vals;
+    for (size_t i = 0; i < program.inputs.size(); ++i) {
+      const RowInput& in = program.inputs[i];
+      if (in.is_constant) {
+        vals[in.value] = SplatConstant(b, in.value->type().dtype, in.constant);
+      } else if (bases[i].vector) {
+        auto* vt = llvm::FixedVectorType::get(bases[i].elem, kVectorWidth);
+        llvm::Value* p = b.CreateBitCast(
+            b.CreateInBoundsGEP(bases[i].elem, bases[i].ptr, col),
+            vt->getPointerTo());
+        llvm::Value* x =
+            b.CreateMaskedLoad(vt, p, ElementAlign(bases[i].elem), mask,
+                               llvm::Constant::getNullValue(vt));
+        vals[in.value] = ToOperand(b, bases[i].dtype, x);
+      } else {
+        llvm::Value* x = b.CreateVectorSplat(
+            kVectorWidth, b.CreateLoad(bases[i].elem, bases[i].ptr));
+        vals[in.value] = ToOperand(b, bases[i].dtype, x);
+      }
+      if (in.rounded_from_f32) {
+        vals[in.value] =
+            RoundToDType(b, vals[in.value], in.value->type().dtype);
+      }
+    }
+    for (const Op* op : program.ops) {
+      std::vector<DType> dtypes;
+      std::vector<llvm::Value*> operands;
+      for (const Value* x : op->operands()) {
+        auto it = vals.find(x);
         if (it == vals.end()) {
-          if (status.ok())
-            status = absl::UnimplementedError("result not computed");
+          if (status.ok()) {
+            status = absl::UnimplementedError("operand outside the row");
+          }
           return;
         }
-        llvm::Value* result = it->second;
-        if (program.result_denormals_as_zero) {
-          result = EmitDenormalsAsZero(b, result);
-        }
-        StoreRowVector(b, out_dtype, result, out_row, col, mask);
-        if (on_result) on_result(b, result, mask);
-      });
+        dtypes.push_back(x->type().dtype);
+        operands.push_back(it->second);
+      }
+      absl::StatusOr<llvm::Value*> y;
+      if (auto t = channel_tables.find(op); t != channel_tables.end()) {
+        llvm::Value* scale = ChannelVector(
+            b, t->second.scales, f32, t->second.axis, rank, idx, col, mask);
+        llvm::Value* zp =
+            ChannelVector(b, t->second.zero_points, b.getInt32Ty(),
+                          t->second.axis, rank, idx, col, mask);
+        y = op->kind_id() == OpKind::kQuantize
+                ? EmitQuantize(b, operands[0], scale, zp,
+                               op->result()->type().dtype)
+                : EmitDequantize(b, operands[0], dtypes[0], scale, zp);
+      } else {
+        y = EmitElementwise(b, op->kind(), dtypes, op->result()->type().dtype,
+                            operands, op->attrs());
+      }
+      if (!y.ok()) {
+        if (status.ok()) status = y.status();
+        return;
+      }
+      vals[op->result()] = *y;
+    }
+    auto it = vals.find(program.result);
+    if (it == vals.end()) {
+      if (status.ok()) status = absl::UnimplementedError("result not computed");
+      return;
+    }
+    llvm::Value* result = it->second;
+    if (program.result_denormals_as_zero) {
+      result = EmitDenormalsAsZero(b, result);
+    }
+    StoreRowVector(b, out_dtype, result, out_row, col, mask);
+    if (on_result) on_result(b, result, mask);
+  };
+  ForVectorsThenTail(b, col_begin, col_end, vector_at);
   return status;
 }
 

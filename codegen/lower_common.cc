@@ -224,6 +224,27 @@ llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col,
                          "tail_mask");
 }
 
+void ForVectorsThenTail(
+    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
+    const std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>&
+        body) {
+  llvm::Value* whole =
+      b.CreateUDiv(b.CreateSub(end, begin), b.getInt64(kVectorWidth));
+  llvm::Constant* all = llvm::ConstantInt::getTrue(
+      llvm::FixedVectorType::get(b.getInt1Ty(), kVectorWidth));
+  EmitLoop(
+      b, b.getInt64(0), whole,
+      [&](llvm::IRBuilder<>& b, llvm::Value* i) {
+        body(b, b.CreateAdd(begin, b.CreateMul(i, b.getInt64(kVectorWidth))),
+             all);
+      },
+      Unroll::kDisable);
+  llvm::Value* tail =
+      b.CreateAdd(begin, b.CreateMul(whole, b.getInt64(kVectorWidth)));
+  EmitIf(b, b.CreateICmpULT(tail, end),
+         [&] { body(b, tail, TailMask(b, tail, end)); });
+}
+
 // max(a, b) as x86's vmaxps computes it: b when either is NaN. Softmax
 // may use it: a NaN score still reaches exp and makes the whole row NaN, as
 // the reference's NaN max does.

@@ -245,6 +245,18 @@ void StoreRowVector(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value,
 // that lie before `end`.
 llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col, llvm::Value* end);
 
+// body(b, col, mask) over the vectors of columns [begin, end), 16 at a time:
+// a loop over the whole vectors under an all-true constant mask (their
+// masked loads and stores fold into plain ones), then the last, partial
+// vector, if any, under its TailMask. A mask on every vector costs its
+// computation and masked memory operations in the loop (on AVX2,
+// vmaskmovps; a softmax over 1000-float rows ran 1.3x faster without), and
+// the loop is not unrolled (the bodies are long: exp, erf, whole programs).
+void ForVectorsThenTail(
+    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
+    const std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>&
+        body);
+
 // Gives a literal constant that is not a splat a buffer of the step being
 // built: `value` is the constant's evaluated contents; returns the frame
 // index the row program reads it from (with broadcasting strides, as it

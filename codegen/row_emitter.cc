@@ -61,13 +61,12 @@ void RowEmitter::ForVectors(
     llvm::Value* len,
     const std::function<void(llvm::Value*, llvm::Value*)>& body,
     llvm::Value* first) {
-  llvm::Value* n = b_.CreateUDiv(b_.CreateAdd(len, b_.getInt64(15)),
-                                 b_.getInt64(kVectorWidth));
-  if (first == nullptr) first = b_.getInt64(0);
-  EmitLoop(b_, first, n, [&](llvm::IRBuilder<>& b, llvm::Value* i) {
-    llvm::Value* col = b.CreateMul(i, b.getInt64(kVectorWidth));
-    body(col, TailMask(b, col, len));
-  });
+  llvm::Value* begin = first == nullptr
+                           ? b_.getInt64(0)
+                           : b_.CreateMul(first, b_.getInt64(kVectorWidth));
+  ForVectorsThenTail(b_, begin, len,
+                     [&](llvm::IRBuilder<>&, llvm::Value* col,
+                         llvm::Value* mask) { body(col, mask); });
 }
 
 llvm::Value* RowEmitter::AccSum(llvm::Value* acc, llvm::Type* vt) {

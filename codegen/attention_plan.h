@@ -24,8 +24,8 @@ struct AttentionBlocks {
 
 // Blocks for attention problems of seq_q x seq_kv with head sizes d (Q, K)
 // and dv (V), on a machine with an L2 cache of `l2_bytes`: mb is 64 rows,
-// nb keeps a Kᵀ block, a V block and the S tile within three quarters of
-// L2 (64 to 512 keys), the keys split evenly when they need several blocks.
+// nb keeps a Kᵀ block, a V block and the S tile within L2 (64 to 512
+// keys), the keys split evenly when they need several blocks.
 // With `whole_rows` (a softmax or P rounded before P·V needs each row's whole
 // sum first) nb is seq_kv and mb (8 to 64 rows) keeps the S tile within half of
 // L2.

@@ -65,8 +65,9 @@ class RowEmitter {
                       llvm::Value* max);
   // take(b, slot, col, mask) over the vectors of a row of `len` floats:
   // whole groups of kSlots vectors give slot i their i-th vector (kSlots
-  // independent chains instead of one at an op's latency a vector), the
-  // vectors left (the last one masked; mask nullptr when whole) slot 0.
+  // independent chains instead of one at an op's latency a vector; mask
+  // nullptr), the vectors left slot 0 (ForVectors: an all-true mask, the
+  // partial last one its tail mask).
   void ForVectorSlots(
       llvm::Value* len,
       const std::function<void(llvm::IRBuilder<>&, int, llvm::Value*,

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/tile_emitter.h"
+#include "microkernels/brgemm_blocking.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/kernel_cache.h"
 #include "passes/graph_utils.h"
@@ -243,6 +244,7 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
                                                    rows, m.head_dim_v, keys);
       pv.lda = p.s_ld;
       pv.ldb = p.v_ld;
+      if (p.v_panels) pv.b_panel_bytes = p.v_panel_ld * 4;
       // One query (extent 1, stride 0 in the match) has any row stride.
       pv.ldc = p.direct_out ? std::max(m.out_strides[2], m.head_dim_v)
                             : m.head_dim_v;
@@ -308,7 +310,13 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
                       absl::StrCat("f32[", m.head_dim_v, ", ", m.seq_kv,
                                    "] V of one head, stored [D, S], widened"));
   }
-  if (p.v_packed) {
+  if (p.v_panels) {
+    const int64_t panels = (m.head_dim_v + p.v_ld - 1) / p.v_ld;
+    p.vp = per_thread(panels * p.v_panel_ld, "vp",
+                      absl::StrCat("f32[", panels, ", ", m.seq_kv, ", ", p.v_ld,
+                                   "] V of one head in column panels ",
+                                   p.v_panel_ld, " apart"));
+  } else if (p.v_packed) {
     p.vp = per_thread(m.seq_kv * p.v_ld, "vp",
                       absl::StrCat("f32[", m.seq_kv, ", ", m.head_dim_v,
                                    "] V rows of one head, ", p.v_ld, " apart"));
@@ -408,6 +416,20 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.v_packed = (v_stride % 128 == 0 && !p.kernel_prefetch_v) ||
                p.v_type != DType::kF32 || m.v.strides[3] != 1;
   p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
+  // On AVX2, V in column panels as wide as P·V's tiles (AttentionPlan's
+  // v_panels); the panels 64 bytes more than their size apart, so that
+  // the copy's stores into them, row by row, do not alias at 4 KiB.
+  HGC_ASSIGN_OR_RETURN(const Isa isa, microkernels::SelectBrgemmIsa(
+                                          microkernels::BrgemmDataType::kF32));
+  const int64_t tile_cols = microkernels::BlockColumns(
+      microkernels::MakeBrgemmDesc(isa, microkernels::BrgemmDataType::kF32,
+                                   p.blocks.mb, m.head_dim_v, p.blocks.nb));
+  p.v_panels = isa == Isa::kAvx2 && m.head_dim_v > tile_cols;
+  if (p.v_panels) {
+    p.v_packed = true;
+    p.v_ld = tile_cols;
+    p.v_panel_ld = m.seq_kv * tile_cols + 16;
+  }
   auto operand = [&](const Value* param) {
     return ValueBuffer(state, nest, op.operand(param->index()));
   };

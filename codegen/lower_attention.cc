@@ -414,7 +414,22 @@ void PackHead(tile::NestBuilder& nb, const AttentionPlan& p,
                             View{p.kt, 0, 4}, p.kt_ld, m.head_dim, m.seq_kv,
                             p.k_type));
   }
-  if (p.vp >= 0) {
+  if (p.v_panels) {
+    // Panel by panel: columns [c, c + v_ld) of V's rows into panel c / v_ld.
+    const int64_t whole = m.head_dim_v / p.v_ld;
+    const int64_t last = m.head_dim_v % p.v_ld;
+    auto copy_panel = [&](Expr panel, int64_t cols) {
+      AppendStridedRows(nb,
+                        View{p.v, v_base + panel * (p.v_ld * m.v.strides[3]),
+                             DTypeSize(p.v_type)},
+                        m.v.strides[2], m.v.strides[3],
+                        View{p.vp, panel * p.v_panel_ld, 4}, p.v_ld, m.seq_kv,
+                        cols, p.v_type, Scratch(p.vw), m.seq_kv);
+    };
+    nb.For("panel", 0, whole, false,
+           [&](Expr panel) { copy_panel(panel, p.v_ld); });
+    if (last != 0) copy_panel(whole, last);
+  } else if (p.vp >= 0) {
     AppendStridedRows(nb, View{p.v, v_base, DTypeSize(p.v_type)},
                       m.v.strides[2], m.v.strides[3], View{p.vp, 0, 4}, p.v_ld,
                       m.seq_kv, m.head_dim_v, p.v_type, Scratch(p.vw),

@@ -282,10 +282,11 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
   }
   const Xbyak::Ymm tmp = Broadcast();
   if (desc().bias) {
-    // The N block's bias row starts reg_boff_ bytes into args.bias: B rows
-    // and the bias have 4-byte elements (f32 only).
+    // The N block's bias row starts as many bytes into args.bias as the
+    // block's first column of C into args.c (f32 only: both 4-byte).
     mov(reg_tmp_, ptr[reg_args_ + kArgBias]);
-    add(reg_tmp_, reg_boff_);
+    add(reg_tmp_, reg_c_n_);
+    sub(reg_tmp_, ptr[reg_args_ + kArgC]);
     for (int j = 0; j < nvecs; ++j) {
       LoadVector(BVector(j), ptr[reg_tmp_ + j * kVectorBytes],
                  masked && j == nvecs - 1);

@@ -108,11 +108,13 @@ void BrgemmAvx512F32::KLoopTrip() {
 
 void BrgemmAvx512F32::PreparePostOps(int nvecs, bool masked) {
   // After the K loop the broadcast register (the relu's zero) and B's
-  // (the bias row) are free. The N block's bias row starts reg_boff_ bytes
-  // into args.bias: B rows and bias both have 4-byte elements.
+  // (the bias row) are free. The N block's bias row starts as many bytes
+  // into args.bias as the block's first column of C into args.c (both
+  // 4-byte elements).
   if (desc().bias) {
     mov(reg_tmp_, ptr[reg_args_ + kArgBias]);
-    add(reg_tmp_, reg_boff_);
+    add(reg_tmp_, reg_c_n_);
+    sub(reg_tmp_, ptr[reg_args_ + kArgC]);
     LoadVectors(reg_tmp_, nvecs, masked, 0, /*float_domain=*/true);
   }
   if (desc().scale) {

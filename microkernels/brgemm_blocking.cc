@@ -148,5 +148,9 @@ BrgemmBlocking ChooseBlocking(const BrgemmDesc& desc) {
   return b;
 }
 
+int64_t BlockColumns(const BrgemmDesc& desc) {
+  return ChooseBlocking(desc).nvecs * (desc.isa == Isa::kAvx2 ? 8 : 16);
+}
+
 }  // namespace microkernels
 }  // namespace hgc

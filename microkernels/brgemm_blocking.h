@@ -46,6 +46,11 @@ int Avx2OperandRegisters(const BrgemmDesc& desc, int nvecs);
 // is never taller than M; tails in M and N get the same tile shape cut down.
 BrgemmBlocking ChooseBlocking(const BrgemmDesc& desc);
 
+// The columns of one register tile of ChooseBlocking(desc): nvecs vectors of
+// 8 lanes (AVX2) or 16 (AVX-512). B panels (BrgemmDesc::b_panel_bytes) of a
+// kernel wider than one tile are exactly this wide.
+int64_t BlockColumns(const BrgemmDesc& desc);
+
 // Whether `desc` selects the bf16 kernel that widens bf16 to f32 and uses
 // FMA (isa below avx512_core_bf16: AVX2's generator always widens) rather
 // than vdpbf16ps.

@@ -54,9 +54,11 @@ std::string BrgemmDesc::ToString() const {
   return absl::StrCat(
       "brgemm:", IsaName(isa), ":", DataTypeName(dtype), ":M", m, "N", n, "K",
       k, ":lda", lda, ":ldb", ldb, ":ldc", ldc, ":beta", accumulate ? 1 : 0,
-      ":", batch, ":", BLayoutName(b_layout), scale ? ":scale" : "",
-      bias ? ":bias" : "", relu ? ":relu" : "", row_max ? ":rowmax" : "",
-      divide_rows ? ":divrows" : "",
+      ":", batch, ":", BLayoutName(b_layout),
+      b_panel_bytes > 0 ? absl::StrCat(":panels", b_panel_bytes)
+                        : std::string(),
+      scale ? ":scale" : "", bias ? ":bias" : "", relu ? ":relu" : "",
+      row_max ? ":rowmax" : "", divide_rows ? ":divrows" : "",
       prefetch_lines > 0 ? absl::StrCat(":pf", prefetch_lines) : std::string());
 }
 
@@ -66,9 +68,9 @@ bool operator==(const BrgemmDesc& x, const BrgemmDesc& y) {
          x.accumulate == y.accumulate && x.batch_kind == y.batch_kind &&
          x.stride_a_bytes == y.stride_a_bytes &&
          x.stride_b_bytes == y.stride_b_bytes && x.b_layout == y.b_layout &&
-         x.scale == y.scale && x.bias == y.bias && x.relu == y.relu &&
-         x.row_max == y.row_max && x.divide_rows == y.divide_rows &&
-         x.prefetch_lines == y.prefetch_lines;
+         x.b_panel_bytes == y.b_panel_bytes && x.scale == y.scale &&
+         x.bias == y.bias && x.relu == y.relu && x.row_max == y.row_max &&
+         x.divide_rows == y.divide_rows && x.prefetch_lines == y.prefetch_lines;
 }
 
 BrgemmDesc MakeBrgemmDesc(Isa isa, BrgemmDataType dtype, int64_t m, int64_t n,
@@ -98,8 +100,22 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
   if (d.m > kMaxDim || d.n > kMaxDim || d.k > kMaxDim) {
     return bad("M, N and K must be <= 2^20");
   }
-  if (d.lda < d.k || d.ldb < d.n || d.ldc < d.n) {
+  if (d.lda < d.k || (d.ldb < d.n && d.b_panel_bytes == 0) || d.ldb < 1 ||
+      d.ldc < d.n) {
     return bad("leading dimensions must be >= K (lda) and N (ldb, ldc)");
+  }
+  if (d.b_panel_bytes < 0 || d.b_panel_bytes > (int64_t{1} << 31)) {
+    return bad("b_panel_bytes must be in [0, 2^31]");
+  }
+  if (d.b_panel_bytes > 0) {
+    if (d.dtype != BrgemmDataType::kF32) {
+      return absl::UnimplementedError(
+          absl::StrCat("B panels only on f32 kernels: ", d.ToString()));
+    }
+    if (d.b_panel_bytes % 4 != 0 ||
+        d.b_panel_bytes < d.k * d.ldb * InputElementSize(d.dtype)) {
+      return bad("B panels must hold K x ldb elements each, 4-byte aligned");
+    }
   }
   if (d.lda > kMaxDim || d.ldb > kMaxDim || d.ldc > kMaxDim) {
     return bad("leading dimensions must be <= 2^20");
@@ -167,7 +183,20 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
 
 int64_t PackedBBytes(const BrgemmDesc& d) {
   const int64_t g = VnniGranularity(d.dtype);
-  return (d.k + g - 1) / g * d.ldb * g * InputElementSize(d.dtype);
+  const int64_t panel =
+      (d.k + g - 1) / g * d.ldb * g * InputElementSize(d.dtype);
+  if (d.b_panel_bytes <= 0 || d.ldb < 1) return panel;
+  return (d.n - 1) / d.ldb * d.b_panel_bytes + panel;
+}
+
+int64_t PackedBIndex(const BrgemmDesc& d, int64_t k, int64_t n) {
+  const int64_t g = VnniGranularity(d.dtype);
+  int64_t panel_start = 0;
+  if (d.b_panel_bytes > 0) {
+    panel_start = n / d.ldb * (d.b_panel_bytes / InputElementSize(d.dtype));
+    n %= d.ldb;
+  }
+  return panel_start + ((k / g) * d.ldb + n) * g + k % g;
 }
 
 bool S8s8ReadsBiasedB(Isa isa) {

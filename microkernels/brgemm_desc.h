@@ -5,7 +5,8 @@
 // Every size is fixed when the kernel is generated; only the pointers and the
 // batch count arrive at call time. A is row-major with leading dimension lda
 // (in elements). B is pre-packed (see pack.h) in the layout named by
-// `b_layout`; ldb is the packed row width in columns (>= N). C is row-major
+// `b_layout`; ldb is the packed row width in columns (>= N), or with
+// `b_panel_bytes` the width of each column panel. C is row-major
 // with leading dimension ldc. The descriptor is a value type: compare, hash
 // and print it; the kernel cache keys on it.
 #ifndef HGC_MICROKERNELS_BRGEMM_DESC_H_
@@ -72,7 +73,7 @@ struct BrgemmDesc {
   int64_t n = 0;
   int64_t k = 0;
   int64_t lda = 0;  // >= K
-  int64_t ldb = 0;  // >= N, packed columns per K group
+  int64_t ldb = 0;  // >= N (or the panel width), packed columns per K group
   int64_t ldc = 0;  // >= N
   // false: C = sum (beta = 0). true: C += sum (beta = 1).
   bool accumulate = false;
@@ -80,6 +81,15 @@ struct BrgemmDesc {
   int64_t stride_a_bytes = 0;  // kStrided only
   int64_t stride_b_bytes = 0;  // kStrided only
   BLayout b_layout = BLayout::kPlain;
+  // 0: B is one block of ldb-wide rows. Otherwise (f32 only) B is stored as
+  // column panels ldb columns wide, panel p (columns [p * ldb, (p + 1) *
+  // ldb)) a K x ldb row-major block starting p * b_panel_bytes bytes after
+  // panel 0 (PackedBIndex). A kernel's panels are exactly as wide as its
+  // register tiles' columns (BlockColumns in brgemm_blocking.h), so each
+  // tile reads its B rows from one contiguous block: rows far apart in a
+  // plain B (a value matrix's, say) share few L1 sets and evict each
+  // other between the M tiles that reuse them.
+  int64_t b_panel_bytes = 0;
   // Post-ops on the finished C block (f32 only), in this order: multiply
   // by the call's scalar (scale: BrgemmCallArgs::scale, one float), add
   // the call's bias row (BrgemmCallArgs::bias, N floats) to every row
@@ -112,8 +122,9 @@ struct BrgemmDesc {
 
   // "brgemm:avx512_core_bf16:bf16bf16f32:M32N64K512:lda512:ldb64:ldc64:
   //  beta1:list:vnni2" (one line). Strided batches print as
-  //  "stride(<a bytes>,<b bytes>)"; post-ops add ":scale", ":bias",
-  //  ":relu", ":rowmax" and ":divrows", a prefetch ":pf<lines>".
+  //  "stride(<a bytes>,<b bytes>)"; B panels add ":panels<bytes>" after
+  //  the layout; post-ops add ":scale", ":bias", ":relu", ":rowmax" and
+  //  ":divrows", a prefetch ":pf<lines>".
   std::string ToString() const;
 
   friend bool operator==(const BrgemmDesc& x, const BrgemmDesc& y);
@@ -122,12 +133,12 @@ struct BrgemmDesc {
   }
   template <typename H>
   friend H AbslHashValue(H h, const BrgemmDesc& d) {
-    return H::combine(std::move(h), static_cast<int>(d.isa),
-                      static_cast<int>(d.dtype), d.m, d.n, d.k, d.lda, d.ldb,
-                      d.ldc, d.accumulate, static_cast<int>(d.batch_kind),
-                      d.stride_a_bytes, d.stride_b_bytes,
-                      static_cast<int>(d.b_layout), d.scale, d.bias, d.relu,
-                      d.row_max, d.divide_rows, d.prefetch_lines);
+    return H::combine(
+        std::move(h), static_cast<int>(d.isa), static_cast<int>(d.dtype), d.m,
+        d.n, d.k, d.lda, d.ldb, d.ldc, d.accumulate,
+        static_cast<int>(d.batch_kind), d.stride_a_bytes, d.stride_b_bytes,
+        static_cast<int>(d.b_layout), d.b_panel_bytes, d.scale, d.bias, d.relu,
+        d.row_max, d.divide_rows, d.prefetch_lines);
   }
 };
 
@@ -144,8 +155,14 @@ BrgemmDesc MakeBrgemmDesc(Isa isa, BrgemmDataType dtype, int64_t m,
 absl::Status ValidateBrgemmDesc(const BrgemmDesc& desc);
 
 // Bytes a packed B block of this descriptor occupies: ceil(K / g) * ldb * g
-// elements. Packing writes exactly this many bytes.
+// elements, and with panels b_panel_bytes for each panel before the last.
+// Packing writes exactly this many bytes.
 int64_t PackedBBytes(const BrgemmDesc& desc);
+
+// The element index of B[k][n] in a packed B block: with g the layout's
+// group size, ((k / g) * ldb + n) * g + k % g, where with panels n is the
+// column within its panel, after (n / ldb) * b_panel_bytes bytes.
+int64_t PackedBIndex(const BrgemmDesc& desc, int64_t k, int64_t n);
 
 // Whether packed B holds B + 128 as u8 (each byte's sign bit flipped)
 // instead of s8 B: s8s8 on the VNNI kernels. vpdpbusd multiplies u8 by s8,

@@ -27,7 +27,7 @@ TEST(BrgemmDescTest, PrintsEveryField) {
 TEST(BrgemmDescTest, EqualityAndHashCoverEveryField) {
   const BrgemmDesc base =
       MakeBrgemmDesc(Isa::kAvx512CoreVnni, BrgemmDataType::kU8S8, 6, 64, 256);
-  std::vector<BrgemmDesc> variants(12, base);
+  std::vector<BrgemmDesc> variants(13, base);
   variants[1].m = 7;
   variants[2].n = 48;
   variants[3].k = 255;
@@ -40,6 +40,7 @@ TEST(BrgemmDescTest, EqualityAndHashCoverEveryField) {
   variants[10].isa = Isa::kAvx512CoreAmx;
   variants[11].batch_kind = BatchKind::kStrided;
   variants[11].stride_a_bytes = 64;
+  variants[12].b_panel_bytes = 1024;
   for (size_t i = 1; i < variants.size(); ++i) {
     EXPECT_NE(variants[i], base) << i;
   }
@@ -80,6 +81,35 @@ TEST(BrgemmDescTest, ValidationNamesTheProblem) {
   EXPECT_EQ(ValidateBrgemmDesc(bad).code(), absl::StatusCode::kUnimplemented);
   bad = MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kU8S8, 4, 4, 4);
   EXPECT_NE(ValidateBrgemmDesc(bad).message().find("vnni"), std::string::npos);
+}
+
+// B in column panels: narrower than N, each K x ldb, none overlapping the
+// next; f32 only.
+TEST(BrgemmDescTest, PanelsHoldTheirColumns) {
+  BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx2, BrgemmDataType::kF32, 6, 40, 3);
+  d.ldb = 16;
+  EXPECT_FALSE(ValidateBrgemmDesc(d).ok());  // ldb < N without panels
+  d.b_panel_bytes = 3 * 16 * 4 + 64;
+  EXPECT_TRUE(ValidateBrgemmDesc(d).ok());
+  EXPECT_EQ(d.ToString(),
+            "brgemm:avx2:f32f32f32:M6N40K3:lda3:ldb16:ldc40:beta0:list:plain:"
+            "panels256");
+  // Columns 0-15, 16-31 and 32-39: two whole panels, then K rows of the
+  // third one's 16 columns.
+  EXPECT_EQ(PackedBBytes(d), 2 * 256 + 3 * 16 * 4);
+  EXPECT_EQ(PackedBIndex(d, 2, 5), 2 * 16 + 5);
+  EXPECT_EQ(PackedBIndex(d, 1, 21), 64 + 16 + 5);
+  EXPECT_EQ(PackedBIndex(d, 0, 39), 128 + 7);
+  BrgemmDesc bad = d;
+  bad.b_panel_bytes = 3 * 16 * 4 - 4;  // overlapping panels
+  EXPECT_EQ(ValidateBrgemmDesc(bad).code(), absl::StatusCode::kInvalidArgument);
+  bad = d;
+  bad.b_panel_bytes = -64;
+  EXPECT_EQ(ValidateBrgemmDesc(bad).code(), absl::StatusCode::kInvalidArgument);
+  bad = MakeBrgemmDesc(Isa::kAvx2, BrgemmDataType::kBf16, 6, 40, 4);
+  bad.ldb = 16;
+  bad.b_panel_bytes = 4096;
+  EXPECT_EQ(ValidateBrgemmDesc(bad).code(), absl::StatusCode::kUnimplemented);
 }
 
 // The avx512_core blocking of an M x N x 64 kernel.

@@ -38,7 +38,11 @@ void BrgemmGenerator::EmitNBlocks(int64_t count, int cols) {
     EmitMBlocks(1, static_cast<int>(desc_.m % rows), cols);
   }
   add(reg_c_n_, cols * 4);
-  add(reg_boff_, cols * group() * a_elem_bytes());
+  // The next N block: the next panel, or the next columns of B's rows.
+  AddImm(reg_boff_,
+         desc_.b_panel_bytes > 0 ? desc_.b_panel_bytes
+                                 : cols * group() * a_elem_bytes(),
+         reg_tmp_);
   if (count > 1) {
     dec(reg_n_);
     jnz(loop, T_NEAR);

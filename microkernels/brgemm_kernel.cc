@@ -56,6 +56,14 @@ absl::StatusOr<std::unique_ptr<BrgemmKernel>> BrgemmKernel::Create(
   }
   if (desc.isa == Isa::kAvx512CoreAmx)
     HGC_RETURN_IF_ERROR(RequestAmxPermission());
+  // A tile reads its B columns from one panel: the panels are as wide as the
+  // tiles (or one panel holds every column).
+  if (desc.b_panel_bytes > 0 && desc.n > desc.ldb &&
+      desc.ldb != BlockColumns(desc)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "B panels of ", desc.ldb, " columns; this kernel's tiles are ",
+        BlockColumns(desc), " wide: ", desc.ToString()));
+  }
   std::unique_ptr<JitGenerator> gen = MakeGenerator(desc);
   HGC_CHECK(gen != nullptr);
   HGC_RETURN_IF_ERROR(gen->Create());

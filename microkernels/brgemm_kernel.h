@@ -25,7 +25,9 @@ namespace microkernels {
 
 class BrgemmKernel {
  public:
-  // InvalidArgument / Unimplemented from ValidateBrgemmDesc;
+  // InvalidArgument / Unimplemented from ValidateBrgemmDesc, and
+  // InvalidArgument for B panels (b_panel_bytes) not as wide as the
+  // kernel's tiles (BlockColumns);
   // FailedPrecondition("... not available on this CPU ...") when desc.isa is
   // above MaxIsa() or AMX permission is refused; Internal when Xbyak fails.
   // When HGC_DUMP_KERNELS names a directory, the new kernel's code and

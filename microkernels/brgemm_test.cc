@@ -285,6 +285,45 @@ TEST_P(BrgemmF32Test, ScaleBiasRowMaxOverTails) {
   EXPECT_EQ(cases, static_cast<int>(std::size(kNs)) * 3 * 5 * 7 * 3);
 }
 
+// B in column panels as wide as the kernel's tiles (attention's V packed
+// per head), gaps between them, on every tail: one panel (N within a tile)
+// or several with a partial last one, K with and without a K loop, M tails,
+// beta 0 and 1, with no post-op, the score post-ops (the bias row indexed
+// by C's column, not B's offset) and divide_rows.
+TEST_P(BrgemmF32Test, BPanelsOverTails) {
+  uint32_t seed = 2100;
+  int cases = 0;
+  for (int64_t n : kNs) {
+    for (int64_t k : {int64_t{1}, int64_t{63}, int64_t{257}}) {
+      for (int64_t m : {int64_t{1}, int64_t{6}, int64_t{13}, int64_t{64}}) {
+        for (int post = 0; post < 3; ++post) {
+          BrgemmDesc desc = GappedF32Desc(m, n, k);
+          desc.ldb = BlockColumns(desc);
+          desc.b_panel_bytes = (k * desc.ldb + 16) * 4;
+          desc.scale = desc.bias = desc.row_max = post == 1;
+          desc.divide_rows = post == 2;
+          desc.accumulate = (m + n + k + post) % 2 == 0;
+          SetTestStrides(&desc);
+          ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
+          cases += 3;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, static_cast<int>(std::size(kNs)) * 3 * 4 * 3 * 3);
+}
+
+// Panels narrower or wider than the tiles would split a tile's columns.
+TEST_P(BrgemmF32Test, PanelsNotAsWideAsTheTilesAreRejected) {
+  BrgemmDesc desc = GappedF32Desc(6, 64, 8);
+  desc.ldb = BlockColumns(desc) / 2;
+  desc.b_panel_bytes = 8 * desc.ldb * 4;
+  absl::StatusOr<std::unique_ptr<BrgemmKernel>> kernel =
+      BrgemmKernel::Create(desc);
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(kernel.status().message().find("panels"), std::string::npos);
+}
+
 // A prefetch region (attention's next head) leaves every result as it was:
 // with each post-op set that shares the kernel's stack slots and scratch
 // registers, regions smaller and larger than the kernel's K-loop trips,

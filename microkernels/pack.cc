@@ -10,7 +10,11 @@ namespace {
 
 // Validates what packing needs (not the ISA: packing runs anywhere).
 absl::Status CheckPackable(const BrgemmDesc& desc) {
-  if (desc.k < 1 || desc.n < 1 || desc.ldb < desc.n) {
+  if (desc.k < 1 || desc.n < 1 || desc.ldb < 1 ||
+      (desc.ldb < desc.n && desc.b_panel_bytes <= 0) ||
+      (desc.b_panel_bytes > 0 &&
+       (desc.dtype != BrgemmDataType::kF32 ||
+        desc.b_panel_bytes < desc.k * desc.ldb * 4))) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot pack B for ", desc.ToString()));
   }
@@ -25,15 +29,13 @@ absl::Status CheckPackable(const BrgemmDesc& desc) {
 // serves every data type.
 void PackBytes(const BrgemmDesc& desc, const BSource& src, char* dst) {
   const int64_t es = InputElementSize(desc.dtype);
-  const int64_t g = VnniGranularity(desc.dtype);
-  const int64_t groups = (desc.k + g - 1) / g;
   const bool biased = PackedBIsBiased(desc);
-  std::memset(dst, biased ? 0x80 : 0, groups * desc.ldb * g * es);
+  std::memset(dst, biased ? 0x80 : 0, PackedBBytes(desc));
   const char* s = static_cast<const char*>(src.data);
   for (int64_t k = 0; k < desc.k; ++k) {
     for (int64_t n = 0; n < desc.n; ++n) {
       const int64_t from = src.transposed ? n * src.ld + k : k * src.ld + n;
-      const int64_t to = ((k / g) * desc.ldb + n) * g + k % g;
+      const int64_t to = PackedBIndex(desc, k, n);
       std::memcpy(dst + to * es, s + from * es, es);
       if (biased) dst[to] ^= 0x80;  // es == 1
     }
@@ -64,13 +66,12 @@ absl::Status UnpackB(const BrgemmDesc& desc, const void* packed, int64_t ld,
     return absl::InvalidArgumentError("UnpackB: ld must be >= N");
   }
   const int64_t es = InputElementSize(desc.dtype);
-  const int64_t g = VnniGranularity(desc.dtype);
   const bool biased = PackedBIsBiased(desc);
   const char* p = static_cast<const char*>(packed);
   char* d = static_cast<char*>(dst);
   for (int64_t k = 0; k < desc.k; ++k) {
     for (int64_t n = 0; n < desc.n; ++n) {
-      const int64_t from = ((k / g) * desc.ldb + n) * g + k % g;
+      const int64_t from = PackedBIndex(desc, k, n);
       std::memcpy(d + (k * ld + n) * es, p + from * es, es);
       if (biased) d[k * ld + n] ^= 0x80;  // es == 1
     }

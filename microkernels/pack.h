@@ -31,8 +31,9 @@ struct BSource {
 // bytes. s8s8 for the VNNI kernels is stored as u8 B + 128 (sign bits
 // flipped; PackedBIsBiased in brgemm_desc.h); AMX s8s8 and every other
 // type are copied unchanged. Padding (columns N..ldb-1 and K rows past K in
-// the last group) is written as zero values (0x80 bytes when biased), so
-// kernels may rely on it. InvalidArgument for a bad descriptor or ld.
+// the last group, and the gaps between f32 column panels) is written as
+// zero values (0x80 bytes when biased), so kernels may rely on it.
+// InvalidArgument for a bad descriptor or ld.
 absl::Status PackB(const BrgemmDesc& desc, const BSource& src, void* dst);
 
 // Inverse of PackB for the N x K valid region, for tests and debugging:

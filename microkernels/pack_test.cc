@@ -35,6 +35,23 @@ TEST(PackTest, Vnni4GroupsFour) {
   EXPECT_EQ(packed, want);
 }
 
+// f32 B in panels of 2 columns, 16 bytes apart: K = 2 rows of each panel,
+// the gap after each and the last panel's missing column zero.
+TEST(PackTest, PanelsSplitTheColumns) {
+  BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx2, BrgemmDataType::kF32, 1, 3, 2);
+  d.ldb = 2;
+  d.b_panel_bytes = 24;
+  const float b[] = {1, 2, 3, 4, 5, 6};  // B[k][n] = 3k + n + 1
+  std::vector<float> packed(PackedBBytes(d) / 4, -1.0f);
+  ASSERT_EQ(packed.size(), 10u);
+  ASSERT_TRUE(PackB(d, {b, 3, false}, packed.data()).ok());
+  const std::vector<float> want = {1, 2, 4, 5, 0, 0, 3, 0, 6, 0};
+  EXPECT_EQ(packed, want);
+  std::vector<float> unpacked(6);
+  ASSERT_TRUE(UnpackB(d, packed.data(), 3, unpacked.data()).ok());
+  EXPECT_EQ(unpacked, std::vector<float>(b, b + 6));
+}
+
 // s8s8 for the VNNI kernels is stored as u8 B + 128, padding as 0x80 (B = 0);
 // AMX s8s8 (tdpbssd) keeps s8 B. UnpackB inverts both.
 TEST(PackTest, S8s8IsBiasedForVnniOnly) {

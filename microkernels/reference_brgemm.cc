@@ -9,10 +9,10 @@ namespace hgc {
 namespace microkernels {
 namespace {
 
-// Element (k, n) of a packed B block, widened.
+// Element (k, n) of a packed B block.
 template <typename T>
-T PackedB(const T* b, int64_t k, int64_t n, int64_t ldb, int64_t g) {
-  return b[((k / g) * ldb + n) * g + k % g];
+T PackedB(const BrgemmDesc& desc, const void* b, int64_t k, int64_t n) {
+  return static_cast<const T*>(b)[PackedBIndex(desc, k, n)];
 }
 
 double LoadA(BrgemmDataType dt, const void* a, int64_t i) {
@@ -56,7 +56,6 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
     return absl::InvalidArgumentError(
         "the descriptor takes row maxima; no row_max given");
   }
-  const int64_t g = VnniGranularity(desc.dtype);
   // s8s8 B packed for the VNNI kernels holds B + 128 (PackedBIsBiased).
   const int b_bias = PackedBIsBiased(desc) ? 0x80 : 0;
   const bool is_int = desc.dtype == BrgemmDataType::kU8S8 ||
@@ -71,22 +70,18 @@ absl::Status ReferenceBrgemm(const BrgemmDesc& desc, const void* const* a_ptrs,
           const double av = LoadA(desc.dtype, a, m * desc.lda + k);
           switch (desc.dtype) {
             case BrgemmDataType::kF32:
-              acc += av * PackedB(static_cast<const float*>(b_ptrs[i]), k, n,
-                                  desc.ldb, g);
+              acc += av * PackedB<float>(desc, b_ptrs[i], k, n);
               break;
             case BrgemmDataType::kBf16:
-              acc += av * Bf16ToFloatDaz(
-                              PackedB(static_cast<const uint16_t*>(b_ptrs[i]),
-                                      k, n, desc.ldb, g));
+              acc +=
+                  av * Bf16ToFloatDaz(PackedB<uint16_t>(desc, b_ptrs[i], k, n));
               break;
             case BrgemmDataType::kU8S8:
             case BrgemmDataType::kS8S8:
               iacc += static_cast<uint32_t>(
                   static_cast<int32_t>(av) *
-                  static_cast<int8_t>(
-                      PackedB(static_cast<const uint8_t*>(b_ptrs[i]), k, n,
-                              desc.ldb, g) ^
-                      b_bias));
+                  static_cast<int8_t>(PackedB<uint8_t>(desc, b_ptrs[i], k, n) ^
+                                      b_bias));
               break;
           }
         }

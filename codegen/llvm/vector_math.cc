@@ -111,11 +111,14 @@ class MathBuilder {
     llvm::Value* c = C(hi);
     return Select(Lt(x, c), x, c);
   }
-  // Horner's rule with fma: coeffs[0] + x coeffs[1] + x^2 coeffs[2] ...
+  // Horner's rule with fma: coeffs[0] + x coeffs[1] + x^2 coeffs[2] ...,
+  // each coefficient times `scale` (a power of two: while every partial sum
+  // stays normal, the result is the unscaled one times `scale` exactly).
   template <size_t N>
-  llvm::Value* Poly(llvm::Value* x, const float (&coeffs)[N]) {
-    llvm::Value* r = C(coeffs[N - 1]);
-    for (size_t i = N - 1; i-- > 0;) r = Fma(r, x, C(coeffs[i]));
+  llvm::Value* Poly(llvm::Value* x, const float (&coeffs)[N],
+                    double scale = 1.0) {
+    llvm::Value* r = C(coeffs[N - 1] * scale);
+    for (size_t i = N - 1; i-- > 0;) r = Fma(r, x, C(coeffs[i] * scale));
     return r;
   }
   // The float whose exponent field is `biased` (an i32 in [1, 254]).
@@ -137,11 +140,15 @@ class MathBuilder {
 // |n| < 2^8. n is x / ln2 rounded to an integer (half to even) by adding
 // 1.5 * 2^23, where the f32 spacing is 1, in the fma that multiplies, and
 // subtracting it again (exactly): two operations, where a multiply and a
-// round (vrndscaleps, two uops) would be three.
-llvm::Value* ReduceByLn2(MathBuilder& m, llvm::Value* x, llvm::Value*& n) {
+// round (vrndscaleps, two uops) would be three. `shifted` (if given)
+// receives n + 1.5 * 2^23, whose low bits hold n as a two's-complement
+// integer.
+llvm::Value* ReduceByLn2(MathBuilder& m, llvm::Value* x, llvm::Value*& n,
+                         llvm::Value** shifted = nullptr) {
   constexpr double kRoundingShift = 12582912.0;  // 1.5 * 2^23
-  n = m.Sub(m.Fma(x, m.C(1.44269504088896341), m.C(kRoundingShift)),
-            m.C(kRoundingShift));
+  llvm::Value* t = m.Fma(x, m.C(1.44269504088896341), m.C(kRoundingShift));
+  if (shifted != nullptr) *shifted = t;
+  n = m.Sub(t, m.C(kRoundingShift));
   llvm::Value* r = m.Fma(n, m.C(-0.693145751953125), x);
   return m.Fma(n, m.C(-1.428606765330187045e-06), r);
 }
@@ -156,17 +163,6 @@ llvm::Value* TimesPow2(MathBuilder& m, llvm::Value* u, llvm::Value* n) {
   llvm::Value* n2 = b.CreateSub(ni, n1);
   u = m.Mul(u, m.Pow2(b.CreateAdd(n1, m.I(127))));
   return m.Mul(u, m.Pow2(b.CreateAdd(n2, m.I(127))));
-}
-
-// u * 2^n for integral n in [-190, 63], rounded once: u * 2^(n + 64) is a
-// normal number, exact, and the one rounding (into the denormals, for n
-// below -126) is the multiplication by 2^-64. Four operations fewer than
-// TimesPow2's two halves; the same result.
-llvm::Value* TimesPow2Bounded(MathBuilder& m, llvm::Value* u, llvm::Value* n) {
-  llvm::IRBuilder<>& b = m.b();
-  llvm::Value* ni = b.CreateFPToSI(n, m.ity());
-  u = m.Mul(u, m.Pow2(b.CreateAdd(ni, m.I(127 + 64))));
-  return m.Mul(u, m.C(0x1p-64));
 }
 
 // m * e^(x + x_lo) for non-NaN x (m == nullptr: m = 1). x_lo (or nullptr)
@@ -231,16 +227,18 @@ llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
                       vt->getNumElements() == 16;
   // ExpCore without the upper clamp: below -104 (-inf included) the result
   // is 0. The clamp's compare is ordered so that a NaN x stays NaN, which
-  // vscalefps passes on; the portable scaling converts n to an integer and
-  // needs the explicit NaN select.
+  // both scalings pass on.
   llvm::Value* xc = m.Select(m.Lt(x, m.C(-104.0)), m.C(-104.0), x);
   llvm::Value* n = nullptr;
-  llvm::Value* r = ReduceByLn2(m, xc, n);
+  llvm::Value* shifted = nullptr;
+  llvm::Value* r = ReduceByLn2(m, xc, n, &shifted);
   // e^r = 1 + r (1 + r P(r)): two fmas after P. The inner sum rounds near
   // 1 and is then scaled by |r| <= ln2 / 2, so the result stays within an
   // ulp, one operation shorter than ExpCore's 1 + (r + r^2 P(r)).
-  llvm::Value* u =
-      m.Fma(r, m.Fma(r, m.Poly(r, kExpShortP), m.C(1.0)), m.C(1.0));
+  // The portable scaling computes it times 2^-64 (below).
+  const double u_scale = scalef ? 1.0 : 0x1p-64;
+  llvm::Value* u = m.Fma(
+      r, m.Fma(r, m.Poly(r, kExpShortP, u_scale), m.C(u_scale)), m.C(u_scale));
   if (scalef) {
     // u * 2^n, rounded once (denormal results too: a softmax weight of
     // 1e-40 times an infinite value is still infinite).
@@ -249,8 +247,15 @@ llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
         {u, n, llvm::UndefValue::get(vt), b.getInt16(0xffff),
          b.getInt32(4 /* current rounding direction */)});
   }
-  // n is in [-151, 0]: denormal results are rounded once.
-  return PassNan(m, x, TimesPow2Bounded(m, u, n));
+  // u 2^-64 (exact: every partial sum of its fmas stays normal) times
+  // 2^(n + 64) (n in [-151, 0]), the one rounding, into the denormals
+  // below 2^-126. 2^(n + 64) is built from `shifted` = 1.5 * 2^23 + n:
+  // shifting it into the exponent field drops every bit but n's, so no
+  // float-to-int conversion is needed, and a NaN x (whose r, and so u, is
+  // NaN) gives a NaN without a select.
+  llvm::Value* bits = b.CreateShl(b.CreateBitCast(shifted, m.ity()), m.I(23));
+  return m.Mul(u, b.CreateBitCast(b.CreateAdd(bits, m.I((127 + 64) << 23)),
+                                  x->getType()));
 }
 
 llvm::Value* EmitExpOfDifference(llvm::IRBuilder<>& b, llvm::Value* x,

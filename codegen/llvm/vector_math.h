@@ -44,8 +44,9 @@ namespace codegen {
 // in the denormal range are rounded once.
 llvm::Value* EmitExp(llvm::IRBuilder<>& b, llvm::Value* x);
 
-// How EmitExpNonPositive applies 2^n to a <16 x float>: an exact multiply
-// by 2^(n + 64), built in the exponent field, then one by 2^-64, which
+// How EmitExpNonPositive applies 2^n to a <16 x float>: the polynomial
+// computes e^r 2^-64 (its coefficients scaled, exactly), and one multiply
+// by 2^(n + 64), built in the exponent field from the bits that rounded n,
 // rounds a denormal result once (any target), or one AVX-512 vscalefps, which
 // rounds a denormal result once as well and lets a NaN through by itself (about
 // a third fewer instructions; the IR then needs a target with AVX-512F).

@@ -90,6 +90,10 @@ class RowEmitter {
   // running sums.
   static constexpr int kSlots = 4;
   std::array<llvm::Value*, kSlots> slots_{};
+  // ExpRow's pipelined loop: the next vector's range reduction (r and the
+  // shifted n, EmitExpReduce), carried into the next trip.
+  llvm::Value* next_r_ = nullptr;
+  llvm::Value* next_shifted_ = nullptr;
 };
 
 }  // namespace codegen

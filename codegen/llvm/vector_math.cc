@@ -219,43 +219,67 @@ llvm::Value* EmitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
   return PassNan(m, x, ExpCore(m, x, nullptr, nullptr));
 }
 
+namespace {
+
+// The clamp and the range reduction of EmitExpNonPositive: below -104
+// (-inf included) the result is 0, as ExpCore's without its upper clamp.
+// The clamp's compare is ordered so that a NaN x stays NaN, which both
+// scalings pass on.
+llvm::Value* ReduceNonPositive(MathBuilder& m, llvm::Value* x, llvm::Value*& n,
+                               llvm::Value*& shifted) {
+  llvm::Value* xc = m.Select(m.Lt(x, m.C(-104.0)), m.C(-104.0), x);
+  return ReduceByLn2(m, xc, n, &shifted);
+}
+
+// e^r = 1 + r (1 + r P(r)), times `scale` (1 or 2^-64, exactly: every
+// partial sum of its fmas stays normal): two fmas after P. The inner sum
+// rounds near 1 and is then scaled by |r| <= ln2 / 2, so the result stays
+// within an ulp, one operation shorter than ExpCore's 1 + (r + r^2 P(r)).
+llvm::Value* ExpOfReduced(MathBuilder& m, llvm::Value* r, double scale) {
+  return m.Fma(r, m.Fma(r, m.Poly(r, kExpShortP, scale), m.C(scale)),
+               m.C(scale));
+}
+
+}  // namespace
+
+ExpReduction EmitExpReduce(llvm::IRBuilder<>& b, llvm::Value* x) {
+  MathBuilder m(b, x->getType());
+  ExpReduction red;
+  llvm::Value* n = nullptr;
+  red.r = ReduceNonPositive(m, x, n, red.shifted);
+  return red;
+}
+
+// u 2^-64 times 2^(n + 64) (n in [-151, 0]), the one rounding, into the
+// denormals below 2^-126. 2^(n + 64) is built from `shifted` = 1.5 * 2^23
+// + n: shifting it into the exponent field drops every bit but n's, so no
+// float-to-int conversion is needed, and a NaN x (whose r, and so u, is
+// NaN) gives a NaN without a select.
+llvm::Value* EmitExpFinish(llvm::IRBuilder<>& b, const ExpReduction& red) {
+  MathBuilder m(b, red.r->getType());
+  llvm::Value* u = ExpOfReduced(m, red.r, 0x1p-64);
+  llvm::Value* bits =
+      b.CreateShl(b.CreateBitCast(red.shifted, m.ity()), m.I(23));
+  return m.Mul(u, b.CreateBitCast(b.CreateAdd(bits, m.I((127 + 64) << 23)),
+                                  red.r->getType()));
+}
+
 llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
                                 ExpScaling scaling) {
-  MathBuilder m(b, x->getType());
   auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
   const bool scalef = scaling == ExpScaling::kAvx512Scalef && vt != nullptr &&
                       vt->getNumElements() == 16;
-  // ExpCore without the upper clamp: below -104 (-inf included) the result
-  // is 0. The clamp's compare is ordered so that a NaN x stays NaN, which
-  // both scalings pass on.
-  llvm::Value* xc = m.Select(m.Lt(x, m.C(-104.0)), m.C(-104.0), x);
+  if (!scalef) return EmitExpFinish(b, EmitExpReduce(b, x));
+  MathBuilder m(b, x->getType());
   llvm::Value* n = nullptr;
   llvm::Value* shifted = nullptr;
-  llvm::Value* r = ReduceByLn2(m, xc, n, &shifted);
-  // e^r = 1 + r (1 + r P(r)): two fmas after P. The inner sum rounds near
-  // 1 and is then scaled by |r| <= ln2 / 2, so the result stays within an
-  // ulp, one operation shorter than ExpCore's 1 + (r + r^2 P(r)).
-  // The portable scaling computes it times 2^-64 (below).
-  const double u_scale = scalef ? 1.0 : 0x1p-64;
-  llvm::Value* u = m.Fma(
-      r, m.Fma(r, m.Poly(r, kExpShortP, u_scale), m.C(u_scale)), m.C(u_scale));
-  if (scalef) {
-    // u * 2^n, rounded once (denormal results too: a softmax weight of
-    // 1e-40 times an infinite value is still infinite).
-    return b.CreateIntrinsic(
-        llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
-        {u, n, llvm::UndefValue::get(vt), b.getInt16(0xffff),
-         b.getInt32(4 /* current rounding direction */)});
-  }
-  // u 2^-64 (exact: every partial sum of its fmas stays normal) times
-  // 2^(n + 64) (n in [-151, 0]), the one rounding, into the denormals
-  // below 2^-126. 2^(n + 64) is built from `shifted` = 1.5 * 2^23 + n:
-  // shifting it into the exponent field drops every bit but n's, so no
-  // float-to-int conversion is needed, and a NaN x (whose r, and so u, is
-  // NaN) gives a NaN without a select.
-  llvm::Value* bits = b.CreateShl(b.CreateBitCast(shifted, m.ity()), m.I(23));
-  return m.Mul(u, b.CreateBitCast(b.CreateAdd(bits, m.I((127 + 64) << 23)),
-                                  x->getType()));
+  llvm::Value* r = ReduceNonPositive(m, x, n, shifted);
+  // u * 2^n, rounded once (denormal results too: a softmax weight of
+  // 1e-40 times an infinite value is still infinite).
+  return b.CreateIntrinsic(
+      llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+      {ExpOfReduced(m, r, 1.0), n, llvm::UndefValue::get(vt),
+       b.getInt16(0xffff), b.getInt32(4 /* current rounding direction */)});
 }
 
 llvm::Value* EmitExpOfDifference(llvm::IRBuilder<>& b, llvm::Value* x,

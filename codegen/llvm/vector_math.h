@@ -61,6 +61,19 @@ enum class ExpScaling { kPortable, kAvx512Scalef };
 llvm::Value* EmitExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x,
                                 ExpScaling scaling = ExpScaling::kPortable);
 
+// EmitExpNonPositive's portable form in two halves, so that a loop can
+// run one vector's range reduction beside the previous vector's polynomial:
+// each half is a chain of about 25 cycles of dependent operations, and the
+// whole chain is too long for the out-of-order window to overlap several
+// vectors of it. EmitExpFinish(b, EmitExpReduce(b, x)) is
+// EmitExpNonPositive(b, x, ExpScaling::kPortable).
+struct ExpReduction {
+  llvm::Value* r = nullptr;        // x - n ln2 (x clamped at -104)
+  llvm::Value* shifted = nullptr;  // 1.5 * 2^23 + n: n in its low bits
+};
+ExpReduction EmitExpReduce(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* EmitExpFinish(llvm::IRBuilder<>& b, const ExpReduction& red);
+
 // e^(x - m) for x <= m (softmax's exp(s - max)), m broadcast or per lane.
 // With kAvx512Scalef on <16 x float> it is 2^t for t = (x - m) log2 e:
 // vreduceps splits t into floor(t) and f = t - floor(t) exactly, a

@@ -294,7 +294,13 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
                       absl::StrCat("f32[", m.seq_kv, ", ", m.head_dim,
                                    "] K of one head, widened"));
   }
-  if (p.k_packed || p.k_type != DType::kF32) {
+  if (p.kt_per_block) {
+    p.kt = per_thread(
+        m.head_dim * p.kt_ld, "kt",
+        absl::StrCat("f32[", m.head_dim, ", ", nb,
+                     "] K transposed, one key block, rows ", p.kt_ld,
+                     " apart"));
+  } else if (p.k_packed || p.k_type != DType::kF32) {
     p.kt = per_thread(
         m.head_dim * p.kt_ld, "kt",
         absl::StrCat("f32[", m.head_dim, ", ", m.seq_kv,
@@ -380,7 +386,10 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   // K keys-major (d contiguous) is packed to Kᵀ; K stored transposed (keys
   // contiguous) is the kernel's B as it is.
   p.k_packed = m.k.strides[2] != 1;
-  p.kt_ld = SpreadStride(m.seq_kv);
+  const int64_t q_blocks = (m.seq_q + p.blocks.mb - 1) / p.blocks.mb;
+  p.kt_per_block = p.k_packed && p.k_type == DType::kF32 && q_blocks == 1 &&
+                   m.group == 1 && m.seq_kv > p.blocks.nb;
+  p.kt_ld = SpreadStride(p.kt_per_block ? p.blocks.nb : m.seq_kv);
   p.s_ld = SpreadStride(p.blocks.nb);
   // One key block, an f32 result in contiguous rows, no rounding: P·V
   // divides each row by its sum and writes it into the output itself.
@@ -392,7 +401,6 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   if (p.prefetch) {
     // The kernels' K loops (8 K elements a trip) need two trips or more to
     // spread their lines over.
-    const int64_t q_blocks = (m.seq_q + p.blocks.mb - 1) / p.blocks.mb;
     p.kv_slice = (m.seq_kv + q_blocks - 1) / q_blocks;
     auto lines = [&](int64_t row_elems, DType t) {
       return (p.kv_slice * row_elems * DTypeSize(t) + 63) / 64;
@@ -404,6 +412,16 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
       p.prefetch_v_lines = lines(m.head_dim_v, p.v_type);
     }
   }
+  // Whether P·V's kernel reads each line of V more than once: only when a
+  // query block has two register tiles of rows or more (its M tiles each
+  // walk all of V). Otherwise a copy of V only adds traffic.
+  HGC_ASSIGN_OR_RETURN(const Isa isa, microkernels::SelectBrgemmIsa(
+                                          microkernels::BrgemmDataType::kF32));
+  const BrgemmDesc pv_shape =
+      microkernels::MakeBrgemmDesc(isa, microkernels::BrgemmDataType::kF32,
+                                   p.blocks.mb, m.head_dim_v, p.blocks.nb);
+  const bool v_reused =
+      p.blocks.mb > microkernels::ChooseBlocking(pv_shape).rows;
   // V rows a multiple of 512 bytes apart ([B, H, S, 128], or [B, S, H, D]
   // with H·D a multiple of 128) share an eighth of L1's sets or fewer, and
   // P·V's 64-column panels of them evict each other: they are copied per
@@ -413,18 +431,16 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   // in place (MHA-3; 2-3 % slower before the kernels prefetched them).
   // Rows 384 bytes apart measured better read in place.
   const int64_t v_stride = std::max(m.v.strides[2], m.head_dim_v);
-  p.v_packed = (v_stride % 128 == 0 && !p.kernel_prefetch_v) ||
+  p.v_packed = (v_stride % 128 == 0 && !p.kernel_prefetch_v && v_reused) ||
                p.v_type != DType::kF32 || m.v.strides[3] != 1;
   p.v_ld = p.v_packed ? SpreadStride(m.head_dim_v) : v_stride;
   // On AVX2, V in column panels as wide as P·V's tiles (AttentionPlan's
-  // v_panels); the panels 64 bytes more than their size apart, so that
-  // the copy's stores into them, row by row, do not alias at 4 KiB.
-  HGC_ASSIGN_OR_RETURN(const Isa isa, microkernels::SelectBrgemmIsa(
-                                          microkernels::BrgemmDataType::kF32));
-  const int64_t tile_cols = microkernels::BlockColumns(
-      microkernels::MakeBrgemmDesc(isa, microkernels::BrgemmDataType::kF32,
-                                   p.blocks.mb, m.head_dim_v, p.blocks.nb));
-  p.v_panels = isa == Isa::kAvx2 && m.head_dim_v > tile_cols;
+  // v_panels) when it is copied anyway or reused. The panels are 64 bytes
+  // more than their size apart, so that the copy's stores into them, row
+  // by row, do not alias at 4 KiB.
+  const int64_t tile_cols = microkernels::BlockColumns(pv_shape);
+  p.v_panels = isa == Isa::kAvx2 && m.head_dim_v > tile_cols &&
+               (p.v_packed || v_reused);
   if (p.v_panels) {
     p.v_packed = true;
     p.v_ld = tile_cols;

@@ -292,11 +292,18 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
       return Select(m_tail, Select(n_tail, k[1][1], k[1][0]),
                     Select(n_tail, k[0][1], k[0][0]));
     };
+    if (p.kt_per_block) {
+      // Kᵀ of this key block (PackHead packs the whole head otherwise).
+      nb.Append(tile::Stmt{tile::Copy{
+          View{p.k, k_base + j0 * m.k.strides[2], 4}, m.k.strides[2],
+          m.k.strides[3], View{p.kt, 0, 4}, 1, p.kt_ld, keys, m.head_dim}});
+    }
     tile::Brgemm qk;
     qk.kernel = pick(p.qk_kernel);
     qk.a = q_rows;
-    qk.b = p.kt >= 0 ? View{p.kt, j0, 4}
-                     : View{p.k, k_base + j0 * m.k.strides[2], 4};
+    qk.b = p.kt_per_block ? View{p.kt, 0, 4}
+           : p.kt >= 0    ? View{p.kt, j0, 4}
+                          : View{p.k, k_base + j0 * m.k.strides[2], 4};
     qk.c = View{p.s, 0, 4};
     if (p.kernel_scores) {
       nb.Append(tile::Stmt{tile::Fill{View{p.row_max, 0, 4}, 16 * mb, -inf}});
@@ -393,7 +400,9 @@ void PackHead(tile::NestBuilder& nb, const AttentionPlan& p,
   const AttentionMatch& m = p.m;
   const Expr &k_base = head.k, &v_base = head.v;
   const int64_t k_bytes = DTypeSize(p.k_type);
-  if (p.k_packed) {
+  if (p.kt_per_block) {
+    // Packed per key block, in BuildQueryBlock.
+  } else if (p.k_packed) {
     // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it; key by key,
     // so that reads run along K's rows. A bf16 / f16 K is widened into
     // contiguous rows first.
@@ -452,7 +461,7 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
         tile::Stmt{tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
   }
   // PackHead writes Kᵀ (packed or widened) into kt and V rows into vp.
-  const bool packs = p.kt >= 0 || p.vp >= 0;
+  const bool packs = (p.kt >= 0 && !p.kt_per_block) || p.vp >= 0;
   Expr packed = packs ? nb.Mutable("packed", -1) : Expr(-1);
   nb.ParallelFor(
       "item", 0, items, true, Scratch(p.claims),
@@ -501,7 +510,8 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
   nest.AddNote(absl::StrCat(
       "blocks: ", p.blocks.mb, " query rows x ", p.blocks.nb, " keys (L2 ",
       HostCacheInfo().l2_bytes / 1024,
-      " KiB), one item per query block; heads per kv head ", m.group));
+      " KiB), one item per query block; heads per kv head ", m.group,
+      p.kt_per_block ? "; Kᵀ packed per key block" : ""));
   tile::NestBuilder nb(nest);
   BuildLoop(nb, p);
   return EmitNest(state, nest);

@@ -189,6 +189,10 @@ int64_t PackedBBytes(const BrgemmDesc& d) {
   return (d.n - 1) / d.ldb * d.b_panel_bytes + panel;
 }
 
+bool HasBPanels(const BrgemmDesc& d) {
+  return d.b_panel_bytes > 0 && d.n > d.ldb;
+}
+
 int64_t PackedBIndex(const BrgemmDesc& d, int64_t k, int64_t n) {
   const int64_t g = VnniGranularity(d.dtype);
   int64_t panel_start = 0;

@@ -159,6 +159,10 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& desc);
 // Packing writes exactly this many bytes.
 int64_t PackedBBytes(const BrgemmDesc& desc);
 
+// Whether B is stored in more than one column panel (b_panel_bytes set and
+// N wider than a panel); one panel is laid out as plain rows.
+bool HasBPanels(const BrgemmDesc& desc);
+
 // The element index of B[k][n] in a packed B block: with g the layout's
 // group size, ((k / g) * ldb + n) * g + k % g, where with panels n is the
 // column within its panel, after (n / ldb) * b_panel_bytes bytes.

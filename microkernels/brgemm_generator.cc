@@ -40,8 +40,8 @@ void BrgemmGenerator::EmitNBlocks(int64_t count, int cols) {
   add(reg_c_n_, cols * 4);
   // The next N block: the next panel, or the next columns of B's rows.
   AddImm(reg_boff_,
-         desc_.b_panel_bytes > 0 ? desc_.b_panel_bytes
-                                 : cols * group() * a_elem_bytes(),
+         HasBPanels(desc_) ? desc_.b_panel_bytes
+                           : cols * group() * a_elem_bytes(),
          reg_tmp_);
   if (count > 1) {
     dec(reg_n_);

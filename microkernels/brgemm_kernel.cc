@@ -58,8 +58,7 @@ absl::StatusOr<std::unique_ptr<BrgemmKernel>> BrgemmKernel::Create(
     HGC_RETURN_IF_ERROR(RequestAmxPermission());
   // A tile reads its B columns from one panel: the panels are as wide as the
   // tiles (or one panel holds every column).
-  if (desc.b_panel_bytes > 0 && desc.n > desc.ldb &&
-      desc.ldb != BlockColumns(desc)) {
+  if (HasBPanels(desc) && desc.ldb != BlockColumns(desc)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "B panels of ", desc.ldb, " columns; this kernel's tiles are ",
         BlockColumns(desc), " wide: ", desc.ToString()));

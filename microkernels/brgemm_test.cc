@@ -289,7 +289,9 @@ TEST_P(BrgemmF32Test, ScaleBiasRowMaxOverTails) {
 // per head), gaps between them, on every tail: one panel (N within a tile)
 // or several with a partial last one, K with and without a K loop, M tails,
 // beta 0 and 1, with no post-op, the score post-ops (the bias row indexed
-// by C's column, not B's offset) and divide_rows.
+// by C's column, not B's offset) and divide_rows. Odd M take one panel
+// wider than N instead, which holds every column as plain rows, however
+// many tiles wide N is.
 TEST_P(BrgemmF32Test, BPanelsOverTails) {
   uint32_t seed = 2100;
   int cases = 0;
@@ -298,7 +300,7 @@ TEST_P(BrgemmF32Test, BPanelsOverTails) {
       for (int64_t m : {int64_t{1}, int64_t{6}, int64_t{13}, int64_t{64}}) {
         for (int post = 0; post < 3; ++post) {
           BrgemmDesc desc = GappedF32Desc(m, n, k);
-          desc.ldb = BlockColumns(desc);
+          desc.ldb = m % 2 ? n + 5 : BlockColumns(desc);
           desc.b_panel_bytes = (k * desc.ldb + 16) * 4;
           desc.scale = desc.bias = desc.row_max = post == 1;
           desc.divide_rows = post == 2;

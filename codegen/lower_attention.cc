@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/attention_pack.h"
 #include "codegen/attention_plan.h"
 #include "codegen/tile_emitter.h"
 #include "codegen/tile_ir.h"
@@ -20,52 +21,6 @@ using tile::View;
 
 Expr Offset(const StridedOperand& x, const Expr& b, const Expr& h) {
   return x.offset + b * x.strides[0] + h * x.strides[1];
-}
-
-// `rows` rows of `cols` contiguous elements of a Q, K or V operand of
-// type `type` copied into f32 scratch: widened when bf16 / f16, with bf16
-// denormals read as zeros, as a bf16 matmul reads its operands (unless
-// `exact`: the rows go to the Q ops first, which see every value).
-tile::Stmt CopyRowsToF32(View src, Expr src_row, View dst, Expr dst_row,
-                         Expr rows, Expr cols, DType type, bool exact = false) {
-  tile::Copy copy{src, src_row, 1, dst, dst_row, 1, rows, cols};
-  copy.src_type = type;
-  copy.denormals_as_zero = type == DType::kBF16 && !exact;
-  return tile::Stmt{std::move(copy)};
-}
-
-// Appends the copy of `rows` x `cols` elements of an operand at
-// (`row_stride`, `col_stride`) (a Q or V stored [D, S], say) into
-// contiguous f32 rows `dst_row` apart. Stored transposed (row stride 1),
-// it is a transpose of its columns; a bf16 / f16 one is widened along its
-// columns first, into `widened` (cols x rows, `widened_ld` apart). Other
-// strides take f32 only (PlanAttention checks). `exact` as for
-// CopyRowsToF32.
-void AppendStridedRows(tile::NestBuilder& nb, View src, int64_t row_stride,
-                       int64_t col_stride, View dst, Expr dst_row, Expr rows,
-                       Expr cols, DType type, std::optional<View> widened,
-                       Expr widened_ld, bool exact = false) {
-  if (col_stride == 1) {
-    nb.Append(
-        CopyRowsToF32(src, row_stride, dst, dst_row, rows, cols, type, exact));
-  } else if (row_stride == 1 && type != DType::kF32) {
-    nb.Append(CopyRowsToF32(src, col_stride, *widened, widened_ld, cols, rows,
-                            type, exact));
-    nb.Append(tile::Stmt{
-        tile::Copy{*widened, widened_ld, 1, dst, 1, dst_row, cols, rows}});
-  } else if (row_stride == 1) {
-    nb.Append(tile::Stmt{
-        tile::Copy{src, col_stride, 1, dst, 1, dst_row, cols, rows}});
-  } else {
-    nb.Append(tile::Stmt{
-        tile::Copy{src, row_stride, col_stride, dst, dst_row, 1, rows, cols}});
-  }
-}
-
-// The view of scratch buffer `index`, if the plan has one.
-std::optional<View> Scratch(int index) {
-  if (index < 0) return std::nullopt;
-  return View{index, 0, 4};
 }
 
 // Where one (batch, head)'s Q, K, V and O start, and its mask row when
@@ -293,10 +248,9 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
                     Select(n_tail, k[0][1], k[0][0]));
     };
     if (p.kt_per_block) {
-      // Kᵀ of this key block (PackHead packs the whole head otherwise).
-      nb.Append(tile::Stmt{tile::Copy{
-          View{p.k, k_base + j0 * m.k.strides[2], 4}, m.k.strides[2],
-          m.k.strides[3], View{p.kt, 0, 4}, 1, p.kt_ld, keys, m.head_dim}});
+      // Kᵀ of this key block (AppendHeadPack packs the whole head otherwise).
+      nb.Append(TransposeIntoKt(p, View{p.k, k_base + j0 * m.k.strides[2], 4},
+                                m.k.strides[2], m.k.strides[3], keys));
     }
     tile::Brgemm qk;
     qk.kernel = pick(p.qk_kernel);
@@ -393,59 +347,6 @@ HeadBases NextHeadBases(tile::NestBuilder& nb, const AttentionMatch& m, Expr bh,
                                         h * m.out_strides[1])};
 }
 
-// One head's Kᵀ and V rows into the thread's scratch, where the plan
-// copies them.
-void PackHead(tile::NestBuilder& nb, const AttentionPlan& p,
-              const HeadBases& head) {
-  const AttentionMatch& m = p.m;
-  const Expr &k_base = head.k, &v_base = head.v;
-  const int64_t k_bytes = DTypeSize(p.k_type);
-  if (p.kt_per_block) {
-    // Packed per key block, in BuildQueryBlock.
-  } else if (p.k_packed) {
-    // Kᵀ[d][j] = K(b, g, j, d), by the thread that uses it; key by key,
-    // so that reads run along K's rows. A bf16 / f16 K is widened into
-    // contiguous rows first.
-    View k_rows{p.k, k_base, k_bytes};
-    int64_t k_row = m.k.strides[2], k_col = m.k.strides[3];
-    if (p.kc >= 0) {
-      nb.Append(CopyRowsToF32(k_rows, m.k.strides[2], View{p.kc, 0, 4},
-                              m.head_dim, m.seq_kv, m.head_dim, p.k_type));
-      k_rows = View{p.kc, 0, 4};
-      k_row = m.head_dim;
-      k_col = 1;
-    }
-    nb.Append(tile::Stmt{tile::Copy{k_rows, k_row, k_col, View{p.kt, 0, 4}, 1,
-                                    p.kt_ld, m.seq_kv, m.head_dim}});
-  } else if (p.kt >= 0) {
-    // K stored transposed, as bf16 / f16: its rows widened.
-    nb.Append(CopyRowsToF32(View{p.k, k_base, k_bytes}, m.k.strides[3],
-                            View{p.kt, 0, 4}, p.kt_ld, m.head_dim, m.seq_kv,
-                            p.k_type));
-  }
-  if (p.v_panels) {
-    // Panel by panel: columns [c, c + v_ld) of V's rows into panel c / v_ld.
-    const int64_t whole = m.head_dim_v / p.v_ld;
-    const int64_t last = m.head_dim_v % p.v_ld;
-    auto copy_panel = [&](Expr panel, int64_t cols) {
-      AppendStridedRows(nb,
-                        View{p.v, v_base + panel * (p.v_ld * m.v.strides[3]),
-                             DTypeSize(p.v_type)},
-                        m.v.strides[2], m.v.strides[3],
-                        View{p.vp, panel * p.v_panel_ld, 4}, p.v_ld, m.seq_kv,
-                        cols, p.v_type, Scratch(p.vw), m.seq_kv);
-    };
-    nb.For("panel", 0, whole, false,
-           [&](Expr panel) { copy_panel(panel, p.v_ld); });
-    if (last != 0) copy_panel(whole, last);
-  } else if (p.vp >= 0) {
-    AppendStridedRows(nb, View{p.v, v_base, DTypeSize(p.v_type)},
-                      m.v.strides[2], m.v.strides[3], View{p.vp, 0, 4}, p.v_ld,
-                      m.seq_kv, m.head_dim_v, p.v_type, Scratch(p.vw),
-                      m.seq_kv);
-  }
-}
-
 // One item per (batch, head, query block), so that threads balance their
 // shares a query block at a time. A thread packs a (batch, kv head)'s Kᵀ
 // and V when its item needs another one than it packed last: once per kv
@@ -460,7 +361,7 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
     nb.Append(
         tile::Stmt{tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
   }
-  // PackHead writes Kᵀ (packed or widened) into kt and V rows into vp.
+  // AppendHeadPack writes Kᵀ (packed or widened) into kt and V into vp.
   const bool packs = (p.kt >= 0 && !p.kt_per_block) || p.vp >= 0;
   Expr packed = packs ? nb.Mutable("packed", -1) : Expr(-1);
   nb.ParallelFor(
@@ -486,7 +387,7 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
         if (packs) {
           Expr kv_head = nb.Let("kv_head", b * (m.heads / m.group) + g);
           nb.If("pack", Select(Eq(packed, kv_head), 0, 1), [&] {
-            PackHead(nb, p, head);
+            AppendHeadPack(nb, p, head.k, head.v);
             nb.Assign(packed, kv_head);
           });
         }

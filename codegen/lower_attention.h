@@ -13,8 +13,12 @@
 // trailing transpose and reshape are only strides). No buffer is O(seq²):
 // the per-thread scratch is the S and O tiles, the row statistics and, when
 // K is stored keys-major, Kᵀ of one head (packed inside the parallel loop,
-// by the thread that uses it, with runtime_helpers.h's transpose); V rows
-// a multiple of 1 KiB apart are copied the same way into contiguous rows.
+// by the thread that uses it, with runtime_helpers.h's transpose; of one
+// key block, just before Q·Kᵀ, when a head has one query block over several
+// key blocks); V rows a multiple of 512 bytes apart are copied the same way
+// into contiguous rows when several register tiles of query rows reuse
+// them, and on AVX2 into column panels as wide as P·V's tiles
+// (attention_pack.h does the copies).
 // Scratch rows that the kernels stream (S, Kᵀ) are padded off multiples of
 // 1 KiB, which would map them to a few L1 sets. When every (batch, head)
 // is one short item (one key block, one chunk), each softmax row

@@ -1,4 +1,4 @@
-#include "codegen/attention_plan.h"
+#include "codegen/attention_blocks.h"
 
 #include <cstdint>
 

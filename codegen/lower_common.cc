@@ -224,14 +224,18 @@ llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col,
                          "tail_mask");
 }
 
+llvm::Constant* AllLanes(llvm::IRBuilder<>& b) {
+  return llvm::ConstantInt::getTrue(
+      llvm::FixedVectorType::get(b.getInt1Ty(), kVectorWidth));
+}
+
 void ForVectorsThenTail(
     llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
     const std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>&
         body) {
   llvm::Value* whole =
       b.CreateUDiv(b.CreateSub(end, begin), b.getInt64(kVectorWidth));
-  llvm::Constant* all = llvm::ConstantInt::getTrue(
-      llvm::FixedVectorType::get(b.getInt1Ty(), kVectorWidth));
+  llvm::Constant* all = AllLanes(b);
   EmitLoop(
       b, b.getInt64(0), whole,
       [&](llvm::IRBuilder<>& b, llvm::Value* i) {

@@ -245,6 +245,10 @@ void StoreRowVector(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value,
 // that lie before `end`.
 llvm::Value* TailMask(llvm::IRBuilder<>& b, llvm::Value* col, llvm::Value* end);
 
+// The all-true <16 x i1> mask of a whole vector (masked loads and stores
+// under it fold into plain ones).
+llvm::Constant* AllLanes(llvm::IRBuilder<>& b);
+
 // body(b, col, mask) over the vectors of columns [begin, end), 16 at a time:
 // a loop over the whole vectors under an all-true constant mask (their
 // masked loads and stores fold into plain ones), then the last, partial

@@ -263,8 +263,7 @@ llvm::Value* RowEmitter::ExpRow(llvm::Value* src, llvm::Value* dst,
   // softmax ran 7-9 % faster on Zen 3); then the last whole vector, then
   // the partial one under its mask. src may be dst: vector i + 1 is read
   // before vector i is written.
-  llvm::Constant* all = llvm::ConstantInt::getTrue(
-      llvm::FixedVectorType::get(b_.getInt1Ty(), kVectorWidth));
+  llvm::Constant* all = AllLanes(b_);
   llvm::Value* width = b_.getInt64(kVectorWidth);
   auto reduce = [&](llvm::Value* col, llvm::Value* mask) {
     return EmitExpReduce(b_, b_.CreateFSub(Load(src, col, mask, 0), m));

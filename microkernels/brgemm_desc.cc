@@ -88,24 +88,22 @@ BrgemmDesc MakeBrgemmDesc(Isa isa, BrgemmDataType dtype, int64_t m, int64_t n,
   return d;
 }
 
-absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
-  // Sizes are bounded so that every displacement the generators fold into an
-  // instruction fits in 32 bits.
-  constexpr int64_t kMaxDim = int64_t{1} << 20;
-  auto bad = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad brgemm descriptor (", what, "): ", d.ToString()));
-  };
-  if (d.m < 1 || d.n < 1 || d.k < 1) return bad("M, N and K must be >= 1");
-  if (d.m > kMaxDim || d.n > kMaxDim || d.k > kMaxDim) {
-    return bad("M, N and K must be <= 2^20");
-  }
-  if (d.lda < d.k || (d.ldb < d.n && d.b_panel_bytes == 0) || d.ldb < 1 ||
-      d.ldc < d.n) {
-    return bad("leading dimensions must be >= K (lda) and N (ldb, ldc)");
+namespace {
+
+absl::Status Bad(const BrgemmDesc& d, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("bad brgemm descriptor (", what, "): ", d.ToString()));
+}
+
+}  // namespace
+
+absl::Status ValidateBLayout(const BrgemmDesc& d) {
+  if (d.n < 1 || d.k < 1) return Bad(d, "N and K must be >= 1");
+  if (d.ldb < 1 || (d.ldb < d.n && d.b_panel_bytes == 0)) {
+    return Bad(d, "leading dimensions must be >= K (lda) and N (ldb, ldc)");
   }
   if (d.b_panel_bytes < 0 || d.b_panel_bytes > (int64_t{1} << 31)) {
-    return bad("b_panel_bytes must be in [0, 2^31]");
+    return Bad(d, "b_panel_bytes must be in [0, 2^31]");
   }
   if (d.b_panel_bytes > 0) {
     if (d.dtype != BrgemmDataType::kF32) {
@@ -114,9 +112,29 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
     }
     if (d.b_panel_bytes % 4 != 0 ||
         d.b_panel_bytes < d.k * d.ldb * InputElementSize(d.dtype)) {
-      return bad("B panels must hold K x ldb elements each, 4-byte aligned");
+      return Bad(d, "B panels must hold K x ldb elements each, 4-byte aligned");
     }
   }
+  if (d.b_layout != RequiredBLayout(d.dtype)) {
+    return Bad(d, absl::StrCat(DataTypeName(d.dtype), " needs B packed as ",
+                               BLayoutName(RequiredBLayout(d.dtype))));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
+  // Sizes are bounded so that every displacement the generators fold into an
+  // instruction fits in 32 bits.
+  constexpr int64_t kMaxDim = int64_t{1} << 20;
+  auto bad = [&](absl::string_view what) { return Bad(d, what); };
+  if (d.m < 1 || d.n < 1 || d.k < 1) return bad("M, N and K must be >= 1");
+  if (d.m > kMaxDim || d.n > kMaxDim || d.k > kMaxDim) {
+    return bad("M, N and K must be <= 2^20");
+  }
+  if (d.lda < d.k || d.ldc < d.n) {
+    return bad("leading dimensions must be >= K (lda) and N (ldb, ldc)");
+  }
+  if (absl::Status layout = ValidateBLayout(d); !layout.ok()) return layout;
   if (d.lda > kMaxDim || d.ldb > kMaxDim || d.ldc > kMaxDim) {
     return bad("leading dimensions must be <= 2^20");
   }
@@ -124,10 +142,6 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
       d.m * d.ldc * 4 > (int64_t{1} << 31) ||
       PackedBBytes(d) > (int64_t{1} << 31)) {
     return bad("a block must stay below 2 GiB");
-  }
-  if (d.b_layout != RequiredBLayout(d.dtype)) {
-    return bad(absl::StrCat(DataTypeName(d.dtype), " needs B packed as ",
-                            BLayoutName(RequiredBLayout(d.dtype))));
   }
   if (d.batch_kind == BatchKind::kPointerList &&
       (d.stride_a_bytes != 0 || d.stride_b_bytes != 0)) {

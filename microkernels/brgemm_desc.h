@@ -154,6 +154,12 @@ BrgemmDesc MakeBrgemmDesc(Isa isa, BrgemmDataType dtype, int64_t m,
 // (f32 on AMX, post-ops on other than f32).
 absl::Status ValidateBrgemmDesc(const BrgemmDesc& desc);
 
+// The part of ValidateBrgemmDesc that packing B needs (PackB, UnpackB):
+// N and K >= 1, ldb >= N or column panels of ldb columns that hold K rows
+// each (f32 only: Unimplemented otherwise), and the layout the data type
+// requires. InvalidArgument says which is wrong.
+absl::Status ValidateBLayout(const BrgemmDesc& desc);
+
 // Bytes a packed B block of this descriptor occupies: ceil(K / g) * ldb * g
 // elements, and with panels b_panel_bytes for each panel before the last.
 // Packing writes exactly this many bytes.

@@ -8,23 +8,6 @@ namespace hgc {
 namespace microkernels {
 namespace {
 
-// Validates what packing needs (not the ISA: packing runs anywhere).
-absl::Status CheckPackable(const BrgemmDesc& desc) {
-  if (desc.k < 1 || desc.n < 1 || desc.ldb < 1 ||
-      (desc.ldb < desc.n && desc.b_panel_bytes <= 0) ||
-      (desc.b_panel_bytes > 0 &&
-       (desc.dtype != BrgemmDataType::kF32 ||
-        desc.b_panel_bytes < desc.k * desc.ldb * 4))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot pack B for ", desc.ToString()));
-  }
-  if (desc.b_layout != RequiredBLayout(desc.dtype)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("layout does not match the data type: ", desc.ToString()));
-  }
-  return absl::OkStatus();
-}
-
 // Copies element-by-element as raw bytes of size `es`; one template-free loop
 // serves every data type.
 void PackBytes(const BrgemmDesc& desc, const BSource& src, char* dst) {
@@ -45,7 +28,7 @@ void PackBytes(const BrgemmDesc& desc, const BSource& src, char* dst) {
 }  // namespace
 
 absl::Status PackB(const BrgemmDesc& desc, const BSource& src, void* dst) {
-  absl::Status ok = CheckPackable(desc);
+  absl::Status ok = ValidateBLayout(desc);
   if (!ok.ok()) return ok;
   if (src.data == nullptr || dst == nullptr) {
     return absl::InvalidArgumentError("PackB: null buffer");
@@ -60,7 +43,7 @@ absl::Status PackB(const BrgemmDesc& desc, const BSource& src, void* dst) {
 
 absl::Status UnpackB(const BrgemmDesc& desc, const void* packed, int64_t ld,
                      void* dst) {
-  absl::Status ok = CheckPackable(desc);
+  absl::Status ok = ValidateBLayout(desc);
   if (!ok.ok()) return ok;
   if (ld < desc.n) {
     return absl::InvalidArgumentError("UnpackB: ld must be >= N");

@@ -33,7 +33,8 @@ struct BSource {
 // type are copied unchanged. Padding (columns N..ldb-1 and K rows past K in
 // the last group, and the gaps between f32 column panels) is written as
 // zero values (0x80 bytes when biased), so kernels may rely on it.
-// InvalidArgument for a bad descriptor or ld.
+// ValidateBLayout's error for a bad descriptor; InvalidArgument for a bad
+// ld or a null buffer.
 absl::Status PackB(const BrgemmDesc& desc, const BSource& src, void* dst);
 
 // Inverse of PackB for the N x K valid region, for tests and debugging:

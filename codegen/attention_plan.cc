@@ -165,9 +165,18 @@ absl::Status PlanKernelScores(LowerState& state, const Op& op, tile::Nest& nest,
     return absl::OkStatus();
   }
   p.kernel_scores = true;
-  p.row_max = nest.AddLocal(
-      64 * p.blocks.mb, "row_max",
-      absl::StrCat("f32[", p.blocks.mb, ", 16] running maxima of score rows"));
+  // On AVX2 the kernel's maxima cost more than they save: with N blocks
+  // outermost each register tile loads, folds and stores 12 of them, and
+  // its stores compete with the tile's own. The score pass then takes the
+  // max of the row itself, which also brings the row into L1 for the
+  // softmax pass (heads of 64 ran 2-3 % faster on Zen 3, one thread).
+  HGC_ASSIGN_OR_RETURN(const Isa isa, microkernels::SelectBrgemmIsa(
+                                          microkernels::BrgemmDataType::kF32));
+  if (isa != Isa::kAvx2) {
+    p.row_max = nest.AddLocal(
+        64 * p.blocks.mb, "row_max",
+        absl::StrCat("f32[", p.blocks.mb, ", 16] running maxima of score rows"));
+  }
   if (scale != nullptr && scale->is_param()) {
     p.score_scale = ValueBuffer(state, nest, op.operand(scale->index()));
   } else if (scale != nullptr) {
@@ -203,7 +212,7 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
       qk.batch_kind = microkernels::BatchKind::kStrided;
       qk.scale = p.score_scale >= 0;
       qk.bias = p.mask >= 0;
-      qk.row_max = p.kernel_scores;
+      qk.row_max = p.row_max >= 0;
       qk.prefetch_lines = p.prefetch_k_lines;
       HGC_ASSIGN_OR_RETURN(auto qk_code,
                            microkernels::BrgemmKernelCache::Global().Get(qk));

@@ -83,10 +83,11 @@ struct AttentionPlan {
   // Q·Kᵀ's kernel runs the score ops itself: none, a scale by an f32
   // scalar, a mask row (a mask the same for every query row: [B, 1, 1, S],
   // say) added, or the scale then the mask, as the reference computes
-  // them. It also folds each score row's values into 16 running maxima
-  // (`row_max`), so the score pass only takes the max of those.
+  // them. With AVX-512 kernels it also folds each score row's values into
+  // 16 running maxima (`row_max`), so the score pass only takes the max of
+  // those; on AVX2 (row_max -1) the score pass takes the max of the row.
   bool kernel_scores = false;
-  int row_max = -1;  // local: mb rows of 16 running maxima
+  int row_max = -1;  // local: mb rows of 16 running maxima, or -1
   // The scale's buffer (a body parameter, or a local holding the literal
   // `scale_constant`, stored once per thread), and the mask's; -1: none.
   int score_scale = -1, mask = -1;

@@ -103,7 +103,7 @@ void ScorePass(tile::NestBuilder& nb, const AttentionPlan& p,
                                       BlockMax(p, r)}});
     return;
   }
-  if (p.kernel_scores) {
+  if (p.row_max >= 0) {
     // The kernel ran the score ops; the row's max is that of its lanes.
     max.src = View{p.row_max, r * 16, 4};
     max.len = 16;
@@ -116,7 +116,7 @@ void ScorePass(tile::NestBuilder& nb, const AttentionPlan& p,
     nb.Append(tile::Stmt{std::move(round)});
   }
   nb.Append(tile::Stmt{std::move(max)});
-  if (p.kernel_scores) {
+  if (p.row_max >= 0) {
     // The row's softmax pass comes next: its scores, which no pass has
     // read since the kernel wrote them, move from L2 to L1 meanwhile.
     tile::Prefetch row;
@@ -259,9 +259,11 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
            : p.kt >= 0    ? View{p.kt, j0, 4}
                           : View{p.k, k_base + j0 * m.k.strides[2], 4};
     qk.c = View{p.s, 0, 4};
-    if (p.kernel_scores) {
+    if (p.row_max >= 0) {
       nb.Append(tile::Stmt{tile::Fill{View{p.row_max, 0, 4}, 16 * mb, -inf}});
       qk.row_max = View{p.row_max, 0, 4};
+    }
+    if (p.kernel_scores) {
       if (p.score_scale >= 0) qk.scale = View{p.score_scale, 0, 4};
       if (p.mask >= 0) qk.bias = View{p.mask, head.mask + j0, 4};
     }

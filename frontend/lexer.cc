@@ -1,5 +1,7 @@
 #include "frontend/lexer.h"
 
+#include <limits>
+#include <optional>
 #include <system_error>
 
 #include "absl/strings/charconv.h"
@@ -197,12 +199,16 @@ absl::StatusOr<Token> Lexer::Next() {
           return Make(TokenKind::kArrow, start);
         }
         if (IsDigit(next)) return LexNumber(start);
+        if (std::optional<Token> inf = LexNonFinite(start)) return *inf;
       }
-      return Error(start, "expected a digit or '>' after '-'");
+      return Error(start, "expected a digit, 'inf' or '>' after '-'");
     default:
       break;
   }
   if (IsDigit(c)) return LexNumber(start);
+  if (std::optional<Token> non_finite = LexNonFinite(start)) {
+    return *non_finite;
+  }
   if (IsIdentStart(c)) {
     while (pos_ < static_cast<int64_t>(text_.size()) &&
            IsIdentChar(text_[pos_])) {
@@ -211,6 +217,31 @@ absl::StatusOr<Token> Lexer::Next() {
     return Make(TokenKind::kIdent, start);
   }
   return BadCharError(start, "");
+}
+
+// `inf`, `-inf` and `nan` as whole words: the printer's spelling of the
+// non-finite floats (ir/attribute.cc's FormatFloat), so that a graph with a
+// -inf mask constant prints and parses back.
+std::optional<Token> Lexer::LexNonFinite(int64_t start) {
+  const int64_t n = static_cast<int64_t>(text_.size());
+  const bool negative = text_[start] == '-';
+  const int64_t word = start + (negative ? 1 : 0);
+  int64_t end = word;
+  while (end < n && IsIdentChar(text_[end])) ++end;
+  const absl::string_view text = text_.substr(word, end - word);
+  double value = 0;
+  if (text == "inf") {
+    value = negative ? -std::numeric_limits<double>::infinity()
+                     : std::numeric_limits<double>::infinity();
+  } else if (text == "nan" && !negative) {
+    value = std::numeric_limits<double>::quiet_NaN();
+  } else {
+    return std::nullopt;
+  }
+  pos_ = end;
+  Token token = Make(TokenKind::kFloat, start);
+  token.float_value = value;
+  return token;
 }
 
 absl::StatusOr<Token> Lexer::LexNumber(int64_t start) {

@@ -8,6 +8,9 @@
 //   FLOAT   -?[0-9]+ ('.' [0-9]*)? ([eE] [+-]? [0-9]+)?   with a '.' or an
 //                                      exponent; must be a finite double that
 //                                      does not underflow to zero
+//           'inf' | '-inf' | 'nan'     whole words: the non-finite values,
+//                                      as the printer writes them (so no
+//                                      identifier is spelled so)
 //   STRING  '"' ... '"'                escapes \" \\ \n \t; no raw newline or
 //                                      other control character except tab
 //   ( ) { } [ ] , : = ->
@@ -27,6 +30,7 @@
 #define HGC_FRONTEND_LEXER_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -63,6 +67,8 @@ class Lexer {
  private:
   absl::Status SkipWhitespaceAndComments();
   absl::StatusOr<Token> LexNumber(int64_t start);
+  // A FLOAT `inf`, `-inf` or `nan` at `start`, or nothing (pos_ unmoved).
+  std::optional<Token> LexNonFinite(int64_t start);
   absl::StatusOr<Token> LexValue(int64_t start);
   absl::StatusOr<Token> LexSymbol(int64_t start);
   absl::StatusOr<Token> LexString(int64_t start);

@@ -1,6 +1,7 @@
 #include "frontend/lexer.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,26 @@ TEST(LexerTest, Floats) {
   EXPECT_TRUE(std::signbit(tokens[6].float_value));
 }
 
+TEST(LexerTest, NonFiniteFloats) {
+  std::vector<Token> tokens = LexAll("inf -inf nan infx nanny inf_");
+  ASSERT_EQ(tokens.size(), 7u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(tokens[i].kind, TokenKind::kFloat) << tokens[i].text;
+  }
+  EXPECT_EQ(tokens[0].float_value, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(tokens[1].float_value, -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(tokens[2].float_value));
+  EXPECT_EQ(tokens[1].text, "-inf");
+  // Longer words are identifiers; '-' before one (or before nan) is an
+  // error.
+  for (int i = 3; i < 6; ++i) EXPECT_EQ(tokens[i].kind, TokenKind::kIdent);
+  for (const char* text : {"-infx", "-nan", "- inf"}) {
+    LexError e = FirstError(text);
+    EXPECT_EQ(e.offset, 0) << text;
+    EXPECT_EQ(e.message, "expected a digit, 'inf' or '>' after '-'") << text;
+  }
+}
+
 TEST(LexerTest, Strings) {
   std::vector<Token> tokens = LexAll(R"("tanh" "a\"b\\c\nd\te" "" "tab	raw")");
   ASSERT_EQ(tokens.size(), 5u);
@@ -223,7 +244,7 @@ TEST(LexerTest, NumberErrors) {
   EXPECT_EQ(FirstError("2.5e+x").offset, 3);
   e = FirstError("a - 1");
   EXPECT_EQ(e.offset, 2);
-  EXPECT_EQ(e.message, "expected a digit or '>' after '-'");
+  EXPECT_EQ(e.message, "expected a digit, 'inf' or '>' after '-'");
   EXPECT_EQ(FirstError("-").offset, 0);
   EXPECT_EQ(FirstError(".5").offset, 0);
 }

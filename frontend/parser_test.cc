@@ -307,6 +307,20 @@ TEST(ParserTest, RoundTrip) {
       "}\n");
   EXPECT_TRUE(HasSubstr(p, "{max = 1e+300, min = -0.0}"));
   EXPECT_TRUE(HasSubstr(p, "[1.0, 2, 5e-324, 0.1]"));
+  // Non-finite constants and clamp bounds print as inf, -inf and nan, and
+  // parse back.
+  p = RoundTrip(
+      "graph @g(%x: f32[4]) -> f32[4] {\n"
+      "  %a = clamp(%x) {min = -inf, max = inf}\n"
+      "  %b = constant() {value = [-inf, 0.0, nan, inf]} : f32[4]\n"
+      "  %m = constant() {value = -inf} : f32[]\n"
+      "  %c = add(%a, %b)\n"
+      "  %d = max(%c, %m)\n"
+      "  return %d\n"
+      "}\n");
+  EXPECT_TRUE(HasSubstr(p, "{max = inf, min = -inf}"));
+  EXPECT_TRUE(HasSubstr(p, "[-inf, 0.0, nan, inf]"));
+  EXPECT_TRUE(HasSubstr(p, "{value = -inf} : f32[]"));
   p = RoundTrip(
       "graph @g(%x: f32[4]) -> f32[4] {\n"
       "  %a = softmax(%x) {axis = -1}\n  return %a\n}\n");
@@ -573,6 +587,14 @@ TEST(ParserErrorTest, Attributes) {
                     "%a\n")),
             "t.graph:2:36: error: invalid escape sequence '\\h' in string "
             "literal (allowed: \\\" \\\\ \\n \\t)");
+  // Non-finite values only where an op allows them; NaN bounds nowhere.
+  EXPECT_EQ(Error(G("  %a = clamp(%x) {max = nan}\n  return %a\n")),
+            "t.graph:2:8: error: 'clamp': min and max must not be NaN");
+  EXPECT_EQ(Error(G("  %a = softmax(%x) {axis = inf}\n  return %a\n")),
+            "t.graph:2:8: error: attribute 'axis' of 'softmax' must be an "
+            "integer, found inf");
+  EXPECT_EQ(Error(G("  %a = clamp(%x) {min = -infinity}\n  return %a\n")),
+            "t.graph:2:25: error: expected a digit, 'inf' or '>' after '-'");
   std::string e =
       Error(G("  %a = gelu(%x) {approximate = \"erf\"}\n  return %a\n"));
   EXPECT_TRUE(HasSubstr(e, "t.graph:2:8: error:")) << e;

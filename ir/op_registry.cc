@@ -150,7 +150,7 @@ absl::Status ValidateAttrs(const OpInfo& info, const AttrMap& attrs) {
                        KindDescription(spec->kind), ", found ",
                        value.ToString()));
     }
-    if (!AllFinite(value)) {
+    if (!spec->non_finite && !AllFinite(value)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "attribute '", name, "' of '", info.name, "' must be finite"));
     }

@@ -40,6 +40,10 @@ struct AttrSpec {
   // has a meaning of its own" (e.g. reduce over all axes).
   std::optional<Attribute> default_value;
   bool required = false;
+  // Whether the float values may be +-inf or NaN (the op checks the rest):
+  // a constant's data and clamp's bounds. Every other float attribute
+  // (epsilon, scales, ...) must be finite.
+  bool non_finite = false;
 };
 
 // What type inference sees: operand types, attributes as written, and result

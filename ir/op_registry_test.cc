@@ -1,5 +1,7 @@
 #include "ir/op_registry.h"
 
+#include <limits>
+
 #include "gtest/gtest.h"
 
 namespace hgc {
@@ -76,6 +78,21 @@ TEST(OpRegistryTest, AttributesAreValidated) {
   EXPECT_FALSE(Infer("gelu", {F32({2})}, gelu).ok());
   AttrMap clamp = {{"min", Attribute::Int(2)}, {"max", Attribute::Float(1.0)}};
   EXPECT_FALSE(Infer("clamp", {F32({2})}, clamp).ok());
+  // Non-finite floats: a constant's data and clamp's infinite bounds only.
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  AttrMap open_clamp = {{"min", Attribute::Float(-inf)},
+                        {"max", Attribute::Float(inf)}};
+  EXPECT_TRUE(Infer("clamp", {F32({2})}, open_clamp).ok());
+  AttrMap nan_clamp = {{"max", Attribute::Float(nan)}};
+  EXPECT_FALSE(Infer("clamp", {F32({2})}, nan_clamp).ok());
+  AttrMap mask = {{"value", Attribute::FloatList({0.0, -inf, nan})}};
+  EXPECT_TRUE(Infer("constant", {}, mask, {F32({3})}).ok());
+  EXPECT_FALSE(
+      Infer("constant", {}, mask, {TensorType(DType::kS32, {3})}).ok());
+  AttrMap inf_epsilon = {{"epsilon", Attribute::Float(inf)}};
+  EXPECT_FALSE(
+      Infer("layernorm", {F32({2, 4}), F32({4}), F32({4})}, inf_epsilon).ok());
   EXPECT_FALSE(Infer("relu", {F32({2}), F32({2})}).ok());  // arity
 }
 

@@ -105,15 +105,20 @@ OpInfo ClampInfo() {
   info.name = "clamp";
   info.min_operands = info.max_operands = 1;
   info.elementwise = true;
-  // Absent min/max mean -inf/+inf, which the grammar cannot spell.
-  info.attrs = {{"min", AttrKind::kFloat, std::nullopt},
-                {"max", AttrKind::kFloat, std::nullopt}};
+  // Absent min/max mean -inf/+inf, which may also be written; NaN may not.
+  info.attrs = {{"min", AttrKind::kFloat, std::nullopt, /*required=*/false,
+                 /*non_finite=*/true},
+                {"max", AttrKind::kFloat, std::nullopt, /*required=*/false,
+                 /*non_finite=*/true}};
   info.infer = [](const InferContext& ctx)
       -> absl::StatusOr<std::vector<TensorType>> {
     HGC_RETURN_IF_ERROR(CheckDType("clamp", ctx.operand(0).dtype,
                                    Operands::kNumeric));
     double lo = ctx.GetFloat("min", -std::numeric_limits<double>::infinity());
     double hi = ctx.GetFloat("max", std::numeric_limits<double>::infinity());
+    if (std::isnan(lo) || std::isnan(hi)) {
+      return OpError("clamp", "min and max must not be NaN");
+    }
     if (lo > hi) {
       return OpError("clamp", absl::StrCat("min (", lo, ") is greater than max (",
                                            hi, ")"));

@@ -144,8 +144,9 @@ OpInfo ConstantInfo() {
   OpInfo info;
   info.name = "constant";
   info.min_operands = info.max_operands = 0;
+  // Float data may be non-finite: a mask of -inf is a constant like any.
   info.attrs = {{"value", AttrKind::kLiteral, std::nullopt,
-                 /*required=*/true}};
+                 /*required=*/true, /*non_finite=*/true}};
   info.infer = [](const InferContext& ctx)
       -> absl::StatusOr<std::vector<TensorType>> {
     if (ctx.declared_results().size() != 1) {

@@ -9,7 +9,8 @@
 //
 //  - 16 vector registers of 8 lanes: tiles of up to 6 rows x 2 vectors
 //    (the classic 6 x 16 AVX2 SGEMM tile: 12 accumulators, more than the
-//    8 that two FMA pipes with a 4-cycle latency need).
+//    8 that two FMA pipes with a 4-cycle latency need); an f32 M of 1 to 3
+//    takes wider tiles instead (up to 1 x 6 vectors, ChooseBlocking).
 //  - No opmasks: the N tail is a vmaskmovps load or store under a lane
 //    mask kept in a register, built once per call from an in-code table.
 //    Masked lanes are never read or written, so no kernel touches memory

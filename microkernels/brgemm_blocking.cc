@@ -95,12 +95,29 @@ int ChooseKUnroll(const BrgemmDesc& desc) {
 // two B registers each; then as many rows as the registers allow, up to 8 (6
 // for two f32 vectors: the classic 6 x 16 tile), evened out as in step 2
 // of ChooseBlocking's heuristic; K unrolled as in step 3.
+// An f32 M of 1 to 3 without row maxima or B panels (whose width fixes the
+// tiles') takes instead as many vectors a row
+// (up to 6) as fit beside its rows' accumulators: such a call (a decoder
+// step's Q·Kᵀ and P·V, one query row) reads each B row in runs of up to 48
+// columns rather than 16, and keeps more accumulators in flight than 2 (a
+// step over 1031 keys, head 128: 9 % faster on Zen 3).
 BrgemmBlocking ChooseAvx2Blocking(const BrgemmDesc& desc) {
   constexpr int kAvx2Registers = 16, kAvx2MaxRows = 8;
   const bool is_int = desc.dtype == BrgemmDataType::kU8S8 ||
                       desc.dtype == BrgemmDataType::kS8S8;
   BrgemmBlocking b;
   b.nvecs = desc.n > 8 && !is_int ? 2 : 1;
+  if (desc.dtype == BrgemmDataType::kF32 && !desc.row_max && desc.m <= 3 &&
+      desc.b_panel_bytes == 0) {
+    const int widest = static_cast<int>(std::min<int64_t>(6, (desc.n + 7) / 8));
+    for (int nvecs = widest; nvecs > b.nvecs; --nvecs) {
+      if (desc.m * nvecs + ReservedVectorRegisters(desc, nvecs) <=
+          kAvx2Registers) {
+        b.nvecs = nvecs;
+        break;
+      }
+    }
+  }
   b.reserved_regs = ReservedVectorRegisters(desc, b.nvecs);
   const int accs = b.nvecs * (is_int ? 2 : 1);
   b.rows = EvenRows(

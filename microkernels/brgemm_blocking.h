@@ -21,7 +21,8 @@ namespace microkernels {
 struct BrgemmBlocking {
   int rows = 0;      // C rows per register tile (M blocking), >= 1.
   int nvecs = 0;     // vectors per tile row (N blocking): 1..4 of 16 lanes
-                     // (AVX-512), 1..2 of 8 lanes (AVX2).
+                     // (AVX-512), 1..2 of 8 lanes (AVX2; up to 6 for an
+                     // f32 M of 1 to 3 without row maxima or B panels).
   int k_unroll = 0;  // K groups emitted per trip of the K loop, >= 1.
   // Registers, besides the accumulators, a tile row and a tile need: the
   // generator reserves them from the top of zmm31 down.

@@ -177,6 +177,50 @@ TEST(BrgemmBlockingTest, Avx2FillsSixteenRegisters) {
   EXPECT_EQ(ChooseBlocking(f32).ToString(), "rows6x2v:ku8");
 }
 
+// AVX2 f32 with 1 to 3 rows: tiles as wide as the registers allow beside
+// the rows' accumulators and the post-ops' constants, up to 6 vectors and
+// never wider than N; row maxima and B panels keep 16-column blocks.
+TEST(BrgemmBlockingTest, Avx2FewRowsTakeWideTiles) {
+  struct Case {
+    int64_t m, n;
+    bool scale, divide_rows, row_max;
+    int nvecs;
+  };
+  const Case kCases[] = {
+      {1, 128, false, false, false, 6}, {1, 128, true, false, false, 6},
+      {1, 127, true, true, false, 6},   {1, 20, false, false, false, 3},
+      {1, 8, false, false, false, 1},   {2, 128, true, false, false, 4},
+      {2, 127, true, true, false, 4},   {3, 1000, false, false, false, 3},
+      {3, 1000, true, true, false, 3},  {4, 1000, false, false, false, 2},
+      {1, 128, true, false, true, 2},
+  };
+  for (const Case& c : kCases) {
+    BrgemmDesc d =
+        MakeBrgemmDesc(Isa::kAvx2, BrgemmDataType::kF32, c.m, c.n, 352);
+    d.scale = c.scale;
+    d.bias = c.scale;
+    d.divide_rows = c.divide_rows && !c.scale;
+    d.relu = c.divide_rows && c.scale;
+    d.row_max = c.row_max;
+    const BrgemmBlocking b = ChooseBlocking(d);
+    EXPECT_EQ(b.nvecs, c.nvecs) << d.ToString();
+    EXPECT_EQ(b.rows, c.m) << d.ToString();
+    EXPECT_LE(b.rows * b.nvecs + b.reserved_regs, 16) << d.ToString();
+  }
+  // B panels fix the tiles' width; bf16 and int8 keep their tiles.
+  BrgemmDesc panels =
+      MakeBrgemmDesc(Isa::kAvx2, BrgemmDataType::kF32, 1, 128, 352);
+  panels.ldb = 16;
+  panels.b_panel_bytes = 352 * 16 * 4;
+  EXPECT_EQ(ChooseBlocking(panels).nvecs, 2);
+  for (auto [dt, nvecs] :
+       {std::pair<BrgemmDataType, int>{BrgemmDataType::kBf16, 2},
+        {BrgemmDataType::kU8S8, 1}}) {
+    EXPECT_EQ(ChooseBlocking(MakeBrgemmDesc(Isa::kAvx2, dt, 1, 128, 64)).nvecs,
+              nvecs);
+  }
+}
+
 // f32 unrolls K by 8, or by 4 where that keeps a B load's step per trip
 // within 2 KiB; bf16 and int8 by 4.
 TEST(BrgemmBlockingTest, KUnrollKeepsBStepsWithinThePrefetchStride) {

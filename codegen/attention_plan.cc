@@ -208,6 +208,10 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
       // A dim of extent 1 has stride 0 in the match: any row length will do.
       qk.lda = p.qs >= 0 ? m.head_dim : std::max(m.q.strides[2], m.head_dim);
       qk.ldb = p.kt >= 0 ? p.kt_ld : std::max(m.k.strides[3], keys);
+      if (p.k_rows) {
+        qk.b_layout = microkernels::BLayout::kTransposed;
+        qk.ldb = m.k.strides[2];
+      }
       qk.ldc = p.s_ld;
       qk.batch_kind = microkernels::BatchKind::kStrided;
       qk.scale = p.score_scale >= 0;
@@ -361,8 +365,15 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
     p.out_casts.push_back(cast->result()->type().dtype);
   }
   // K keys-major (d contiguous) is packed to Kᵀ; K stored transposed (keys
-  // contiguous) is the kernel's B as it is.
-  p.k_packed = m.k.strides[2] != 1;
+  // contiguous) is the kernel's B as it is. One query row per block (a
+  // decoder step) with f32 K in contiguous rows reads K's rows as stored on
+  // AVX2, by the dot-product kernel (BLayout::kTransposed): copying Kᵀ ran
+  // at about half the rate of streaming K from memory.
+  HGC_ASSIGN_OR_RETURN(const Isa isa, microkernels::SelectBrgemmIsa(
+                                          microkernels::BrgemmDataType::kF32));
+  p.k_rows = isa == Isa::kAvx2 && m.k.strides[2] != 1 && m.k.strides[3] == 1 &&
+             p.k_type == DType::kF32 && p.blocks.mb == 1;
+  p.k_packed = m.k.strides[2] != 1 && !p.k_rows;
   const int64_t q_blocks = (m.seq_q + p.blocks.mb - 1) / p.blocks.mb;
   p.kt_per_block = p.k_packed && p.k_type == DType::kF32 && q_blocks == 1 &&
                    m.group == 1 && m.seq_kv > p.blocks.nb;
@@ -392,8 +403,6 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   // Whether P·V's kernel reads each line of V more than once: only when a
   // query block has two register tiles of rows or more (its M tiles each
   // walk all of V). Otherwise a copy of V only adds traffic.
-  HGC_ASSIGN_OR_RETURN(const Isa isa, microkernels::SelectBrgemmIsa(
-                                          microkernels::BrgemmDataType::kF32));
   const BrgemmDesc pv_shape =
       microkernels::MakeBrgemmDesc(isa, microkernels::BrgemmDataType::kF32,
                                    p.blocks.mb, m.head_dim_v, p.blocks.nb);
@@ -415,7 +424,7 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   // v_panels) when it is copied anyway or reused. The panels are 64 bytes
   // more than their size apart, so that the copy's stores into them, row
   // by row, do not alias at 4 KiB.
-  const int64_t tile_cols = microkernels::BlockColumns(pv_shape);
+  const int64_t tile_cols = microkernels::PanelColumns(pv_shape);
   p.v_panels = isa == Isa::kAvx2 && m.head_dim_v > tile_cols &&
                (p.v_packed || v_reused);
   if (p.v_panels) {

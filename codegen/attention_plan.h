@@ -25,6 +25,10 @@ struct AttentionPlan {
   AttentionMatch m;
   AttentionBlocks blocks;
   bool k_packed = false;  // Kᵀ packed per (batch, kv head) into `kt`
+  // Q·Kᵀ's kernel reads K's rows as stored, each score a dot product along
+  // the head (BLayout::kTransposed): one query row per block on AVX2, f32
+  // K with contiguous rows. No Kᵀ is copied.
+  bool k_rows = false;
   // Kᵀ packed per key block instead, just before Q·Kᵀ reads it: an f32 K
   // over several key blocks with one query block per head and no head
   // group (a decoder's step), which reads each Kᵀ block once, so a block

@@ -15,7 +15,9 @@
 // K is stored keys-major, Kᵀ of one head (packed inside the parallel loop,
 // by the thread that uses it, with runtime_helpers.h's transpose; of one
 // key block, just before Q·Kᵀ, when a head has one query block over several
-// key blocks); V rows a multiple of 512 bytes apart are copied the same way
+// key blocks; none for one query row on AVX2, whose Q·Kᵀ dot-product kernel
+// reads K's rows as stored); V rows a multiple of 512 bytes apart are copied
+// the same way
 // into contiguous rows when several register tiles of query rows reuse
 // them, and on AVX2 into column panels as wide as P·V's tiles
 // (attention_pack.h does the copies).

@@ -169,5 +169,12 @@ int64_t BlockColumns(const BrgemmDesc& desc) {
   return ChooseBlocking(desc).nvecs * (desc.isa == Isa::kAvx2 ? 8 : 16);
 }
 
+int64_t PanelColumns(const BrgemmDesc& desc) {
+  BrgemmDesc in_panels = desc;
+  // Any size: only whether B is in panels changes the tiles.
+  if (in_panels.b_panel_bytes == 0) in_panels.b_panel_bytes = 4;
+  return BlockColumns(in_panels);
+}
+
 }  // namespace microkernels
 }  // namespace hgc

@@ -52,6 +52,11 @@ BrgemmBlocking ChooseBlocking(const BrgemmDesc& desc);
 // kernel wider than one tile are exactly this wide.
 int64_t BlockColumns(const BrgemmDesc& desc);
 
+// The width B panels must have for `desc`'s kernel: BlockColumns of the
+// same kernel reading its B in panels (an AVX2 M of 1 to 3 takes wider
+// tiles only without panels), whether or not `desc` has them yet.
+int64_t PanelColumns(const BrgemmDesc& desc);
+
 // Whether `desc` selects the bf16 kernel that widens bf16 to f32 and uses
 // FMA (isa below avx512_core_bf16: AVX2's generator always widens) rather
 // than vdpbf16ps.

@@ -42,6 +42,7 @@ const char* BLayoutName(BLayout layout) {
     case BLayout::kPlain: return "plain";
     case BLayout::kVnni2: return "vnni2";
     case BLayout::kVnni4: return "vnni4";
+    case BLayout::kTransposed: return "transposed";
   }
   return "unknown";
 }
@@ -99,6 +100,15 @@ absl::Status Bad(const BrgemmDesc& d, absl::string_view what) {
 
 absl::Status ValidateBLayout(const BrgemmDesc& d) {
   if (d.n < 1 || d.k < 1) return Bad(d, "N and K must be >= 1");
+  if (d.b_layout == BLayout::kTransposed) {
+    if (d.dtype != BrgemmDataType::kF32) {
+      return Bad(d, "only f32 B may be transposed");
+    }
+    if (d.ldb < d.k || d.b_panel_bytes != 0) {
+      return Bad(d, "transposed B needs ldb >= K and no panels");
+    }
+    return absl::OkStatus();
+  }
   if (d.ldb < 1 || (d.ldb < d.n && d.b_panel_bytes == 0)) {
     return Bad(d, "leading dimensions must be >= K (lda) and N (ldb, ldc)");
   }
@@ -192,10 +202,21 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
     return absl::UnimplementedError(
         absl::StrCat("divide_rows takes no other post-op: ", d.ToString()));
   }
+  if (d.b_layout == BLayout::kTransposed &&
+      (d.isa != Isa::kAvx2 || d.m != 1 || d.relu || d.row_max ||
+       d.divide_rows || d.prefetch_lines > 0)) {
+    return absl::UnimplementedError(absl::StrCat(
+        "transposed B only on AVX2, for one row of A, with scale and bias "
+        "the only post-ops: ",
+        d.ToString()));
+  }
   return absl::OkStatus();
 }
 
 int64_t PackedBBytes(const BrgemmDesc& d) {
+  if (d.b_layout == BLayout::kTransposed) {
+    return ((d.n - 1) * d.ldb + d.k) * InputElementSize(d.dtype);
+  }
   const int64_t g = VnniGranularity(d.dtype);
   const int64_t panel =
       (d.k + g - 1) / g * d.ldb * g * InputElementSize(d.dtype);
@@ -208,6 +229,7 @@ bool HasBPanels(const BrgemmDesc& d) {
 }
 
 int64_t PackedBIndex(const BrgemmDesc& d, int64_t k, int64_t n) {
+  if (d.b_layout == BLayout::kTransposed) return n * d.ldb + k;
   const int64_t g = VnniGranularity(d.dtype);
   int64_t panel_start = 0;
   if (d.b_panel_bytes > 0) {

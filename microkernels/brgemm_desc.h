@@ -47,9 +47,15 @@ enum class BLayout : uint8_t {
   kPlain,  // f32 rows: B[k][n] at k * ldb + n.
   kVnni2,  // bf16 pairs along K interleaved per column.
   kVnni4,  // int8 groups of four along K interleaved per column.
+  // f32 given transposed, as N rows of K: B[k][n] at n * ldb + k (ldb >= K).
+  // A row of keys of attention's K is one such row. Only for one row of A
+  // on AVX2 (brgemm_avx2_dot.h), whose products are dot products along K:
+  // a decoder step's Q·Kᵀ reads K as it is stored, with no transposing copy.
+  kTransposed,
 };
 
-// The layout each data type requires.
+// The layout each data type requires (f32 may also be kTransposed, where a
+// kernel takes it).
 BLayout RequiredBLayout(BrgemmDataType dt);
 const char* BLayoutName(BLayout layout);
 
@@ -157,7 +163,8 @@ absl::Status ValidateBrgemmDesc(const BrgemmDesc& desc);
 // The part of ValidateBrgemmDesc that packing B needs (PackB, UnpackB):
 // N and K >= 1, ldb >= N or column panels of ldb columns that hold K rows
 // each (f32 only: Unimplemented otherwise), and the layout the data type
-// requires. InvalidArgument says which is wrong.
+// requires (or f32 transposed, with ldb >= K and no panels). InvalidArgument
+// says which is wrong.
 absl::Status ValidateBLayout(const BrgemmDesc& desc);
 
 // Bytes a packed B block of this descriptor occupies: ceil(K / g) * ldb * g
@@ -171,7 +178,8 @@ bool HasBPanels(const BrgemmDesc& desc);
 
 // The element index of B[k][n] in a packed B block: with g the layout's
 // group size, ((k / g) * ldb + n) * g + k % g, where with panels n is the
-// column within its panel, after (n / ldb) * b_panel_bytes bytes.
+// column within its panel, after (n / ldb) * b_panel_bytes bytes; n * ldb
+// + k for kTransposed.
 int64_t PackedBIndex(const BrgemmDesc& desc, int64_t k, int64_t n);
 
 // Whether packed B holds B + 128 as u8 (each byte's sign bit flipped)

@@ -213,6 +213,9 @@ TEST(BrgemmBlockingTest, Avx2FewRowsTakeWideTiles) {
   panels.ldb = 16;
   panels.b_panel_bytes = 352 * 16 * 4;
   EXPECT_EQ(ChooseBlocking(panels).nvecs, 2);
+  panels.b_panel_bytes = 0;
+  EXPECT_EQ(BlockColumns(panels), 48);
+  EXPECT_EQ(PanelColumns(panels), 16);
   for (auto [dt, nvecs] :
        {std::pair<BrgemmDataType, int>{BrgemmDataType::kBf16, 2},
         {BrgemmDataType::kU8S8, 1}}) {

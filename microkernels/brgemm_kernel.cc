@@ -8,6 +8,7 @@
 #include "microkernels/amx.h"
 #include "microkernels/brgemm_amx.h"
 #include "microkernels/brgemm_avx2.h"
+#include "microkernels/brgemm_avx2_dot.h"
 #include "microkernels/brgemm_avx512_bf16.h"
 #include "microkernels/brgemm_avx512_bf16_fma.h"
 #include "microkernels/brgemm_avx512_f32.h"
@@ -24,6 +25,9 @@ namespace {
 std::unique_ptr<JitGenerator> MakeGenerator(const BrgemmDesc& desc) {
   if (desc.isa == Isa::kAvx512CoreAmx) {
     return std::make_unique<BrgemmAmx>(desc, BuildAmxPlan(desc));
+  }
+  if (desc.b_layout == BLayout::kTransposed) {
+    return std::make_unique<BrgemmAvx2Dot>(desc);
   }
   const BrgemmBlocking blocking = ChooseBlocking(desc);
   if (desc.isa == Isa::kAvx2) {

@@ -315,6 +315,59 @@ TEST_P(BrgemmF32Test, BPanelsOverTails) {
   EXPECT_EQ(cases, static_cast<int>(std::size(kNs)) * 3 * 4 * 3 * 3);
 }
 
+// Transposed B (attention's K as keys x head, for one query row): N tails
+// around the 8-column groups, K with and without the 8-wide loop and its
+// masked tail, B rows with and without a gap after K, beta 0 and 1, each
+// post-op mix, strided and pointer-list batches of 0, 1 and 3 blocks. Only
+// the AVX2 dot-product kernel takes it; elsewhere it is Unimplemented.
+TEST_P(BrgemmF32Test, TransposedBOverTails) {
+  auto transposed = [&](int64_t m, int64_t n, int64_t k) {
+    BrgemmDesc desc = MakeBrgemmDesc(GetParam(), BrgemmDataType::kF32, m, n, k);
+    desc.b_layout = BLayout::kTransposed;
+    desc.ldb = k + n % 3;
+    desc.lda = k + 3;
+    desc.ldc = n + 2;
+    return desc;
+  };
+  if (GetParam() != Isa::kAvx2) {
+    EXPECT_EQ(BrgemmKernel::Create(transposed(1, 16, 16)).status().code(),
+              absl::StatusCode::kUnimplemented);
+    return;
+  }
+  uint32_t seed = 2500;
+  int cases = 0;
+  const int64_t ns[] = {1, 7, 8, 9, 16, 23, 77};
+  const int64_t ks[] = {1, 5, 8, 13, 64, 131};
+  for (int64_t n : ns) {
+    for (int64_t k : ks) {
+      for (int post = 0; post < 4; ++post) {
+        for (bool list : {false, true}) {
+          BrgemmDesc desc = transposed(1, n, k);
+          desc.scale = post & 1;
+          desc.bias = post & 2;
+          desc.accumulate = (n + k + post) % 2 == 0;
+          if (!list) {
+            desc.batch_kind = BatchKind::kStrided;
+            SetTestStrides(&desc);
+          }
+          ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
+          cases += 3;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, static_cast<int>(std::size(ns) * std::size(ks)) * 4 * 2 * 3);
+  // More rows of A, and the other post-ops, have no transposed kernel.
+  BrgemmDesc two_rows = transposed(2, 16, 16);
+  BrgemmDesc relu = transposed(1, 16, 16);
+  relu.relu = true;
+  for (const BrgemmDesc& desc : {two_rows, relu}) {
+    EXPECT_EQ(BrgemmKernel::Create(desc).status().code(),
+              absl::StatusCode::kUnimplemented)
+        << desc.ToString();
+  }
+}
+
 // Panels narrower or wider than the tiles would split a tile's columns.
 TEST_P(BrgemmF32Test, PanelsNotAsWideAsTheTilesAreRejected) {
   BrgemmDesc desc = GappedF32Desc(6, 64, 8);

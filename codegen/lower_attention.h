@@ -17,9 +17,8 @@
 // key block, just before Q·Kᵀ, when a head has one query block over several
 // key blocks; none for one query row on AVX2, whose Q·Kᵀ dot-product kernel
 // reads K's rows as stored); V rows a multiple of 512 bytes apart are copied
-// the same way
-// into contiguous rows when several register tiles of query rows reuse
-// them, and on AVX2 into column panels as wide as P·V's tiles
+// the same way into contiguous rows when several register tiles of query
+// rows reuse them, and on AVX2 into column panels as wide as P·V's tiles
 // (attention_pack.h does the copies).
 // Scratch rows that the kernels stream (S, Kᵀ) are padded off multiples of
 // 1 KiB, which would map them to a few L1 sets. When every (batch, head)

@@ -6,7 +6,9 @@
 // batch count arrive at call time. A is row-major with leading dimension lda
 // (in elements). B is pre-packed (see pack.h) in the layout named by
 // `b_layout`; ldb is the packed row width in columns (>= N), or with
-// `b_panel_bytes` the width of each column panel. C is row-major
+// `b_panel_bytes` the width of each column panel, or for a transposed B
+// (kTransposed: N rows of K, read as given) the stride of its rows in
+// elements (>= K). C is row-major
 // with leading dimension ldc. The descriptor is a value type: compare, hash
 // and print it; the kernel cache keys on it.
 #ifndef HGC_MICROKERNELS_BRGEMM_DESC_H_

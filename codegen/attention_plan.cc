@@ -170,9 +170,7 @@ absl::Status PlanKernelScores(LowerState& state, const Op& op, tile::Nest& nest,
   // its stores compete with the tile's own. The score pass then takes the
   // max of the row itself, which also brings the row into L1 for the
   // softmax pass (heads of 64 ran 2-3 % faster on Zen 3, one thread).
-  HGC_ASSIGN_OR_RETURN(const Isa isa, microkernels::SelectBrgemmIsa(
-                                          microkernels::BrgemmDataType::kF32));
-  if (isa != Isa::kAvx2) {
+  if (p.isa != Isa::kAvx2) {
     p.row_max = nest.AddLocal(
         64 * p.blocks.mb, "row_max",
         absl::StrCat("f32[", p.blocks.mb, ", 16] running maxima of score rows"));
@@ -195,8 +193,7 @@ absl::Status PlanKernelScores(LowerState& state, const Op& op, tile::Nest& nest,
 
 absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
   const AttentionMatch& m = p.m;
-  HGC_ASSIGN_OR_RETURN(Isa isa, microkernels::SelectBrgemmIsa(
-                                    microkernels::BrgemmDataType::kF32));
+  const Isa isa = p.isa;
   const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
   for (int mt = 0; mt < 2; ++mt) {
     const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
@@ -369,8 +366,9 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   // decoder step) with f32 K in contiguous rows reads K's rows as stored on
   // AVX2, by the dot-product kernel (BLayout::kTransposed): copying Kᵀ ran
   // at about half the rate of streaming K from memory.
-  HGC_ASSIGN_OR_RETURN(const Isa isa, microkernels::SelectBrgemmIsa(
-                                          microkernels::BrgemmDataType::kF32));
+  HGC_ASSIGN_OR_RETURN(p.isa, microkernels::SelectBrgemmIsa(
+                                 microkernels::BrgemmDataType::kF32));
+  const Isa isa = p.isa;
   p.k_rows = isa == Isa::kAvx2 && m.k.strides[2] != 1 && m.k.strides[3] == 1 &&
              p.k_type == DType::kF32 && p.blocks.mb == 1;
   p.k_packed = m.k.strides[2] != 1 && !p.k_rows;

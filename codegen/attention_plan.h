@@ -14,6 +14,7 @@
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
 #include "passes/attention_match.h"
+#include "support/cpu_features.h"
 
 namespace hgc {
 namespace codegen {
@@ -24,6 +25,7 @@ namespace codegen {
 struct AttentionPlan {
   AttentionMatch m;
   AttentionBlocks blocks;
+  Isa isa = Isa::kNone;  // the f32 kernels' (SelectBrgemmIsa), chosen once
   bool k_packed = false;  // Kᵀ packed per (batch, kv head) into `kt`
   // Q·Kᵀ's kernel reads K's rows as stored, each score a dot product along
   // the head (BLayout::kTransposed): one query row per block on AVX2, f32

@@ -226,6 +226,10 @@ std::optional<Token> Lexer::LexNonFinite(int64_t start) {
   const int64_t n = static_cast<int64_t>(text_.size());
   const bool negative = text_[start] == '-';
   const int64_t word = start + (negative ? 1 : 0);
+  // Most identifiers start otherwise: no second scan of their letters.
+  if (word >= n || (text_[word] != 'i' && text_[word] != 'n')) {
+    return std::nullopt;
+  }
   int64_t end = word;
   while (end < n && IsIdentChar(text_[end])) ++end;
   const absl::string_view text = text_.substr(word, end - word);

@@ -61,10 +61,7 @@ absl::Status BrgemmAvx2::Generate() {
     BroadcastDword(Reserved(2), 0xffff0000u);
   }
   if (desc().n % kLanes != 0) {
-    // Lanes [0, N % 8) set: the 8 dwords from 8 - N % 8 into the table.
-    lea(reg_tmp_, ptr[rip + mask_table_]);
-    vmovdqu(TailMask(),
-            ptr[reg_tmp_ + (kLanes - desc().n % kLanes) * sizeof(float)]);
+    LoadLaneMask(TailMask(), desc().n % kLanes, reg_tmp_);
   }
   if (RegionLinesPerTrip() > 0) {
     mov(reg_tmp2_, ptr[reg_args_ + kArgPrefetch]);
@@ -78,11 +75,7 @@ absl::Status BrgemmAvx2::Generate() {
   if (IsBf16()) RestoreMxcsr();
   if (StackSlots() > 0) add(rsp, 8 * StackSlots());
   Postamble();
-  if (desc().n % kLanes != 0) {
-    align(32);
-    L(mask_table_);
-    for (int i = 0; i < 2 * kLanes; ++i) dd(i < kLanes ? 0xffffffffu : 0u);
-  }
+  if (desc().n % kLanes != 0) EmitLaneMaskTable();
   return absl::OkStatus();
 }
 

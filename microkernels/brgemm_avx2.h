@@ -111,7 +111,6 @@ class BrgemmAvx2 : public BrgemmGenerator {
   Xbyak::Address RowSlot() const;
 
   // The lane-mask table the tail mask loads from: 8 x -1 then 8 x 0.
-  Xbyak::Label mask_table_;
 };
 
 }  // namespace microkernels

@@ -30,7 +30,7 @@ absl::Status BrgemmAvx2Dot::Generate() {
     mov(reg_tmp_, ptr[reg_args_ + kArgScale]);
     vbroadcastss(kScale, ptr[reg_tmp_]);
   }
-  if (desc_.k % kLanes != 0) LoadMask(kKMask, desc_.k % kLanes);
+  if (desc_.k % kLanes != 0) LoadLaneMask(kKMask, desc_.k % kLanes, reg_tmp_);
   xor_(reg_b_group_, reg_b_group_);
   const int64_t whole = desc_.n / kLanes;
   if (whole > 0) {
@@ -45,19 +45,12 @@ absl::Status BrgemmAvx2Dot::Generate() {
     jnz(group, T_NEAR);
   }
   if (desc_.n % kLanes != 0) {
-    LoadMask(kNMask, desc_.n % kLanes);
+    LoadLaneMask(kNMask, desc_.n % kLanes, reg_tmp_);
     EmitGroup(desc_.n % kLanes);
   }
   Postamble();
-  align(32);
-  L(mask_table_);
-  for (int i = 0; i < 2 * kLanes; ++i) dd(i < kLanes ? 0xffffffffu : 0u);
+  if (desc_.k % kLanes != 0 || desc_.n % kLanes != 0) EmitLaneMaskTable();
   return absl::OkStatus();
-}
-
-void BrgemmAvx2Dot::LoadMask(const Xbyak::Ymm& dst, int count) {
-  lea(reg_tmp_, ptr[rip + mask_table_]);
-  vmovdqu(dst, ptr[reg_tmp_ + (kLanes - count) * 4]);
 }
 
 void BrgemmAvx2Dot::EmitGroup(int keys) {

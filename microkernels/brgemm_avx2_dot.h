@@ -39,11 +39,8 @@ class BrgemmAvx2Dot : public JitGenerator {
   void EmitDotProducts(int keys);
   // ymm0 = the 8 sums of accumulators 0..7 (lane j: accumulator j's).
   void FoldAccumulators();
-  // Lanes [0, count) of a mask from the code's mask table.
-  void LoadMask(const Xbyak::Ymm& dst, int count);
 
   const BrgemmDesc desc_;
-  Xbyak::Label mask_table_;
 
   // General-purpose registers (System V; rdi carries the arguments).
   const Xbyak::Reg64 reg_args_ = Xbyak::util::rdi;

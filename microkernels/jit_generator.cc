@@ -69,5 +69,19 @@ void JitGenerator::AddImm(const Xbyak::Reg64& reg, int64_t imm,
   }
 }
 
+// The table: 8 dwords of all ones, then 8 of zeros; the 8 dwords from
+// 8 - count on have exactly their first `count` set.
+void JitGenerator::LoadLaneMask(const Xbyak::Ymm& dst, int count,
+                                const Xbyak::Reg64& scratch) {
+  lea(scratch, ptr[rip + lane_mask_table_]);
+  vmovdqu(dst, ptr[scratch + (8 - count) * 4]);
+}
+
+void JitGenerator::EmitLaneMaskTable() {
+  align(32);
+  L(lane_mask_table_);
+  for (int i = 0; i < 16; ++i) dd(i < 8 ? 0xffffffffu : 0u);
+}
+
 }  // namespace microkernels
 }  // namespace hgc

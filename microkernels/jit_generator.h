@@ -51,8 +51,17 @@ class JitGenerator : public Xbyak::CodeGenerator {
   void AddImm(const Xbyak::Reg64& reg, int64_t imm,
               const Xbyak::Reg64& scratch);
 
+  // AVX2 has no opmasks: a YMM lane mask with lanes [0, count) set (count
+  // in 1..8), for vmaskmovps, loaded from a table in the code (through
+  // `scratch`). A generator that loads one emits the table with
+  // EmitLaneMaskTable after its last instruction.
+  void LoadLaneMask(const Xbyak::Ymm& dst, int count,
+                    const Xbyak::Reg64& scratch);
+  void EmitLaneMaskTable();
+
  private:
   std::string name_;
+  Xbyak::Label lane_mask_table_;
 };
 
 }  // namespace microkernels

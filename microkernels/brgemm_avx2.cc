@@ -9,7 +9,8 @@ using namespace Xbyak::util;  // NOLINT: register names read like assembly.
 
 // Reserved registers, from ymm15 down (ReservedVectorRegisters in
 // brgemm_blocking.cc counts them):
-//   f32:  0 = broadcast A value, 1..nvecs = B vectors;
+//   f32:  0 = broadcast A value, 1..nvecs = B vectors (with B from memory,
+//         Avx2BFromMemory: 1 = the masked tail vector or a bias vector);
 //   bf16: 0 = A's even element, 1 = A's odd element, 2 = 0xffff0000,
 //         3.. = B's (even, odd) halves per vector;
 //   int8: 0 = A's group widened to s16, 1 = a product, 2.. = B's columns
@@ -30,7 +31,8 @@ BrgemmAvx2::BrgemmAvx2(const BrgemmDesc& desc, const BrgemmBlocking& blocking)
     : BrgemmGenerator(desc, blocking, kLanes) {}
 
 Xbyak::Ymm BrgemmAvx2::BVector(int vec) const {
-  return IsBf16() ? Reserved(3 + 2 * vec) : Reserved(1 + vec);
+  if (IsBf16()) return Reserved(3 + 2 * vec);
+  return Reserved(Avx2BFromMemory(desc()) ? 1 : 1 + vec);
 }
 
 int BrgemmAvx2::AccumulatorsPerVector() const { return IsInt() ? 2 : 1; }
@@ -169,6 +171,21 @@ void BrgemmAvx2::BroadcastDword(const Xbyak::Ymm& dst, uint32_t bits) {
 
 void BrgemmAvx2::ComputeGroupF32(int rows, int nvecs, bool masked,
                                  int64_t a_off, int64_t b_off) {
+  if (Avx2BFromMemory(desc())) {
+    // One row: each B vector is an FMA's memory operand, but for the
+    // tail's masked load.
+    vbroadcastss(Broadcast(), ptr[reg_a_ + a_off]);
+    for (int j = 0; j < nvecs; ++j) {
+      const Xbyak::Address b = ptr[reg_b_ + b_off + j * kVectorBytes];
+      if (masked && j == nvecs - 1) {
+        LoadVector(BVector(j), b, true);
+        vfmadd231ps(Acc(0, j, nvecs), Broadcast(), BVector(j));
+      } else {
+        vfmadd231ps(Acc(0, j, nvecs), Broadcast(), b);
+      }
+    }
+    return;
+  }
   for (int j = 0; j < nvecs; ++j) {
     LoadVector(BVector(j), ptr[reg_b_ + b_off + j * kVectorBytes],
                masked && j == nvecs - 1);
@@ -274,20 +291,24 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
     return;
   }
   const Xbyak::Ymm tmp = Broadcast();
+  // With B from memory one register holds each bias vector in turn, loaded
+  // as it is used from the row's address, kept in reg_tmp_ (no divisors or
+  // maxima need it then).
+  const bool bias_in_turn = Avx2BFromMemory(desc());
+  if (desc().scale) {
+    mov(reg_tmp_, ptr[reg_args_ + kArgScale]);
+    vbroadcastss(ScaleRegister(), ptr[reg_tmp_]);
+  }
   if (desc().bias) {
     // The N block's bias row starts as many bytes into args.bias as the
     // block's first column of C into args.c (f32 only: both 4-byte).
     mov(reg_tmp_, ptr[reg_args_ + kArgBias]);
     add(reg_tmp_, reg_c_n_);
     sub(reg_tmp_, ptr[reg_args_ + kArgC]);
-    for (int j = 0; j < nvecs; ++j) {
+    for (int j = 0; j < nvecs && !bias_in_turn; ++j) {
       LoadVector(BVector(j), ptr[reg_tmp_ + j * kVectorBytes],
                  masked && j == nvecs - 1);
     }
-  }
-  if (desc().scale) {
-    mov(reg_tmp_, ptr[reg_args_ + kArgScale]);
-    vbroadcastss(ScaleRegister(), ptr[reg_tmp_]);
   }
   if (desc().relu) vxorps(ConstRegister(), ConstRegister(), ConstRegister());
   if (desc().divide_rows) BroadcastDword(ConstRegister(), 0x3f800000u);  // 1.0f
@@ -304,6 +325,9 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
       const Xbyak::Address c =
           ptr[reg_c_ + i * desc().ldc * 4 + j * kVectorBytes];
       if (desc().accumulate) AddC(acc, c, tail, tmp);
+      if (desc().bias && bias_in_turn) {
+        LoadVector(BVector(j), ptr[reg_tmp_ + j * kVectorBytes], tail);
+      }
       if (desc().divide_rows) vmulps(acc, acc, BVector(0));
       if (desc().scale && desc().bias) {
         vfmadd213ps(acc, ScaleRegister(), BVector(j));

@@ -34,7 +34,7 @@ bool UsesBf16Widening(const BrgemmDesc& desc) {
 int Avx2OperandRegisters(const BrgemmDesc& desc, int nvecs) {
   switch (desc.dtype) {
     case BrgemmDataType::kF32:
-      return 1 + nvecs;
+      return Avx2BFromMemory(desc) ? 2 : 1 + nvecs;
     case BrgemmDataType::kBf16:
       return 3 + 2 * nvecs;
     case BrgemmDataType::kU8S8:
@@ -42,6 +42,12 @@ int Avx2OperandRegisters(const BrgemmDesc& desc, int nvecs) {
       return 2 + 2 * nvecs;
   }
   return 16;
+}
+
+bool Avx2BFromMemory(const BrgemmDesc& desc) {
+  return desc.isa == Isa::kAvx2 && desc.dtype == BrgemmDataType::kF32 &&
+         desc.m == 1 && !desc.row_max && !desc.divide_rows &&
+         desc.b_panel_bytes == 0 && desc.b_layout == BLayout::kPlain;
 }
 
 int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs) {
@@ -100,7 +106,9 @@ int ChooseKUnroll(const BrgemmDesc& desc) {
 // rows' accumulators: such a call (a decoder step's P·V, a GEMV) reads each
 // B row in runs of up to 48 columns rather than 16, and keeps more than 2
 // accumulators in flight (on Zen 3 a 1 x 2048 x 2048 GEMV ran 1.48x and a
-// decoder step 4-18 % faster).
+// decoder step 4-18 % faster). An M of 1 reads B from memory
+// (Avx2BFromMemory) and so fits 8 vectors: a 64-column panel of packed
+// weights in one pass instead of a 48-column and a 16-column one.
 BrgemmBlocking ChooseAvx2Blocking(const BrgemmDesc& desc) {
   constexpr int kAvx2Registers = 16, kAvx2MaxRows = 8;
   const bool is_int = desc.dtype == BrgemmDataType::kU8S8 ||
@@ -109,7 +117,8 @@ BrgemmBlocking ChooseAvx2Blocking(const BrgemmDesc& desc) {
   b.nvecs = desc.n > 8 && !is_int ? 2 : 1;
   if (desc.dtype == BrgemmDataType::kF32 && !desc.row_max && desc.m <= 3 &&
       desc.b_panel_bytes == 0) {
-    const int widest = static_cast<int>(std::min<int64_t>(6, (desc.n + 7) / 8));
+    const int widest = static_cast<int>(
+        std::min<int64_t>(Avx2BFromMemory(desc) ? 8 : 6, (desc.n + 7) / 8));
     for (int nvecs = widest; nvecs > b.nvecs; --nvecs) {
       if (desc.m * nvecs + ReservedVectorRegisters(desc, nvecs) <=
           kAvx2Registers) {

@@ -22,7 +22,8 @@ struct BrgemmBlocking {
   int rows = 0;      // C rows per register tile (M blocking), >= 1.
   int nvecs = 0;     // vectors per tile row (N blocking): 1..4 of 16 lanes
                      // (AVX-512), 1..2 of 8 lanes (AVX2; up to 6 for an
-                     // f32 M of 1 to 3 without row maxima or B panels).
+                     // f32 M of 2 or 3 without row maxima or B panels, 8
+                     // for an M of 1 that reads B from memory).
   int k_unroll = 0;  // K groups emitted per trip of the K loop, >= 1.
   // Registers, besides the accumulators, a tile row and a tile need: the
   // generator reserves them from the top of zmm31 down.
@@ -42,6 +43,12 @@ int ReservedVectorRegisters(const BrgemmDesc& desc, int nvecs);
 // each B vector, A and a product). brgemm_avx2.cc places the post-ops'
 // registers after them.
 int Avx2OperandRegisters(const BrgemmDesc& desc, int nvecs);
+
+// Whether an AVX2 kernel for `desc` takes B straight from memory into its
+// FMAs: an f32 M of 1 without row maxima, divisors or B panels, where each
+// B vector feeds a single FMA, so that keeping B in registers only narrows
+// the tile. One register remains for the N tail's masked load.
+bool Avx2BFromMemory(const BrgemmDesc& desc);
 
 // The blocking for `desc` (AVX2 or an AVX-512 ISA, not AMX). The register tile
 // is never taller than M; tails in M and N get the same tile shape cut down.

@@ -178,8 +178,9 @@ TEST(BrgemmBlockingTest, Avx2FillsSixteenRegisters) {
 }
 
 // AVX2 f32 with 1 to 3 rows: tiles as wide as the registers allow beside
-// the rows' accumulators and the post-ops' constants, up to 6 vectors and
-// never wider than N; row maxima and B panels keep 16-column blocks.
+// the rows' accumulators and the post-ops' constants, up to 6 vectors (8
+// for one row reading B from memory, unless it divides rows) and never
+// wider than N; row maxima and B panels keep 16-column blocks.
 TEST(BrgemmBlockingTest, Avx2FewRowsTakeWideTiles) {
   struct Case {
     int64_t m, n;
@@ -187,12 +188,12 @@ TEST(BrgemmBlockingTest, Avx2FewRowsTakeWideTiles) {
     int nvecs;
   };
   const Case kCases[] = {
-      {1, 128, false, false, false, 6}, {1, 128, true, false, false, 6},
-      {1, 127, true, true, false, 6},   {1, 20, false, false, false, 3},
-      {1, 8, false, false, false, 1},   {2, 128, true, false, false, 4},
-      {2, 127, true, true, false, 4},   {3, 1000, false, false, false, 3},
-      {3, 1000, true, true, false, 3},  {4, 1000, false, false, false, 2},
-      {1, 128, true, false, true, 2},
+      {1, 128, false, false, false, 8},  {1, 128, true, false, false, 8},
+      {1, 127, true, true, false, 8},    {1, 128, false, true, false, 6},
+      {1, 20, false, false, false, 3},   {1, 8, false, false, false, 1},
+      {2, 128, true, false, false, 4},   {2, 127, true, true, false, 4},
+      {3, 1000, false, false, false, 3}, {3, 1000, true, true, false, 3},
+      {4, 1000, false, false, false, 2}, {1, 128, true, false, true, 2},
   };
   for (const Case& c : kCases) {
     BrgemmDesc d =
@@ -214,7 +215,7 @@ TEST(BrgemmBlockingTest, Avx2FewRowsTakeWideTiles) {
   panels.b_panel_bytes = 352 * 16 * 4;
   EXPECT_EQ(ChooseBlocking(panels).nvecs, 2);
   panels.b_panel_bytes = 0;
-  EXPECT_EQ(BlockColumns(panels), 48);
+  EXPECT_EQ(BlockColumns(panels), 64);
   EXPECT_EQ(PanelColumns(panels), 16);
   for (auto [dt, nvecs] :
        {std::pair<BrgemmDataType, int>{BrgemmDataType::kBf16, 2},

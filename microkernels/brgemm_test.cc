@@ -237,6 +237,31 @@ TEST_P(BrgemmF32Test, BiasAndReluOverTails) {
   EXPECT_EQ(cases, static_cast<int>(std::size(kNs)) * 4 * 5 * 3 * 3);
 }
 
+// One row (a GEMV, a decoder step's P·V): on AVX2 B feeds the FMAs from
+// memory and the tiles are up to 8 vectors wide. Every N tail around one
+// and two such tiles (the tail's masked B and bias loads end at guard
+// pages), K with and without a K loop, each post-op combination, beta 0
+// and 1, and a zero batch.
+TEST_P(BrgemmF32Test, OneRowOverTails) {
+  uint32_t seed = 700;
+  int cases = 0;
+  const int64_t kOneRowNs[] = {1, 7, 9, 56, 63, 64, 65, 71, 120, 128, 130};
+  for (int64_t n : kOneRowNs) {
+    for (int64_t k : {int64_t{1}, int64_t{5}, int64_t{63}, int64_t{257}}) {
+      for (int post = 0; post < 8; ++post) {
+        BrgemmDesc desc = GappedF32Desc(1, n, k);
+        desc.scale = post & 1;
+        desc.bias = post & 2;
+        desc.relu = post & 4;
+        desc.accumulate = (n + k + post) % 2 == 0;
+        ASSERT_TRUE(CheckKernelOverBatches(desc, seed));
+        cases += 3;
+      }
+    }
+  }
+  EXPECT_EQ(cases, static_cast<int>(std::size(kOneRowNs)) * 4 * 8 * 3);
+}
+
 // divide_rows on every tail: each row times the reciprocal of its divisor
 // (inexact ones included, so that x * (1 / d) and x / d differ), read
 // exactly M divisors, through M blocks and N blocks, beta 0 and 1.

@@ -10,7 +10,9 @@
 //  - 16 vector registers of 8 lanes: tiles of up to 6 rows x 2 vectors
 //    (the classic 6 x 16 AVX2 SGEMM tile: 12 accumulators, more than the
 //    8 that two FMA pipes with a 4-cycle latency need); an f32 M of 1 to 3
-//    takes wider tiles instead (up to 1 x 6 vectors, ChooseBlocking).
+//    takes wider tiles instead (ChooseBlocking): up to 2 x 4 and 3 x 3
+//    vectors, and 1 x 8 for an M of 1, whose FMAs read B from memory
+//    (Avx2BFromMemory).
 //  - No opmasks: the N tail is a vmaskmovps load or store under a lane
 //    mask kept in a register, built once per call from an in-code table.
 //    Masked lanes are never read or written, so no kernel touches memory

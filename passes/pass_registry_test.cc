@@ -11,11 +11,12 @@ namespace {
 TEST(PassRegistryTest, EveryPassIsRegisteredOnceWithConsistentNames) {
   const PassRegistry& registry = GlobalPassRegistry();
   std::vector<std::string> args = registry.Arguments();
-  EXPECT_EQ(args, (std::vector<std::string>{
-                      "attention-fusion", "attention-reshapes", "canonicalize",
-                      "cse", "dce", "fold-constants", "fusion", "mlp-fusion",
-                      "recognize-softmax", "softmax-last-axis", "verify",
-                      "widen-f16-matmul"}));
+  EXPECT_EQ(args,
+            (std::vector<std::string>{
+                "attention-fusion", "attention-k-scale", "attention-reshapes",
+                "canonicalize", "cse", "dce", "fold-constants", "fusion",
+                "mlp-fusion", "recognize-softmax", "softmax-last-axis",
+                "verify", "widen-f16-matmul"}));
   for (const std::string& arg : args) {
     std::unique_ptr<Pass> pass = *registry.Create(arg);
     EXPECT_EQ(pass->argument(), arg);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "passes/attention_fusion.h"
+#include "passes/attention_k_scale.h"
 #include "passes/attention_reshapes.h"
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
@@ -41,6 +42,10 @@ void AddO2Pipeline(PassManager& pm) {
   // reshape, a reshape to the same shape) are merged by the canonicalize
   // below.
   pm.AddPass<AttentionReshapesPass>();
+  // A scalar scale of K (torch's SDPA export scales Q and Kᵀ each by
+  // sqrt(scale)) moved onto the scores, where the attention kernel applies
+  // it, instead of a pass over K of its own.
+  pm.AddPass<AttentionKScalePass>();
   // Folding can expose new identities (x * folded_one).
   pm.AddPass<CanonicalizePass>();
   // Before fusion: duplicates merged, so a shared value is seen as shared

@@ -11,7 +11,7 @@ TEST(PipelinesTest, NamedPipelines) {
   EXPECT_EQ(DescribeNamedPipeline("O0"), "verify");
   EXPECT_EQ(DescribeNamedPipeline("O2"),
             "canonicalize,fold-constants,recognize-softmax,attention-reshapes,"
-            "canonicalize,cse,"
+            "attention-k-scale,canonicalize,cse,"
             "dce,attention-fusion,widen-f16-matmul,softmax-last-axis,fusion,"
             "mlp-fusion,dce");
   EXPECT_TRUE(IsNamedPipeline("O2"));

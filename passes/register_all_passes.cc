@@ -1,6 +1,7 @@
 #include "passes/register_all_passes.h"
 
 #include "passes/attention_fusion.h"
+#include "passes/attention_k_scale.h"
 #include "passes/attention_reshapes.h"
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
@@ -23,6 +24,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   registry.Register<CsePass>();
   registry.Register<DcePass>();
   registry.Register<AttentionReshapesPass>();
+  registry.Register<AttentionKScalePass>();
   registry.Register<AttentionFusionPass>();
   registry.Register<WidenF16MatmulPass>();
   registry.Register<SoftmaxLastAxisPass>();

@@ -308,16 +308,31 @@ Value* Generator::Attention() {
   }
   AttrMap qk_attrs;
   if (q_transposed) qk_attrs["transpose_a"] = Attribute::Bool(true);
+  // K (or Kᵀ) scaled now and then: by sqrt(scale) as torch's SDPA export
+  // writes it (attention-k-scale moves it onto the scores), or by a
+  // runtime scalar or a literal above 1 (which stay where they are).
+  auto maybe_scale_k = [&](Value* k) -> Value* {
+    if (k == nullptr || !rng_.Chance(0.2)) return k;
+    const int form = static_cast<int>(rng_.Int(0, 3));
+    Value* c =
+        form == 2 ? Input(TensorType(d, {}))
+                  : Op("constant", {},
+                       {{"value",
+                         Attribute::Float(form == 3 ? 2.0 : std::sqrt(scale))}},
+                       {TensorType(d, {})});
+    if (c == nullptr) return nullptr;
+    return rng_.Chance(0.5) ? Op("mul", {k, c}) : Op("mul", {c, k});
+  };
   Value* s;
   const int kform = static_cast<int>(rng_.Int(0, 2));
   if (kform == 0) {
-    Value* k = input(kvh, skv, dh);
+    Value* k = maybe_scale_k(input(kvh, skv, dh));
     qk_attrs["transpose_b"] = Attribute::Bool(true);
     s = Op("matmul", {q, k}, qk_attrs);
   } else if (kform == 1) {
     Value* k = input(kvh, skv, dh);
-    Value* kt =
-        Op("transpose", {k}, {{"perm", Attribute::IntList({0, 1, 3, 2})}});
+    Value* kt = maybe_scale_k(
+        Op("transpose", {k}, {{"perm", Attribute::IntList({0, 1, 3, 2})}}));
     s = Op("matmul", {q, kt}, qk_attrs);
   } else {
     Value* kt = Input(TensorType(d, {b, kvh, dh, skv}));

@@ -57,6 +57,9 @@ struct AttentionMatch {
   // empty when none.
   // Their operand chain starts at the value q describes (reshapes and
   // transposes may stand between them: a scalar scale commutes with both).
+  // K takes no ops: attention-k-scale moves a literal scale of K onto the
+  // scores beforehand, and any other op on K stays outside the block, which
+  // reads its result.
   std::vector<const Op*> q_ops;
 
   // The scores matmul. Its result S has a shape whose

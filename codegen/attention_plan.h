@@ -23,7 +23,14 @@ namespace codegen {
 // the rounding the graph asks for, scratch strides, and the indices of the
 // nest's buffers, programs and BRGEMM kernels.
 struct AttentionPlan {
+  // The block as the kernel runs it: MatchAttention's description, but for
+  // a grouped-query decoder step (heads_as_rows > 1), whose query heads of
+  // one kv head become query rows (GroupHeadsAsRows).
   AttentionMatch m;
+  // Query heads per kv head run as the rows of one query block: one query
+  // per head (seq_q 1), several per kv head. The rows then read K and V
+  // once per kv head instead of once per query head. 1: heads are heads.
+  int64_t heads_as_rows = 1;
   AttentionBlocks blocks;
   Isa isa = Isa::kNone;  // the f32 kernels' (SelectBrgemmIsa), chosen once
   bool k_packed = false;  // Kᵀ packed per (batch, kv head) into `kt`

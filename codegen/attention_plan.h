@@ -28,7 +28,7 @@ struct AttentionPlan {
   // one kv head become query rows (GroupHeadsAsRows).
   AttentionMatch m;
   // Query heads per kv head run as the rows of one query block: one query
-  // per head (seq_q 1), several per kv head. The rows then read K and V
+  // per head (seq_q 1), 4 or more per kv head. The rows then read K and V
   // once per kv head instead of once per query head. 1: heads are heads.
   int64_t heads_as_rows = 1;
   AttentionBlocks blocks;

@@ -322,8 +322,6 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
   }
 }
 
-}  // namespace
-
 // A grouped-query decoder step, one query per head and `group` query heads
 // per kv head, is attention over the kv heads with the group's query heads
 // as its query rows: head h = g * group + r, query 0, is kv head g's row r.
@@ -343,6 +341,8 @@ void GroupHeadsAsRows(AttentionPlan& p) {
   m.group = 1;
   p.heads_as_rows = r;
 }
+
+}  // namespace
 
 absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
                                             tile::Nest& nest) {

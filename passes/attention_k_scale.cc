@@ -13,28 +13,12 @@
 namespace hgc {
 namespace {
 
-// Whether `scores`, an f32 matmul result, reaches a softmax over its last
-// axis through score ops, each the single reader of the value before it.
-bool FeedsSoftmax(const UseInfo& uses, const Value* scores) {
-  const Value* cur = scores;
-  for (;;) {
-    if (uses.NumUses(cur) != 1 || uses.IsReturned(cur)) return false;
-    const Op* user = uses.Users(cur).front();
-    if (user->kind_id() == OpKind::kSoftmax) {
-      const Attribute* axis = user->FindAttr("axis");
-      const int64_t rank = cur->type().rank();
-      const int64_t a = axis != nullptr && axis->is_int() ? axis->as_int() : -1;
-      return a == -1 || a == rank - 1;
-    }
-    bool on_chain = false;
-    for (int c : ScoreChainOperands(*user)) {
-      on_chain = on_chain || user->operand(c) == cur;
-    }
-    if (!on_chain || user->result()->type().shape != cur->type().shape) {
-      return false;
-    }
-    cur = user->result();
-  }
+// Whether `softmax` is over its last axis.
+bool OverLastAxis(const Op& softmax) {
+  const Attribute* axis = softmax.FindAttr("axis");
+  const int64_t rank = softmax.result()->type().rank();
+  const int64_t a = axis != nullptr && axis->is_int() ? axis->as_int() : -1;
+  return a == -1 || a == rank - 1;
 }
 
 // The scale that can move: a literal one-element f32 constant, finite,
@@ -86,14 +70,21 @@ absl::StatusOr<int> MoveAttentionKScales(Graph& graph) {
   int moved = 0;
   // Use lists, recomputed after each rewrite (which makes them stale).
   std::optional<UseInfo> use_info;
-  for (Op* op : graph.OpsSnapshot()) {
-    if (op->kind_id() != OpKind::kMatmul ||
-        op->result()->type().dtype != DType::kF32) {
+  for (Op* softmax : graph.OpsSnapshot()) {
+    if (softmax->kind_id() != OpKind::kSoftmax || !OverLastAxis(*softmax)) {
       continue;
     }
     if (!use_info) use_info.emplace(graph);
     const UseInfo& uses = *use_info;
-    if (!FeedsSoftmax(uses, op->result())) continue;
+    // Back through single-reader score ops to the scores matmul, as
+    // attention-fusion walks (the first link ends the chain).
+    std::optional<std::vector<ChainLink>> chain = WalkBackChain(
+        uses, softmax->operand(0), softmax,
+        [](const Op& op) { return op.kind_id() == OpKind::kMatmul; },
+        ScoreChainOperands);
+    if (!chain) continue;
+    Op* op = chain->front().op;
+    if (op->result()->type().dtype != DType::kF32) continue;
     std::optional<KScale> k = FindKScale(uses, *op);
     if (!k) continue;
     Value* scale = k->mul->operand(1 - k->scaled);

@@ -28,11 +28,12 @@ constexpr int kVectorBytes = 32;
 }  // namespace
 
 BrgemmAvx2::BrgemmAvx2(const BrgemmDesc& desc, const BrgemmBlocking& blocking)
-    : BrgemmGenerator(desc, blocking, kLanes) {}
+    : BrgemmGenerator(desc, blocking, kLanes),
+      b_from_memory_(Avx2BFromMemory(desc)) {}
 
 Xbyak::Ymm BrgemmAvx2::BVector(int vec) const {
   if (IsBf16()) return Reserved(3 + 2 * vec);
-  return Reserved(Avx2BFromMemory(desc()) ? 1 : 1 + vec);
+  return Reserved(b_from_memory_ ? 1 : 1 + vec);
 }
 
 int BrgemmAvx2::AccumulatorsPerVector() const { return IsInt() ? 2 : 1; }
@@ -171,7 +172,7 @@ void BrgemmAvx2::BroadcastDword(const Xbyak::Ymm& dst, uint32_t bits) {
 
 void BrgemmAvx2::ComputeGroupF32(int rows, int nvecs, bool masked,
                                  int64_t a_off, int64_t b_off) {
-  if (Avx2BFromMemory(desc())) {
+  if (b_from_memory_) {
     // One row: each B vector is an FMA's memory operand, but for the
     // tail's masked load.
     vbroadcastss(Broadcast(), ptr[reg_a_ + a_off]);
@@ -294,7 +295,6 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
   // With B from memory one register holds each bias vector in turn, loaded
   // as it is used from the row's address, kept in reg_tmp_ (no divisors or
   // maxima need it then).
-  const bool bias_in_turn = Avx2BFromMemory(desc());
   if (desc().scale) {
     mov(reg_tmp_, ptr[reg_args_ + kArgScale]);
     vbroadcastss(ScaleRegister(), ptr[reg_tmp_]);
@@ -305,7 +305,7 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
     mov(reg_tmp_, ptr[reg_args_ + kArgBias]);
     add(reg_tmp_, reg_c_n_);
     sub(reg_tmp_, ptr[reg_args_ + kArgC]);
-    for (int j = 0; j < nvecs && !bias_in_turn; ++j) {
+    for (int j = 0; j < nvecs && !b_from_memory_; ++j) {
       LoadVector(BVector(j), ptr[reg_tmp_ + j * kVectorBytes],
                  masked && j == nvecs - 1);
     }
@@ -325,7 +325,7 @@ void BrgemmAvx2::StoreTile(int rows, int nvecs, bool masked) {
       const Xbyak::Address c =
           ptr[reg_c_ + i * desc().ldc * 4 + j * kVectorBytes];
       if (desc().accumulate) AddC(acc, c, tail, tmp);
-      if (desc().bias && bias_in_turn) {
+      if (desc().bias && b_from_memory_) {
         LoadVector(BVector(j), ptr[reg_tmp_ + j * kVectorBytes], tail);
       }
       if (desc().divide_rows) vmulps(acc, acc, BVector(0));

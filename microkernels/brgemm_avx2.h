@@ -112,7 +112,9 @@ class BrgemmAvx2 : public BrgemmGenerator {
   // (divide_rows, row_max).
   Xbyak::Address RowSlot() const;
 
-  // The lane-mask table the tail mask loads from: 8 x -1 then 8 x 0.
+  // Avx2BFromMemory(desc): B feeds the FMAs from memory, one register for
+  // the tail's masked load and the bias vectors.
+  const bool b_from_memory_;
 };
 
 }  // namespace microkernels

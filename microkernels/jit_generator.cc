@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "support/perf_map.h"
 
 namespace hgc {
 namespace microkernels {
@@ -41,6 +42,9 @@ absl::Status JitGenerator::Create() {
   if (err != 0) {
     return absl::InternalError(absl::StrCat(
         "xbyak: ", Xbyak::ConvertErrorToString(err), " in ", name_));
+  }
+  if (PerfMap* perf_map = PerfMap::FromEnvironment()) {
+    perf_map->Record(getCode(), getSize(), name_);
   }
   return absl::OkStatus();
 }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/llvm_util.h"
 #include "llvm/ADT/Triple.h"
+#include "llvm/ExecutionEngine/JITEventListener.h"
 #include "llvm/ExecutionEngine/JITSymbol.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -20,8 +21,13 @@
 #include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/ExecutionEngine/RuntimeDyld.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/Object/SymbolSize.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "support/perf_map.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -64,6 +70,40 @@ class LockedCompiler : public llvm::orc::SimpleCompiler {
 
 }  // namespace
 
+// Names every function of each object the linking layer loads in a perf
+// map, at the address it was loaded to (the object RuntimeDyld prepares
+// for debuggers has its sections at their load addresses).
+class Jit::PerfMapListener : public llvm::JITEventListener {
+ public:
+  explicit PerfMapListener(PerfMap* map) : map_(map) {}
+
+  void notifyObjectLoaded(
+      ObjectKey key, const llvm::object::ObjectFile& object,
+      const llvm::RuntimeDyld::LoadedObjectInfo& info) override {
+    llvm::object::OwningBinary<llvm::object::ObjectFile> loaded =
+        info.getObjectForDebug(object);
+    if (loaded.getBinary() == nullptr) return;
+    for (const auto& [symbol, size] :
+         llvm::object::computeSymbolSizes(*loaded.getBinary())) {
+      llvm::Expected<llvm::object::SymbolRef::Type> type = symbol.getType();
+      llvm::Expected<llvm::StringRef> name = symbol.getName();
+      llvm::Expected<uint64_t> address = symbol.getAddress();
+      const bool function =
+          type && *type == llvm::object::SymbolRef::ST_Function;
+      if (function && name && address && size > 0) {
+        map_->Record(reinterpret_cast<const void*>(*address), size,
+                     absl::string_view(name->data(), name->size()));
+      }
+      if (!type) llvm::consumeError(type.takeError());
+      if (!name) llvm::consumeError(name.takeError());
+      if (!address) llvm::consumeError(address.takeError());
+    }
+  }
+
+ private:
+  PerfMap* map_;
+};
+
 absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(TargetSpec spec,
                                                  JitOptions options) {
   HGC_RETURN_IF_ERROR(InitializeNativeTarget());
@@ -86,10 +126,27 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(TargetSpec spec,
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
   jtmb.setCodeModel(llvm::CodeModel::Small);
   absl::Mutex* mu = &jit->compiler_mu_;
+  llvm::orc::LLJITBuilder builder;
+  PerfMap* perf_map = jit->options_.perf_map != nullptr
+                          ? jit->options_.perf_map
+                          : PerfMap::FromEnvironment();
+  if (perf_map != nullptr) {
+    // LLJIT's own choice of linker on x86-64 ELF, plus the listener.
+    jit->perf_map_listener_ = std::make_unique<PerfMapListener>(perf_map);
+    PerfMapListener* listener = jit->perf_map_listener_.get();
+    builder.setObjectLinkingLayerCreator(
+        [listener](llvm::orc::ExecutionSession& session, const llvm::Triple&)
+            -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+          auto layer = std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+              session,
+              [] { return std::make_unique<llvm::SectionMemoryManager>(); });
+          layer->registerJITEventListener(*listener);
+          return layer;
+        });
+  }
   HGC_ASSIGN_OR_RETURN(
       jit->jit_,
-      ToStatusOr(llvm::orc::LLJITBuilder()
-                     .setJITTargetMachineBuilder(std::move(jtmb))
+      ToStatusOr(builder.setJITTargetMachineBuilder(std::move(jtmb))
                      .setDataLayout(jit->data_layout_)
                      .setCompileFunctionCreator(
                          [mu, tm](llvm::orc::JITTargetMachineBuilder)

@@ -13,7 +13,9 @@
 //   - resolves external references to absolute addresses the caller
 //     registers (microkernel entry points, runtime helpers) and to a short
 //     allow-list of libc functions LLVM may emit calls to (memcpy, memset);
-//   - owns all generated code until it is destroyed.
+//   - owns all generated code until it is destroyed;
+//   - names every function it loads in perf's map when there is one
+//     (JitOptions::perf_map, or HGC_PERF_MAP=1: support/perf_map.h).
 // Creating several Jits concurrently is safe, and so are concurrent calls
 // on one Jit.
 #ifndef HGC_CODEGEN_LLVM_JIT_H_
@@ -32,6 +34,7 @@
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "support/perf_map.h"
 
 namespace llvm {
 namespace orc {
@@ -50,6 +53,9 @@ struct JitOptions {
   // <dump_dir>/<module name>.ll and .s (the `--dump-kernels` hook). The
   // directory must exist. Dumping costs a second codegen run per module.
   std::string dump_dir;
+  // Where to name each loaded function for `perf` (support/perf_map.h);
+  // null: PerfMap::FromEnvironment(), the HGC_PERF_MAP switch.
+  PerfMap* perf_map = nullptr;
 };
 
 // An external symbol made visible to JIT'd code at a fixed address.
@@ -135,6 +141,8 @@ class Jit {
   absl::StatusOr<std::string> CompileModule(IrCompiler& compiler,
                                             llvm::Module& module);
 
+  class PerfMapListener;
+
   TargetSpec spec_;
   JitOptions options_;
   llvm::DataLayout data_layout_;
@@ -147,6 +155,8 @@ class Jit {
   // threads have TargetMachines of their own) and is single-threaded.
   absl::Mutex compiler_mu_;
   std::unique_ptr<IrCompiler> compiler_ ABSL_GUARDED_BY(compiler_mu_);
+  // Registered with the linking layer when there is a perf map; outlives it.
+  std::unique_ptr<PerfMapListener> perf_map_listener_;
   // Last, so it is destroyed first: its teardown may still report errors
   // and it holds the compiler's TargetMachine.
   std::unique_ptr<llvm::orc::LLJIT> jit_;

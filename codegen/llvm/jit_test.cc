@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "codegen/llvm/array_kernel.h"
@@ -17,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "support/perf_map.h"
 
 namespace hgc {
 namespace codegen {
@@ -334,6 +336,56 @@ TEST(JitTest, CompileLatency) {
       "JIT compile latency (gelu array kernel, mean of %d): create %.2f ms, "
       "build+O2 %.2f ms, codegen+link %.2f ms, total %.2f ms\n",
       n, create / n, add / n, lookup / n, (create + add + lookup) / n);
+}
+
+// Every function the JIT loads, by AddModule or AddModules, is named in the
+// perf map at the address Lookup returns, and the code still runs.
+TEST(JitTest, NamesLoadedFunctionsInThePerfMap) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path =
+      std::string(tmp != nullptr ? tmp : ".") + "/jit_test_perf.map";
+  std::remove(path.c_str());
+  absl::StatusOr<std::unique_ptr<PerfMap>> map = PerfMap::Open(path);
+  ASSERT_TRUE(map.ok()) << map.status();
+  JitOptions options;
+  options.perf_map = map->get();
+  std::unique_ptr<Jit> jit = MakeJit(options);
+  NewModule one("one");
+  DefineI32Fn(*one.module, "plus_two",
+              [](llvm::IRBuilder<>& b, llvm::Value* x) {
+                return b.CreateAdd(x, b.getInt32(2));
+              });
+  ASSERT_TRUE(jit->AddModule(std::move(one.ctx), std::move(one.module)).ok());
+  std::vector<ContextAndModule> several;
+  NewModule two("two");
+  DefineI32Fn(*two.module, "times_four",
+              [](llvm::IRBuilder<>& b, llvm::Value* x) {
+                return b.CreateMul(x, b.getInt32(4));
+              });
+  several.push_back({std::move(two.ctx), std::move(two.module)});
+  ASSERT_TRUE(jit->AddModules(std::move(several), 1).ok());
+
+  for (const auto& [name, input, output] :
+       {std::tuple<std::string, int, int>{"plus_two", 40, 42},
+        std::tuple<std::string, int, int>{"times_four", 5, 20}}) {
+    absl::StatusOr<I32Fn> fn = jit->LookupFunction<I32Fn>(name);
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    EXPECT_EQ((*fn)(input), output);
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::ostringstream line_start;
+    line_start << std::hex << reinterpret_cast<uintptr_t>(*fn) << " ";
+    bool found = false;
+    for (std::string line; std::getline(text, line);) {
+      if (line.rfind(line_start.str(), 0) == 0 && line.size() > name.size() &&
+          line.compare(line.size() - name.size(), name.size(), name) == 0) {
+        found = true;
+      }
+    }
+    EXPECT_TRUE(found) << name << " at " << line_start.str() << " in\n"
+                       << text.str();
+  }
 }
 
 }  // namespace

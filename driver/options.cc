@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "support/status_macros.h"
 #include "support/system_limits.h"
 
 namespace hgc {
@@ -100,213 +101,231 @@ Errors in the input file are reported as FILE:LINE:COL: error: MESSAGE.
 )";
 }
 
-absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args) {
-  DriverOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (!absl::StartsWith(arg, "-") || arg == "-") {
-      if (!options.input_file.empty()) {
-        return FlagError(absl::StrCat("more than one input file ('",
-                                      options.input_file, "' and '", arg, "')"));
-      }
-      options.input_file = arg;
-      continue;
-    }
-    std::string name = arg, value;
-    bool has_value = false;
-    size_t eq = arg.find('=');
+namespace {
+
+// One flag of the command line, `--name=value` or `--name value`, and the
+// arguments after it, from which a value may be taken.
+class Flag {
+ public:
+  // `arg` is args[*index], a flag (it starts with '-' and is not "-").
+  Flag(const std::vector<std::string>& args, size_t* index)
+      : args_(args), index_(index) {
+    const std::string& arg = args[*index];
+    name_ = arg;
+    const size_t eq = arg.find('=');
     if (eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
+      name_ = arg.substr(0, eq);
+      value_ = arg.substr(eq + 1);
+      has_value_ = true;
     }
-    if (absl::StartsWith(name, "--")) name = name.substr(2);
-    else name = name.substr(1);  // accept -flag as well, like absl
-
-    auto take_value = [&]() -> absl::StatusOr<std::string> {
-      if (has_value) return value;
-      if (i + 1 >= args.size()) {
-        return FlagError(absl::StrCat("flag '--", name, "' needs a value"));
-      }
-      return args[++i];
-    };
-    auto no_value = [&]() -> absl::Status {
-      if (has_value) {
-        return FlagError(absl::StrCat("flag '--", name, "' takes no value"));
-      }
-      return absl::OkStatus();
-    };
-    auto parse_int = [&](int64_t lo, int64_t hi) -> absl::StatusOr<int64_t> {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      int64_t n;
-      if (!absl::SimpleAtoi(*v, &n) || n < lo || n > hi) {
-        return FlagError(absl::StrCat("invalid value '", *v, "' for '--", name,
-                                      "' (expected an integer in [", lo, ", ",
-                                      hi, "])"));
-      }
-      return n;
-    };
-    auto parse_double = [&]() -> absl::StatusOr<double> {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      double d;
-      if (!absl::SimpleAtod(*v, &d) || !(d >= 0)) {
-        return FlagError(absl::StrCat("invalid value '", *v, "' for '--", name,
-                                      "' (expected a non-negative number)"));
-      }
-      return d;
-    };
-
-    auto set_pipeline = [&](std::string pipeline) -> absl::Status {
-      if (!options.pipeline.empty() && options.pipeline != pipeline) {
-        return FlagError(absl::StrCat("more than one pipeline ('",
-                                      options.pipeline, "' and '", pipeline,
-                                      "')"));
-      }
-      options.pipeline = std::move(pipeline);
-      return absl::OkStatus();
-    };
-
-    if (name == "help" || name == "h") {
-      options.help = true;
-    } else if (name == "pipeline" || name == "pass-pipeline") {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      if (v->empty()) return FlagError(absl::StrCat("--", name, " is empty"));
-      if (absl::Status s = set_pipeline(*v); !s.ok()) return s;
-    } else if (name == "O0" || name == "O2") {
-      if (absl::Status s = no_value(); !s.ok()) return s;
-      if (absl::Status s = set_pipeline(name); !s.ok()) return s;
-    } else if (absl::StartsWith(name, "O") && name.size() == 2) {
-      return FlagError(absl::StrCat("unsupported optimization level '-", name,
-                                    "' (supported: -O0, -O2)"));
-    } else if (name == "print-ir-after-all") {
-      if (absl::Status s = no_value(); !s.ok()) return s;
-      options.print_ir_after_all = true;
-    } else if (name == "print-ir-after") {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      for (absl::string_view a : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
-        options.print_ir_after.emplace_back(a);
-      }
-    } else if (name == "verify-each") {
-      if (!has_value || value == "true" || value == "1") {
-        options.verify_each = true;
-      } else if (value == "false" || value == "0") {
-        options.verify_each = false;
-      } else {
-        return FlagError(absl::StrCat("invalid value '", value,
-                                      "' for '--verify-each' (expected true "
-                                      "or false)"));
-      }
-    } else if (name == "no-verify-each") {
-      if (absl::Status s = no_value(); !s.ok()) return s;
-      options.verify_each = false;
-    } else if (name == "time-passes") {
-      if (absl::Status s = no_value(); !s.ok()) return s;
-      options.time_passes = true;
-    } else if (name == "stop-after") {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      options.stop_after = *v;
-    } else if (name == "list-passes") {
-      if (absl::Status s = no_value(); !s.ok()) return s;
-      options.list_passes = true;
-    } else if (name == "stats") {
-      if (absl::Status s = no_value(); !s.ok()) return s;
-      options.stats = true;
-    } else if (name == "emit") {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      if (*v == "ir") {
-        options.emit_ir = true;
-      } else if (*v == "llvm") {
-        options.emit_llvm = true;
-      } else if (*v == "asm") {
-        options.emit_asm = true;
-      } else if (*v == "loops") {
-        options.emit_loops = true;
-      } else {
-        return FlagError(absl::StrCat("unsupported --emit kind '", *v,
-                                      "' (supported: ir, loops, llvm, asm)"));
-      }
-    } else if (name == "target-cpu") {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      if (v->empty()) return FlagError("--target-cpu needs a CPU name");
-      options.target_cpu = *v;
-    } else if (name == "run") {
-      if (absl::Status s = no_value(); !s.ok()) return s;
-      options.run = true;
-    } else if (name == "bench") {
-      if (absl::Status s = no_value(); !s.ok()) return s;
-      options.bench = true;
-    } else if (name == "bench-iters") {
-      absl::StatusOr<int64_t> n = parse_int(1, 10000000);
-      if (!n.ok()) return n.status();
-      options.bench_iters = static_cast<int>(*n);
-    } else if (name == "check") {
-      if (absl::Status s = no_value(); !s.ok()) return s;
-      options.check = true;
-    } else if (name == "seed") {
-      absl::StatusOr<int64_t> n = parse_int(0, INT64_MAX);
-      if (!n.ok()) return n.status();
-      options.seed = static_cast<uint64_t>(*n);
-    } else if (name == "threads") {
-      absl::StatusOr<int64_t> n = parse_int(1, kMaxThreadsEver);
-      if (!n.ok()) return n.status();
-      if (absl::Status s = CheckNumThreads(*n, "--threads"); !s.ok()) {
-        return FlagError(s.message());
-      }
-      options.threads = static_cast<int>(*n);
-    } else if (name == "threading") {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      if (*v == "pool") {
-        options.threading = Threading::kOwnPool;
-      } else if (*v == "openmp") {
-        options.threading = Threading::kOpenMP;
-      } else {
-        return FlagError(absl::StrCat(
-            "--threading expects 'pool' or 'openmp', found '", *v, "'"));
-      }
-    } else if (name == "input") {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      size_t sep = v->find('=');
-      if (sep == std::string::npos || sep == 0 || sep + 1 == v->size()) {
-        return FlagError(absl::StrCat("--input expects NAME=FILE.npy, found '",
-                                      *v, "'"));
-      }
-      std::string param = v->substr(0, sep);
-      if (absl::StartsWith(param, "%")) param = param.substr(1);
-      options.inputs.emplace_back(param, v->substr(sep + 1));
-    } else if (name == "output-dir") {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      if (v->empty()) return FlagError("--output-dir is empty");
-      options.output_dir = *v;
-    } else if (name == "graph") {
-      absl::StatusOr<std::string> v = take_value();
-      if (!v.ok()) return v.status();
-      options.graph = absl::StartsWith(*v, "@") ? v->substr(1) : *v;
-    } else if (name == "rtol") {
-      absl::StatusOr<double> d = parse_double();
-      if (!d.ok()) return d.status();
-      options.rtol = *d;
-    } else if (name == "atol") {
-      absl::StatusOr<double> d = parse_double();
-      if (!d.ok()) return d.status();
-      options.atol = *d;
-    } else {
-      return FlagError(absl::StrCat("unknown flag '", arg, "'"));
-    }
+    // -flag is accepted as well, as absl does.
+    name_ = name_.substr(absl::StartsWith(name_, "--") ? 2 : 1);
   }
-  if (options.help || options.list_passes) return options;
+
+  const std::string& name() const { return name_; }
+  bool has_value() const { return has_value_; }
+  // The `=value` part, empty without one.
+  const std::string& inline_value() const { return value_; }
+
+  // The value, after '=' or else the next argument.
+  absl::StatusOr<std::string> Value() {
+    if (has_value_) return value_;
+    if (*index_ + 1 >= args_.size()) {
+      return FlagError(absl::StrCat("flag '--", name_, "' needs a value"));
+    }
+    return args_[++*index_];
+  }
+
+  // OK for a flag written without a value.
+  absl::Status NoValue() const {
+    if (has_value_) {
+      return FlagError(absl::StrCat("flag '--", name_, "' takes no value"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int64_t> Int(int64_t lo, int64_t hi) {
+    HGC_ASSIGN_OR_RETURN(std::string v, Value());
+    int64_t n;
+    if (!absl::SimpleAtoi(v, &n) || n < lo || n > hi) {
+      return FlagError(absl::StrCat("invalid value '", v, "' for '--", name_,
+                                    "' (expected an integer in [", lo, ", ", hi,
+                                    "])"));
+    }
+    return n;
+  }
+
+  absl::StatusOr<double> NonNegative() {
+    HGC_ASSIGN_OR_RETURN(std::string v, Value());
+    double d;
+    if (!absl::SimpleAtod(v, &d) || !(d >= 0)) {
+      return FlagError(absl::StrCat("invalid value '", v, "' for '--", name_,
+                                    "' (expected a non-negative number)"));
+    }
+    return d;
+  }
+
+ private:
+  const std::vector<std::string>& args_;
+  size_t* index_;
+  std::string name_, value_;
+  bool has_value_ = false;
+};
+
+absl::Status SetPipeline(DriverOptions& options, std::string pipeline) {
+  if (!options.pipeline.empty() && options.pipeline != pipeline) {
+    return FlagError(absl::StrCat("more than one pipeline ('", options.pipeline,
+                                  "' and '", pipeline, "')"));
+  }
+  options.pipeline = std::move(pipeline);
+  return absl::OkStatus();
+}
+
+// The pass flags; false when `flag` is not one of them.
+absl::StatusOr<bool> ApplyPassFlag(Flag& flag, DriverOptions& options) {
+  const std::string& name = flag.name();
+  if (name == "pipeline" || name == "pass-pipeline") {
+    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
+    if (v.empty()) return FlagError(absl::StrCat("--", name, " is empty"));
+    HGC_RETURN_IF_ERROR(SetPipeline(options, v));
+  } else if (name == "O0" || name == "O2") {
+    HGC_RETURN_IF_ERROR(flag.NoValue());
+    HGC_RETURN_IF_ERROR(SetPipeline(options, name));
+  } else if (absl::StartsWith(name, "O") && name.size() == 2) {
+    return FlagError(absl::StrCat("unsupported optimization level '-", name,
+                                  "' (supported: -O0, -O2)"));
+  } else if (name == "print-ir-after-all") {
+    HGC_RETURN_IF_ERROR(flag.NoValue());
+    options.print_ir_after_all = true;
+  } else if (name == "print-ir-after") {
+    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
+    for (absl::string_view a : absl::StrSplit(v, ',', absl::SkipEmpty())) {
+      options.print_ir_after.emplace_back(a);
+    }
+  } else if (name == "verify-each") {
+    const std::string& v = flag.inline_value();
+    if (!flag.has_value() || v == "true" || v == "1") {
+      options.verify_each = true;
+    } else if (v == "false" || v == "0") {
+      options.verify_each = false;
+    } else {
+      return FlagError(absl::StrCat("invalid value '", v,
+                                    "' for '--verify-each' (expected true "
+                                    "or false)"));
+    }
+  } else if (name == "no-verify-each") {
+    HGC_RETURN_IF_ERROR(flag.NoValue());
+    options.verify_each = false;
+  } else if (name == "time-passes") {
+    HGC_RETURN_IF_ERROR(flag.NoValue());
+    options.time_passes = true;
+  } else if (name == "stop-after") {
+    HGC_ASSIGN_OR_RETURN(options.stop_after, flag.Value());
+  } else if (name == "list-passes") {
+    HGC_RETURN_IF_ERROR(flag.NoValue());
+    options.list_passes = true;
+  } else if (name == "stats") {
+    HGC_RETURN_IF_ERROR(flag.NoValue());
+    options.stats = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The action flags (--emit, --run, --check, --bench and theirs); false when
+// `flag` is not one of them.
+absl::StatusOr<bool> ApplyActionFlag(Flag& flag, DriverOptions& options) {
+  const std::string& name = flag.name();
+  if (name == "help" || name == "h") {
+    options.help = true;
+  } else if (name == "emit") {
+    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
+    if (v == "ir") {
+      options.emit_ir = true;
+    } else if (v == "llvm") {
+      options.emit_llvm = true;
+    } else if (v == "asm") {
+      options.emit_asm = true;
+    } else if (v == "loops") {
+      options.emit_loops = true;
+    } else {
+      return FlagError(absl::StrCat("unsupported --emit kind '", v,
+                                    "' (supported: ir, loops, llvm, asm)"));
+    }
+  } else if (name == "target-cpu") {
+    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
+    if (v.empty()) return FlagError("--target-cpu needs a CPU name");
+    options.target_cpu = v;
+  } else if (name == "run" || name == "bench" || name == "check") {
+    HGC_RETURN_IF_ERROR(flag.NoValue());
+    bool& action = name == "run"     ? options.run
+                   : name == "bench" ? options.bench
+                                     : options.check;
+    action = true;
+  } else if (name == "bench-iters") {
+    HGC_ASSIGN_OR_RETURN(int64_t n, flag.Int(1, 10000000));
+    options.bench_iters = static_cast<int>(n);
+  } else if (name == "rtol" || name == "atol") {
+    HGC_ASSIGN_OR_RETURN(double d, flag.NonNegative());
+    (name == "rtol" ? options.rtol : options.atol) = d;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The input, output and execution flags; false when `flag` is not one of
+// them.
+absl::StatusOr<bool> ApplyRunFlag(Flag& flag, DriverOptions& options) {
+  const std::string& name = flag.name();
+  if (name == "seed") {
+    HGC_ASSIGN_OR_RETURN(int64_t n, flag.Int(0, INT64_MAX));
+    options.seed = static_cast<uint64_t>(n);
+  } else if (name == "threads") {
+    HGC_ASSIGN_OR_RETURN(int64_t n, flag.Int(1, kMaxThreadsEver));
+    if (absl::Status s = CheckNumThreads(n, "--threads"); !s.ok()) {
+      return FlagError(s.message());
+    }
+    options.threads = static_cast<int>(n);
+  } else if (name == "threading") {
+    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
+    if (v == "pool") {
+      options.threading = Threading::kOwnPool;
+    } else if (v == "openmp") {
+      options.threading = Threading::kOpenMP;
+    } else {
+      return FlagError(absl::StrCat(
+          "--threading expects 'pool' or 'openmp', found '", v, "'"));
+    }
+  } else if (name == "input") {
+    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
+    const size_t sep = v.find('=');
+    if (sep == std::string::npos || sep == 0 || sep + 1 == v.size()) {
+      return FlagError(
+          absl::StrCat("--input expects NAME=FILE.npy, found '", v, "'"));
+    }
+    std::string param = v.substr(0, sep);
+    if (absl::StartsWith(param, "%")) param = param.substr(1);
+    options.inputs.emplace_back(param, v.substr(sep + 1));
+  } else if (name == "output-dir") {
+    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
+    if (v.empty()) return FlagError("--output-dir is empty");
+    options.output_dir = v;
+  } else if (name == "graph") {
+    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
+    options.graph = absl::StartsWith(v, "@") ? v.substr(1) : v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Flags that do not apply to the chosen action are errors, not ignored.
+// Also settles what --check and no action at all imply.
+absl::Status CheckActions(DriverOptions& options) {
   if (options.input_file.empty()) return FlagError("no input file");
   if (options.check) options.run = true;
-  // Flags that do not apply to the chosen action are errors, not ignored.
   if (options.bench && !options.inputs.empty()) {
     return FlagError(
         "--input does not apply to --bench (it times both sides on seeded "
@@ -338,6 +357,35 @@ absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args)
       !options.emit_asm && !options.emit_loops) {
     options.emit_ir = true;
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<DriverOptions> ParseOptions(
+    const std::vector<std::string>& args) {
+  DriverOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (!absl::StartsWith(arg, "-") || arg == "-") {
+      if (!options.input_file.empty()) {
+        return FlagError(absl::StrCat("more than one input file ('",
+                                      options.input_file, "' and '", arg,
+                                      "')"));
+      }
+      options.input_file = arg;
+      continue;
+    }
+    Flag flag(args, &i);
+    bool known = false;
+    for (auto apply : {ApplyActionFlag, ApplyPassFlag, ApplyRunFlag}) {
+      HGC_ASSIGN_OR_RETURN(known, apply(flag, options));
+      if (known) break;
+    }
+    if (!known) return FlagError(absl::StrCat("unknown flag '", arg, "'"));
+  }
+  if (options.help || options.list_passes) return options;
+  HGC_RETURN_IF_ERROR(CheckActions(options));
   return options;
 }
 

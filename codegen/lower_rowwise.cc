@@ -226,50 +226,49 @@ void AppendRowOp(tile::NestBuilder& nb, const RowGroup& g, ResultPath path,
   }
 }
 
-}  // namespace
+// What building a rowwise nest's programs needs: the fused op's operands
+// as the nest's buffers, and its literals.
+struct RowContext {
+  LowerState& state;
+  const Op& op;
+  tile::Nest& nest;
+  ConstantBinder constants;
 
-absl::Status LowerRowwise(LowerState& state, const Op& op) {
-  HGC_ASSIGN_OR_RETURN(RowGroup g, SplitRowGroup(op));
-  const Op* row_op = g.row_op;
-  const OpKind kind = row_op->kind_id();
-  const Value* x = row_op->operand(0);
-  const Shape& shape = x->type().shape;
-  const Value* last =
-      g.post.empty() ? row_op->result() : g.post.back()->result();
-  const int64_t len = g.len, rows = g.rows;
-  const ResultPath path = ChooseResultPath(g, op);
-  const DType out_type = op.result()->type().dtype;
-  tile::Nest nest(state.StepName(row_op->kind()));
-  auto param_buffer = [&](const Value* p) {
+  // The nest buffer of the fused op's operand bound to body param `p`.
+  int ParamBuffer(const Value* p) const {
     return ValueBuffer(state, nest, op.operand(p->index()));
-  };
-  // A program over `space` computing `result` from `ops` and the params
-  // and literals they read (`extra` params too).
-  const ConstantBinder constants = NestConstantBinder(state, nest);
-  auto build_program = [&](const std::vector<const Op*>& body_ops,
-                           std::vector<const Value*> extra, const Shape& space,
-                           const Value* result,
-                           int out_buffer) -> absl::StatusOr<RowProgram> {
+  }
+
+  // A program over `space` computing `result` from `body_ops` and the params
+  // and literals they read (`extra` params too), into `out_buffer` (-1: the
+  // row given to it).
+  absl::StatusOr<RowProgram> BuildProgram(
+      const std::vector<const Op*>& body_ops, std::vector<const Value*> extra,
+      const Shape& space, const Value* result, int out_buffer) const {
     std::vector<const Value*> params = std::move(extra);
     std::vector<const Op*> ops;
     CollectInputs(body_ops, params, ops);
     std::vector<int> pbuf;
-    for (const Value* p : params) {
-      pbuf.push_back(nest.FrameIndex(param_buffer(p)));
-    }
+    for (const Value* p : params)
+      pbuf.push_back(nest.FrameIndex(ParamBuffer(p)));
     ops.insert(ops.end(), body_ops.begin(), body_ops.end());
     RowProgram program;
     HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, pbuf, space, result,
                                         out_buffer, program, constants));
     return program;
-  };
-  RowNestParts parts;
-  parts.out = ValueBuffer(state, nest, op.result());
-  // Producers (or the widening of a bf16 / f16 x) into a per-thread f32
-  // row, unless x is an f32 operand.
+  }
+};
+
+// The row op's input rows: x read in place when it is an f32 operand, else
+// a per-thread f32 row that the producers (or the widening of a bf16 / f16
+// x) fill. Also layernorm's gamma and beta.
+absl::Status AddInputRows(const RowContext& ctx, const RowGroup& g,
+                          RowNestParts& parts) {
+  const Op* row_op = g.row_op;
+  const Value* x = row_op->operand(0);
   parts.x_is_operand = x->is_param() && x->type().dtype == DType::kF32;
   if (parts.x_is_operand) {
-    parts.x = param_buffer(x);
+    parts.x = ctx.ParamBuffer(x);
   } else {
     // Without producers, x is a bf16 / f16 operand or a literal constant
     // (the program's input either way).
@@ -278,79 +277,101 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
     if (pre.empty() && x->is_param()) extra.push_back(x);
     if (pre.empty() && !x->is_param()) pre.push_back(x->defining_op());
     HGC_ASSIGN_OR_RETURN(RowProgram program,
-                         build_program(pre, extra, shape, x, -1));
+                         ctx.BuildProgram(pre, extra, x->type().shape, x, -1));
     program.result_in_f32 = true;
-    parts.pre_program = nest.AddProgram(std::move(program), "pre");
-    parts.x = nest.AddPerThread(
-        state.AllocArena(state.num_threads * len * 4), len * 4, "x_row",
-        g.pre.empty() ? "f32 row of x" : "f32 row of the producers");
+    parts.pre_program = ctx.nest.AddProgram(std::move(program), "pre");
+    parts.x = ctx.nest.AddPerThread(
+        ctx.state.AllocArena(ctx.state.num_threads * g.len * 4), g.len * 4,
+        "x_row", g.pre.empty() ? "f32 row of x" : "f32 row of the producers");
   }
-  if (kind == OpKind::kLayernorm) {
+  if (row_op->kind_id() == OpKind::kLayernorm) {
     for (int i = 1; i <= 2; ++i) {
       const Value* p = row_op->operand(i);
-      if (!p->is_param() || p->type().NumElements() != len) {
+      if (!p->is_param() || p->type().NumElements() != g.len) {
         return absl::UnimplementedError("computed gamma/beta");
       }
     }
-    parts.gamma = param_buffer(row_op->operand(1));
-    parts.beta = param_buffer(row_op->operand(2));
+    parts.gamma = ctx.ParamBuffer(row_op->operand(1));
+    parts.beta = ctx.ParamBuffer(row_op->operand(2));
   }
-  // A reduction's result is one element a row: its consumers run over the
-  // result's shape with a dim of 1 appended, a row an element (a scalar's
-  // over [1]).
-  const int64_t out_len = g.is_reduce ? 1 : len;
+  return absl::OkStatus();
+}
+
+// Where the row op's result goes on its way out: the per-thread y row when
+// `path` needs one, and the consumers' (or the rounding's) program into the
+// output. A reduction's result is one element a row: its consumers run over
+// the result's shape with a dim of 1 appended, a row an element (a
+// scalar's over [1]).
+absl::Status AddOutputRows(const RowContext& ctx, const RowGroup& g,
+                           ResultPath path, RowNestParts& parts) {
+  const Op* row_op = g.row_op;
+  const OpKind kind = row_op->kind_id();
+  const int64_t out_len = g.is_reduce ? 1 : g.len;
   const Shape& result_shape = row_op->result()->type().shape;
   const bool append_dim = g.is_reduce && !result_shape.empty();
-  Shape out_space = g.is_reduce ? result_shape : shape;
+  Shape out_space =
+      g.is_reduce ? result_shape : row_op->operand(0)->type().shape;
   if (g.is_reduce) out_space.push_back(1);
   parts.exps_in_x = path == ResultPath::kRounded && kind == OpKind::kSoftmax &&
                     !parts.x_is_operand;
   if (path == ResultPath::kThroughRow ||
       (path == ResultPath::kRounded && kind == OpKind::kSoftmax &&
        !parts.exps_in_x)) {
-    parts.y = nest.AddPerThread(
-        state.AllocArena(state.num_threads * out_len * 4), out_len * 4, "y_row",
-        absl::StrCat("f32 row of the ", row_op->kind()));
+    parts.y = ctx.nest.AddPerThread(
+        ctx.state.AllocArena(ctx.state.num_threads * out_len * 4), out_len * 4,
+        "y_row", absl::StrCat("f32 row of the ", row_op->kind()));
   }
-  if (!g.post.empty() || path == ResultPath::kThroughRow) {
-    HGC_ASSIGN_OR_RETURN(
-        RowProgram program,
-        build_program(g.post, {}, append_dim ? result_shape : out_space, last,
-                      nest.FrameIndex(parts.out)));
-    if (append_dim) {
-      // Each input's strides over the result, then 0 for the dim of 1.
-      program.shape = out_space;
-      for (RowInput& in : program.inputs) {
-        if (!in.is_constant) in.strides.push_back(0);
-      }
+  if (g.post.empty() && path != ResultPath::kThroughRow) {
+    return absl::OkStatus();
+  }
+  const Value* last =
+      g.post.empty() ? row_op->result() : g.post.back()->result();
+  HGC_ASSIGN_OR_RETURN(
+      RowProgram program,
+      ctx.BuildProgram(g.post, {}, append_dim ? result_shape : out_space, last,
+                       ctx.nest.FrameIndex(parts.out)));
+  if (append_dim) {
+    // Each input's strides over the result, then 0 for the dim of 1.
+    program.shape = out_space;
+    for (RowInput& in : program.inputs) {
+      if (!in.is_constant) in.strides.push_back(0);
     }
-    RowInput y;
-    y.value = row_op->result();
-    y.buffer =
-        nest.FrameIndex(path == ResultPath::kInPlace ? parts.out : parts.y);
-    HGC_ASSIGN_OR_RETURN(y.strides, BroadcastStrides(out_space, out_space));
-    y.from_in_row = path == ResultPath::kThroughRow;
-    y.rounded_from_f32 = row_op->result()->type().dtype != DType::kF32;
-    program.inputs.push_back(std::move(y));
-    parts.post_program = nest.AddProgram(std::move(program), "post");
   }
+  RowInput y;
+  y.value = row_op->result();
+  y.buffer =
+      ctx.nest.FrameIndex(path == ResultPath::kInPlace ? parts.out : parts.y);
+  HGC_ASSIGN_OR_RETURN(y.strides, BroadcastStrides(out_space, out_space));
+  y.from_in_row = path == ResultPath::kThroughRow;
+  y.rounded_from_f32 = row_op->result()->type().dtype != DType::kF32;
+  program.inputs.push_back(std::move(y));
+  parts.post_program = ctx.nest.AddProgram(std::move(program), "post");
+  return absl::OkStatus();
+}
+
+// The parallel loop over rows: the producers' program, the row op, the
+// consumers' program.
+void BuildRowLoop(tile::Nest& nest, const RowGroup& g, ResultPath path,
+                  const RowNestParts& parts, DType out_type) {
+  const int64_t len = g.len;
+  const int64_t x_cols = g.row_op->operand(0)->type().shape.back();
   // Row statistics on the stack: f32 max and sum, or the f32 mean and the
   // variance as a double (bytes 8 to 15).
-  const bool layernorm = kind == OpKind::kLayernorm;
+  const bool layernorm = g.row_op->kind_id() == OpKind::kLayernorm;
   const int stats = layernorm
                         ? nest.AddLocal(16, "stats", "f32 mean, f64 variance")
                         : nest.AddLocal(8, "stats", "two f32 row statistics");
   const tile::View first{stats, 0, 4};
   const tile::View second{stats, 1, layernorm ? 8 : 4};
   tile::NestBuilder nb(nest);
-  nb.For("row", 0, rows, true, [&](tile::Expr row) {
+  nb.For("row", 0, g.rows, true, [&](tile::Expr row) {
     tile::View xrow{parts.x, parts.x_is_operand ? row * len : tile::Expr(0), 4};
     if (parts.pre_program >= 0) {
       ForSubRows(nb, g, row, [&](tile::Expr sub_row, tile::Expr at) {
         nb.Append(tile::Stmt{tile::RowMap{parts.pre_program,
                                           sub_row,
                                           0,
-                                          shape.back(),
+                                          x_cols,
                                           tile::View{parts.x, at, 4},
                                           {},
                                           {}}});
@@ -377,10 +398,24 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
           in_row = tile::View{parts.y, at, 4};
         }
         nb.Append(tile::Stmt{tile::RowMap{
-            parts.post_program, sub_row, 0, shape.back(), {}, in_row, {}}});
+            parts.post_program, sub_row, 0, x_cols, {}, in_row, {}}});
       });
     }
   });
+}
+
+}  // namespace
+
+absl::Status LowerRowwise(LowerState& state, const Op& op) {
+  HGC_ASSIGN_OR_RETURN(RowGroup g, SplitRowGroup(op));
+  const ResultPath path = ChooseResultPath(g, op);
+  tile::Nest nest(state.StepName(g.row_op->kind()));
+  const RowContext ctx{state, op, nest, NestConstantBinder(state, nest)};
+  RowNestParts parts;
+  parts.out = ValueBuffer(state, nest, op.result());
+  HGC_RETURN_IF_ERROR(AddInputRows(ctx, g, parts));
+  HGC_RETURN_IF_ERROR(AddOutputRows(ctx, g, path, parts));
+  BuildRowLoop(nest, g, path, parts, op.result()->type().dtype);
   return EmitNest(state, nest);
 }
 

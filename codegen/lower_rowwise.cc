@@ -249,8 +249,9 @@ struct RowContext {
     std::vector<const Op*> ops;
     CollectInputs(body_ops, params, ops);
     std::vector<int> pbuf;
-    for (const Value* p : params)
+    for (const Value* p : params) {
       pbuf.push_back(nest.FrameIndex(ParamBuffer(p)));
+    }
     ops.insert(ops.end(), body_ops.begin(), body_ops.end());
     RowProgram program;
     HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, pbuf, space, result,

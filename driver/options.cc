@@ -107,7 +107,8 @@ namespace {
 // arguments after it, from which a value may be taken.
 class Flag {
  public:
-  // `arg` is args[*index], a flag (it starts with '-' and is not "-").
+  // args[*index] is a flag: it starts with '-' and is not "-". Taking a
+  // value from the next argument advances *index past it.
   Flag(const std::vector<std::string>& args, size_t* index)
       : args_(args), index_(index) {
     const std::string& arg = args[*index];
@@ -144,6 +145,7 @@ class Flag {
     return absl::OkStatus();
   }
 
+  // The value as an integer in [lo, hi].
   absl::StatusOr<int64_t> Int(int64_t lo, int64_t hi) {
     HGC_ASSIGN_OR_RETURN(std::string v, Value());
     int64_t n;
@@ -155,6 +157,7 @@ class Flag {
     return n;
   }
 
+  // The value as a number >= 0 (NaN refused).
   absl::StatusOr<double> NonNegative() {
     HGC_ASSIGN_OR_RETURN(std::string v, Value());
     double d;

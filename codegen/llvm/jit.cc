@@ -78,7 +78,7 @@ class Jit::PerfMapListener : public llvm::JITEventListener {
   explicit PerfMapListener(PerfMap* map) : map_(map) {}
 
   void notifyObjectLoaded(
-      ObjectKey key, const llvm::object::ObjectFile& object,
+      ObjectKey, const llvm::object::ObjectFile& object,
       const llvm::RuntimeDyld::LoadedObjectInfo& info) override {
     llvm::object::OwningBinary<llvm::object::ObjectFile> loaded =
         info.getObjectForDebug(object);

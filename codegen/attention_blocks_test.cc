@@ -45,7 +45,9 @@ TEST(ChooseAttentionBlocksTest, BlocksAreMultiplesOf16) {
         ASSERT_GE(b.nb, 1);
         EXPECT_LE(b.nb, keys);
         EXPECT_LE(b.nb, 512);
-        if (b.nb < keys) EXPECT_EQ(b.nb % 16, 0);
+        if (b.nb < keys) {
+          EXPECT_EQ(b.nb % 16, 0);
+        }
       }
     }
   }

@@ -110,8 +110,8 @@ void BrgemmKernel::Execute(const void* const* a_ptrs, const void* const* b_ptrs,
                            float* row_max) const {
   HGC_CHECK(desc_.batch_kind == BatchKind::kPointerList);
   CheckPostOpArgs(bias, row_divisors, scale, row_max);
-  const BrgemmCallArgs args{a_ptrs, b_ptrs,       c,     batch,
-                            bias,   row_divisors, scale, row_max};
+  const BrgemmCallArgs args{a_ptrs,       b_ptrs, c,       batch,  bias,
+                            row_divisors, scale,  row_max, nullptr};
   fn_(&args);
 }
 
@@ -121,7 +121,8 @@ void BrgemmKernel::ExecuteStrided(const void* a, const void* b, int64_t batch,
                                   float* row_max) const {
   HGC_CHECK(desc_.batch_kind == BatchKind::kStrided);
   CheckPostOpArgs(bias, row_divisors, scale, row_max);
-  const BrgemmCallArgs args{a, b, c, batch, bias, row_divisors, scale, row_max};
+  const BrgemmCallArgs args{a,     b,       c,      batch, bias, row_divisors,
+                            scale, row_max, nullptr};
   fn_(&args);
 }
 

@@ -51,7 +51,9 @@ class BrgemmKernel {
   // `bias` (N floats) is required exactly when desc.bias is set,
   // `row_divisors` (M floats) exactly when desc.divide_rows is, `scale`
   // (one float) when desc.scale is and `row_max` (M x 16 floats) when
-  // desc.row_max is.
+  // desc.row_max is. Neither call passes a prefetch address: a kernel with
+  // desc.prefetch_lines then prefetches from null, which cannot fault and
+  // fetches nothing (generated steps fill BrgemmCallArgs::prefetch).
   void Execute(const void* const* a_ptrs, const void* const* b_ptrs,
                int64_t batch, void* c, const float* bias = nullptr,
                const float* row_divisors = nullptr,

@@ -209,46 +209,28 @@ void GroupHeadsAsRows(AttentionPlan& p) {
   p.heads_as_rows = r;
 }
 
-}  // namespace
+// Whether the prob ops only cast to f32 a value the tile already holds in
+// f32, which changes nothing. Any other prob op (a round trip through
+// bf16 / f16, say) rounds P, so it must see the normalized P the
+// reference rounds.
+bool ProbOpsWidenOnly(const AttentionMatch& m) {
+  return std::all_of(m.prob_ops.begin(), m.prob_ops.end(), [](const Op* x) {
+    return x->kind_id() == OpKind::kCast &&
+           x->result()->type().dtype == DType::kF32;
+  });
+}
 
-absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
-                                            tile::Nest& nest) {
-  const Graph* body = FusionBody(op);
-  if (body == nullptr) return absl::UnimplementedError("no body");
-  AttentionPlan p;
-  HGC_ASSIGN_OR_RETURN(p.m, MatchAttention(*body));
+// The operand and softmax types, whether P is normalized before P·V, the
+// block sizes, and the output's casts.
+absl::Status PlanTypesAndBlocks(AttentionPlan& p) {
   const AttentionMatch& m = p.m;
-  HGC_RETURN_IF_ERROR(CheckSupported(m));
-  // Only with a kv head per thread at least (the items are (batch, kv
-  // head) pairs then, one per query block) and 4 query heads per kv head
-  // or more: the rows' Q·Kᵀ copies Kᵀ per key block, where one query row
-  // on AVX2 reads K's rows as stored (1031 keys, head 128, Zen 3: pairs of
-  // heads ran 0.8-0.9x as fast as rows, groups of 4 1.1x, of 8 1.2-1.5x).
-  if (m.seq_q == 1 && m.group >= 4 &&
-      m.batch * (m.heads / m.group) >= state.num_threads) {
-    GroupHeadsAsRows(p);
-  }
-  if (m.batch * m.heads * m.seq_q * m.seq_kv * m.head_dim * m.head_dim_v == 0) {
-    return absl::UnimplementedError("empty attention");
-  }
-  if (body->results()[0]->type() != op.result()->type()) {
-    return absl::UnimplementedError("body result type differs");
-  }
   p.q_type = m.q.param->type().dtype;
   p.k_type = m.k.param->type().dtype;
   p.v_type = m.v.param->type().dtype;
   p.softmax_type = m.softmax->result()->type().dtype;
-  // Casts to f32 of a value the tile already holds in f32 change nothing;
-  // any other prob op (a round trip through bf16 / f16, say) rounds P, so
-  // it must see the normalized P the reference rounds.
-  const bool prob_ops_widen_only =
-      std::all_of(m.prob_ops.begin(), m.prob_ops.end(), [](const Op* x) {
-        return x->kind_id() == OpKind::kCast &&
-               x->result()->type().dtype == DType::kF32;
-      });
   p.normalize = p.softmax_type != DType::kF32 ||
                 m.pv->operand(0)->type().dtype != DType::kF32 ||
-                !prob_ops_widen_only;
+                !ProbOpsWidenOnly(m);
   // The rounding needs each row's whole sum before P·V: the keys come in
   // one block, the query blocks shrink to keep the S tile in L2.
   if (p.normalize && m.seq_kv > kMaxWholeRowKeys) {
@@ -264,18 +246,20 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   for (const Op* cast : m.out_ops) {
     p.out_casts.push_back(cast->result()->type().dtype);
   }
-  // K keys-major (d contiguous) is packed to Kᵀ; K stored transposed (keys
-  // contiguous) is the kernel's B as it is. One query row per block (a
-  // decoder step) with f32 K in contiguous rows reads K's rows as stored on
-  // AVX2, by the dot-product kernel (BLayout::kTransposed): copying Kᵀ ran
-  // at about half the rate of streaming K from memory.
-  HGC_ASSIGN_OR_RETURN(p.isa, microkernels::SelectBrgemmIsa(
-                                 microkernels::BrgemmDataType::kF32));
-  const Isa isa = p.isa;
-  p.k_rows = isa == Isa::kAvx2 && m.k.strides[2] != 1 && m.k.strides[3] == 1 &&
-             p.k_type == DType::kF32 && p.blocks.mb == 1;
+  return absl::OkStatus();
+}
+
+// How Q·Kᵀ reads K, the score tile's layout, and whether P·V writes the
+// output itself. K keys-major (d contiguous) is packed to Kᵀ; K stored
+// transposed (keys contiguous) is the kernel's B as it is. One query row
+// per block (a decoder step) with f32 K in contiguous rows reads K's rows
+// as stored on AVX2, by the dot-product kernel (BLayout::kTransposed):
+// copying Kᵀ ran at about half the rate of streaming K from memory.
+void PlanKLayout(AttentionPlan& p, int64_t q_blocks) {
+  const AttentionMatch& m = p.m;
+  p.k_rows = p.isa == Isa::kAvx2 && m.k.strides[2] != 1 &&
+             m.k.strides[3] == 1 && p.k_type == DType::kF32 && p.blocks.mb == 1;
   p.k_packed = m.k.strides[2] != 1 && !p.k_rows;
-  const int64_t q_blocks = (m.seq_q + p.blocks.mb - 1) / p.blocks.mb;
   p.kt_per_block = p.k_packed && p.k_type == DType::kF32 && q_blocks == 1 &&
                    m.group == 1 && m.seq_kv > p.blocks.nb;
   p.kt_ld = SpreadStride(p.kt_per_block ? p.blocks.nb : m.seq_kv);
@@ -285,27 +269,34 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.direct_out = m.seq_kv <= p.blocks.nb && !p.normalize &&
                  p.out_casts.empty() && m.result->type().dtype == DType::kF32 &&
                  m.out_strides[3] == 1;
+}
+
+// Which of the next head's K and V rows the kernels prefetch.
+void PlanPrefetch(AttentionPlan& p, int64_t q_blocks) {
+  const AttentionMatch& m = p.m;
   p.prefetch = m.seq_kv <= p.blocks.nb && p.k_packed && m.batch * m.heads > 1 &&
                m.q.strides[3] == 1 && m.v.strides[3] == 1;
-  if (p.prefetch) {
-    // The kernels' K loops (8 K elements a trip) need two trips or more to
-    // spread their lines over.
-    p.kv_slice = (m.seq_kv + q_blocks - 1) / q_blocks;
-    auto lines = [&](int64_t row_elems, DType t) {
-      return (p.kv_slice * row_elems * DTypeSize(t) + 63) / 64;
-    };
-    p.kernel_prefetch_k = m.k.strides[2] == m.head_dim && m.head_dim >= 16;
-    p.kernel_prefetch_v = m.v.strides[2] == m.head_dim_v && m.seq_kv >= 16;
-    if (p.kernel_prefetch_k) p.prefetch_k_lines = lines(m.head_dim, p.k_type);
-    if (p.kernel_prefetch_v) {
-      p.prefetch_v_lines = lines(m.head_dim_v, p.v_type);
-    }
-  }
+  if (!p.prefetch) return;
+  // The kernels' K loops (8 K elements a trip) need two trips or more to
+  // spread their lines over.
+  p.kv_slice = (m.seq_kv + q_blocks - 1) / q_blocks;
+  auto lines = [&](int64_t row_elems, DType t) {
+    return (p.kv_slice * row_elems * DTypeSize(t) + 63) / 64;
+  };
+  p.kernel_prefetch_k = m.k.strides[2] == m.head_dim && m.head_dim >= 16;
+  p.kernel_prefetch_v = m.v.strides[2] == m.head_dim_v && m.seq_kv >= 16;
+  if (p.kernel_prefetch_k) p.prefetch_k_lines = lines(m.head_dim, p.k_type);
+  if (p.kernel_prefetch_v) p.prefetch_v_lines = lines(m.head_dim_v, p.v_type);
+}
+
+// Whether V is copied per head, and into what layout.
+void PlanVLayout(AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
   // Whether P·V's kernel reads each line of V more than once: only when a
   // query block has two register tiles of rows or more (its M tiles each
   // walk all of V). Otherwise a copy of V only adds traffic.
   const BrgemmDesc pv_shape =
-      microkernels::MakeBrgemmDesc(isa, microkernels::BrgemmDataType::kF32,
+      microkernels::MakeBrgemmDesc(p.isa, microkernels::BrgemmDataType::kF32,
                                    p.blocks.mb, m.head_dim_v, p.blocks.nb);
   // Not for a grouped decoder step's rows (heads_as_rows): they read V
   // once per kv head, a key block at a time, which the second M tile finds
@@ -331,13 +322,97 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   // more than their size apart, so that the copy's stores into them, row
   // by row, do not alias at 4 KiB.
   const int64_t tile_cols = microkernels::PanelColumns(pv_shape);
-  p.v_panels = isa == Isa::kAvx2 && m.head_dim_v > tile_cols &&
+  p.v_panels = p.isa == Isa::kAvx2 && m.head_dim_v > tile_cols &&
                (p.v_packed || v_reused);
   if (p.v_panels) {
     p.v_packed = true;
     p.v_ld = tile_cols;
     p.v_panel_ld = m.seq_kv * tile_cols + 16;
   }
+}
+
+// The scale on Q, run on each Q row (row 0 of its program): its other
+// operands must be scalars, the same for every row.
+absl::Status AddQProgram(LowerState& state, const Op& op, tile::Nest& nest,
+                         AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  if (m.q_ops.empty()) return absl::OkStatus();
+  const Value* q_value = nullptr;
+  for (const Value* x : m.q_ops.front()->operands()) {
+    if (x->type().NumElements() != 1) q_value = x;
+  }
+  for (const Op* q_op : m.q_ops) {
+    for (const Value* x : q_op->operands()) {
+      if (x != q_value && x->type().NumElements() != 1 &&
+          (x->is_param() || x->defining_op()->kind_id() == OpKind::kConstant)) {
+        return absl::UnimplementedError("a tensor operand in the Q ops");
+      }
+    }
+  }
+  if (q_value == nullptr) return absl::UnimplementedError("a scalar Q");
+  // Q rows that are not contiguous reach the ops gathered into f32
+  // scratch rows (a bf16 / f16 Q exact in them), like a tile.
+  HGC_ASSIGN_OR_RETURN(p.q_program,
+                       AddTileProgram(state, nest, op, m.q_ops, q_value,
+                                      /*from_tile=*/m.q.strides[3] != 1,
+                                      /*matmul_operand=*/true, "q_ops"));
+  return absl::OkStatus();
+}
+
+// The score ops' program, unless Q·Kᵀ's kernel runs them, and the prob
+// ops' program, unless they only widen.
+absl::Status AddScoreAndProbPrograms(LowerState& state, const Op& op,
+                                     tile::Nest& nest, AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  if (!p.kernel_scores && !m.score_ops.empty()) {
+    HGC_ASSIGN_OR_RETURN(
+        p.score_program,
+        AddTileProgram(state, nest, op, m.score_ops, m.qk->result(),
+                       /*from_tile=*/true, /*matmul_operand=*/false,
+                       "score_ops"));
+  }
+  if (!ProbOpsWidenOnly(m)) {
+    HGC_ASSIGN_OR_RETURN(
+        p.prob_program,
+        AddTileProgram(state, nest, op, m.prob_ops, m.softmax->result(),
+                       /*from_tile=*/true, /*matmul_operand=*/true,
+                       "prob_ops"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
+                                            tile::Nest& nest) {
+  const Graph* body = FusionBody(op);
+  if (body == nullptr) return absl::UnimplementedError("no body");
+  AttentionPlan p;
+  HGC_ASSIGN_OR_RETURN(p.m, MatchAttention(*body));
+  const AttentionMatch& m = p.m;
+  HGC_RETURN_IF_ERROR(CheckSupported(m));
+  // Only with a kv head per thread at least (the items are (batch, kv
+  // head) pairs then, one per query block) and 4 query heads per kv head
+  // or more: the rows' Q·Kᵀ copies Kᵀ per key block, where one query row
+  // on AVX2 reads K's rows as stored (1031 keys, head 128, Zen 3: pairs of
+  // heads ran 0.8-0.9x as fast as rows, groups of 4 1.1x, of 8 1.2-1.5x).
+  if (m.seq_q == 1 && m.group >= 4 &&
+      m.batch * (m.heads / m.group) >= state.num_threads) {
+    GroupHeadsAsRows(p);
+  }
+  if (m.batch * m.heads * m.seq_q * m.seq_kv * m.head_dim * m.head_dim_v == 0) {
+    return absl::UnimplementedError("empty attention");
+  }
+  if (body->results()[0]->type() != op.result()->type()) {
+    return absl::UnimplementedError("body result type differs");
+  }
+  HGC_RETURN_IF_ERROR(PlanTypesAndBlocks(p));
+  HGC_ASSIGN_OR_RETURN(
+      p.isa, microkernels::SelectBrgemmIsa(microkernels::BrgemmDataType::kF32));
+  const int64_t q_blocks = (m.seq_q + p.blocks.mb - 1) / p.blocks.mb;
+  PlanKLayout(p, q_blocks);
+  PlanPrefetch(p, q_blocks);
+  PlanVLayout(p);
   auto operand = [&](const Value* param) {
     return ValueBuffer(state, nest, op.operand(param->index()));
   };
@@ -346,45 +421,9 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.v = operand(m.v.param);
   p.out = ValueBuffer(state, nest, op.result());
   AddScratch(state, nest, p);
-  if (!m.q_ops.empty()) {
-    // The scale on Q runs on each Q row (row 0 of its program): its other
-    // operands must be scalars, the same for every row.
-    const Value* q_value = nullptr;
-    for (const Value* x : m.q_ops.front()->operands()) {
-      if (x->type().NumElements() != 1) q_value = x;
-    }
-    for (const Op* q_op : m.q_ops) {
-      for (const Value* x : q_op->operands()) {
-        if (x != q_value && x->type().NumElements() != 1 &&
-            (x->is_param() ||
-             x->defining_op()->kind_id() == OpKind::kConstant)) {
-          return absl::UnimplementedError("a tensor operand in the Q ops");
-        }
-      }
-    }
-    if (q_value == nullptr) return absl::UnimplementedError("a scalar Q");
-    // Q rows that are not contiguous reach the ops gathered into f32
-    // scratch rows (a bf16 / f16 Q exact in them), like a tile.
-    HGC_ASSIGN_OR_RETURN(p.q_program,
-                         AddTileProgram(state, nest, op, m.q_ops, q_value,
-                                        /*from_tile=*/m.q.strides[3] != 1,
-                                        /*matmul_operand=*/true, "q_ops"));
-  }
+  HGC_RETURN_IF_ERROR(AddQProgram(state, op, nest, p));
   HGC_RETURN_IF_ERROR(PlanKernelScores(state, op, nest, p));
-  if (!p.kernel_scores && !m.score_ops.empty()) {
-    HGC_ASSIGN_OR_RETURN(
-        p.score_program,
-        AddTileProgram(state, nest, op, m.score_ops, m.qk->result(),
-                       /*from_tile=*/true, /*matmul_operand=*/false,
-                       "score_ops"));
-  }
-  if (!prob_ops_widen_only) {
-    HGC_ASSIGN_OR_RETURN(
-        p.prob_program,
-        AddTileProgram(state, nest, op, m.prob_ops, m.softmax->result(),
-                       /*from_tile=*/true, /*matmul_operand=*/true,
-                       "prob_ops"));
-  }
+  HGC_RETURN_IF_ERROR(AddScoreAndProbPrograms(state, op, nest, p));
   if (absl::Status s = AddKernels(nest, p); !s.ok()) {
     // A shape the kernels do not take runs unfused, correctly.
     return absl::UnimplementedError(

@@ -185,115 +185,115 @@ void BuildRowPasses(tile::NestBuilder& nb, const AttentionPlan& p,
   });
 }
 
-// One block of query rows: its K/V stream and the write-out.
-void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
-                     const HeadBases& head,
-                     const std::optional<HeadBases>& next, Expr row_base) {
+// The rows of one query block as Q·Kᵀ reads them: Q in place, or its rows
+// widened or copied into scratch, or the Q ops' results there.
+View AppendQRows(tile::NestBuilder& nb, const AttentionPlan& p,
+                 const HeadBases& head, Expr i0, Expr rows) {
   const AttentionMatch& m = p.m;
-  const Expr &q_base = head.q, &k_base = head.k, &v_base = head.v,
-             &o_base = head.o;
-  const int64_t mb = p.blocks.mb, kb = p.blocks.nb, dv = m.head_dim_v;
-  const float inf = std::numeric_limits<float>::infinity();
-  Expr i0 = nb.Let("i0", qb * mb);
-  Expr m_tail =
-      m.seq_q % mb == 0 ? Expr(0) : nb.Let("m_tail", Lt(m.seq_q - i0, mb));
-  Expr rows = nb.Let("rows", Select(m_tail, m.seq_q - i0, mb));
-  // With one key block the softmax is a plain one (the reference's own
-  // steps) and P·V overwrites O; with several, the online softmax rescales
-  // an O that starts at 0.
-  const bool one_block = m.seq_kv <= kb;
-  if (!one_block) {
-    nb.Append(tile::Stmt{tile::Fill{View{p.stats, 0, 4}, mb, -inf}});
-    nb.Append(tile::Stmt{tile::Fill{View{p.o, 0, 4}, mb * dv, 0.0f}});
-  }
-  nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
-  View q_rows{p.q, q_base + i0 * m.q.strides[2], 4};
-  if (p.qs >= 0 && p.q_program < 0) {
+  const View q_in{p.q, head.q + i0 * m.q.strides[2], DTypeSize(p.q_type)};
+  if (p.qs < 0) return View{p.q, head.q + i0 * m.q.strides[2], 4};
+  if (p.q_program < 0) {
     // A Q without ops that is bf16 / f16 (its rows widened) or whose rows
     // are not contiguous (copied).
-    AppendStridedRows(
-        nb, View{p.q, q_base + i0 * m.q.strides[2], DTypeSize(p.q_type)},
-        m.q.strides[2], m.q.strides[3], View{p.qs, 0, 4}, m.head_dim, rows,
-        m.head_dim, p.q_type, Scratch(p.qw), mb);
-    q_rows = View{p.qs, 0, 4};
-  } else if (p.qs >= 0) {
-    // The Q ops, row by row. Rows that are not contiguous are gathered into
-    // the scratch rows first (exactly: the ops see Q's own values), and
-    // the ops then run there in place.
-    const bool gathered = m.q.strides[3] != 1;
-    if (gathered) {
-      AppendStridedRows(
-          nb, View{p.q, q_base + i0 * m.q.strides[2], DTypeSize(p.q_type)},
-          m.q.strides[2], m.q.strides[3], View{p.qs, 0, 4}, m.head_dim, rows,
-          m.head_dim, p.q_type, Scratch(p.qw), mb, /*exact=*/true);
-    }
-    nb.For("r", 0, rows, false, [&](Expr r) {
-      const View q_row = gathered
-                             ? View{p.qs, r * m.head_dim, 4}
-                             : View{p.q, q_base + (i0 + r) * m.q.strides[2],
-                                    DTypeSize(p.q_type)};
-      nb.Append(tile::Stmt{tile::RowMap{p.q_program, 0, 0, m.head_dim,
-                                        View{p.qs, r * m.head_dim, 4}, q_row,
-                                        std::nullopt}});
-    });
-    q_rows = View{p.qs, 0, 4};
+    AppendStridedRows(nb, q_in, m.q.strides[2], m.q.strides[3],
+                      View{p.qs, 0, 4}, m.head_dim, rows, m.head_dim, p.q_type,
+                      Scratch(p.qw), p.blocks.mb);
+    return View{p.qs, 0, 4};
   }
-  nb.For("kv", 0, (m.seq_kv + kb - 1) / kb, false, [&](Expr kv) {
-    Expr j0 = nb.Let("j0", kv * kb);
-    Expr n_tail =
-        m.seq_kv % kb == 0 ? Expr(0) : nb.Let("n_tail", Lt(m.seq_kv - j0, kb));
-    Expr keys = nb.Let("keys", Select(n_tail, m.seq_kv - j0, kb));
-    auto pick = [&](const int(&k)[2][2]) {
-      return Select(m_tail, Select(n_tail, k[1][1], k[1][0]),
-                    Select(n_tail, k[0][1], k[0][0]));
-    };
-    if (p.kt_per_block) {
-      // Kᵀ of this key block (AppendHeadPack packs the whole head otherwise).
-      nb.Append(TransposeIntoKt(p, View{p.k, k_base + j0 * m.k.strides[2], 4},
-                                m.k.strides[2], m.k.strides[3], keys));
-    }
-    tile::Brgemm qk;
-    qk.kernel = pick(p.qk_kernel);
-    qk.a = q_rows;
-    qk.b = p.kt_per_block ? View{p.kt, 0, 4}
-           : p.kt >= 0    ? View{p.kt, j0, 4}
-                          : View{p.k, k_base + j0 * m.k.strides[2], 4};
-    qk.c = View{p.s, 0, 4};
-    if (p.row_max >= 0) {
-      nb.Append(tile::Stmt{tile::Fill{View{p.row_max, 0, 4}, 16 * mb, -inf}});
-      qk.row_max = View{p.row_max, 0, 4};
-    }
-    if (p.kernel_scores) {
-      if (p.score_scale >= 0) qk.scale = View{p.score_scale, 0, 4};
-      if (p.mask >= 0) qk.bias = View{p.mask, head.mask + j0, 4};
-    }
-    if (next && p.kernel_prefetch_k) {
-      qk.prefetch = NextKvSlice(p, p.k, next->k, m.k.strides[2], p.k_type, qb);
-    }
-    nb.Append(tile::Stmt{std::move(qk)});
-    BuildRowPasses(nb, p, KeyBlock{i0, j0, keys, row_base}, rows, next);
-    tile::Brgemm pv;
-    pv.kernel = pick(p.pv_kernel);
-    pv.a = View{p.s, 0, 4};
-    pv.b = p.vp >= 0 ? View{p.vp, j0 * p.v_ld, 4}
-                     : View{p.v, v_base + j0 * m.v.strides[2], 4};
-    if (p.direct_out) {
-      // O / sum, by the kernel, straight into the output.
-      pv.c = View{p.out, o_base + i0 * m.out_strides[2], 4};
-      pv.row_divisors = View{p.stats, mb, 4};
-    } else {
-      pv.c = View{p.o, 0, 4};
-    }
-    if (next && p.kernel_prefetch_v) {
-      pv.prefetch = NextKvSlice(p, p.v, next->v, m.v.strides[2], p.v_type, qb);
-    }
-    nb.Append(tile::Stmt{std::move(pv)});
+  // The Q ops, row by row. Rows that are not contiguous are gathered into
+  // the scratch rows first (exactly: the ops see Q's own values), and the
+  // ops then run there in place.
+  const bool gathered = m.q.strides[3] != 1;
+  if (gathered) {
+    AppendStridedRows(nb, q_in, m.q.strides[2], m.q.strides[3],
+                      View{p.qs, 0, 4}, m.head_dim, rows, m.head_dim, p.q_type,
+                      Scratch(p.qw), p.blocks.mb, /*exact=*/true);
+  }
+  nb.For("r", 0, rows, false, [&](Expr r) {
+    const View q_row = gathered ? View{p.qs, r * m.head_dim, 4}
+                                : View{p.q, head.q + (i0 + r) * m.q.strides[2],
+                                       DTypeSize(p.q_type)};
+    nb.Append(tile::Stmt{tile::RowMap{p.q_program, 0, 0, m.head_dim,
+                                      View{p.qs, r * m.head_dim, 4}, q_row,
+                                      std::nullopt}});
   });
-  if (p.direct_out) return;  // P·V wrote the output itself
-  // O / sum (normalized rows need none), then P·V's rounding and the casts
-  // after it, stored in the result's type and final layout. O rows that are
-  // not contiguous are divided and rounded in place, then copied out (and
-  // narrowed to a bf16 / f16 result) with the result's strides.
+  return View{p.qs, 0, 4};
+}
+
+// A query block's rows: its index, first row, row count and whether it is
+// the M tail, and Q's rows as Q·Kᵀ reads them.
+struct QueryRows {
+  Expr qb, i0, rows, m_tail;
+  View q;
+};
+
+// Key block kv of a query block: Q·Kᵀ, the row passes, P·V.
+void BuildKeyBlock(tile::NestBuilder& nb, const AttentionPlan& p,
+                   const QueryRows& qr, const HeadBases& head,
+                   const std::optional<HeadBases>& next, Expr row_base,
+                   Expr kv) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb, kb = p.blocks.nb;
+  const float inf = std::numeric_limits<float>::infinity();
+  Expr j0 = nb.Let("j0", kv * kb);
+  Expr n_tail =
+      m.seq_kv % kb == 0 ? Expr(0) : nb.Let("n_tail", Lt(m.seq_kv - j0, kb));
+  Expr keys = nb.Let("keys", Select(n_tail, m.seq_kv - j0, kb));
+  auto pick = [&](const int(&k)[2][2]) {
+    return Select(qr.m_tail, Select(n_tail, k[1][1], k[1][0]),
+                  Select(n_tail, k[0][1], k[0][0]));
+  };
+  if (p.kt_per_block) {
+    // Kᵀ of this key block (AppendHeadPack packs the whole head otherwise).
+    nb.Append(TransposeIntoKt(p, View{p.k, head.k + j0 * m.k.strides[2], 4},
+                              m.k.strides[2], m.k.strides[3], keys));
+  }
+  tile::Brgemm qk;
+  qk.kernel = pick(p.qk_kernel);
+  qk.a = qr.q;
+  qk.b = p.kt_per_block ? View{p.kt, 0, 4}
+         : p.kt >= 0    ? View{p.kt, j0, 4}
+                        : View{p.k, head.k + j0 * m.k.strides[2], 4};
+  qk.c = View{p.s, 0, 4};
+  if (p.row_max >= 0) {
+    nb.Append(tile::Stmt{tile::Fill{View{p.row_max, 0, 4}, 16 * mb, -inf}});
+    qk.row_max = View{p.row_max, 0, 4};
+  }
+  if (p.kernel_scores) {
+    if (p.score_scale >= 0) qk.scale = View{p.score_scale, 0, 4};
+    if (p.mask >= 0) qk.bias = View{p.mask, head.mask + j0, 4};
+  }
+  if (next && p.kernel_prefetch_k) {
+    qk.prefetch = NextKvSlice(p, p.k, next->k, m.k.strides[2], p.k_type, qr.qb);
+  }
+  nb.Append(tile::Stmt{std::move(qk)});
+  BuildRowPasses(nb, p, KeyBlock{qr.i0, j0, keys, row_base}, qr.rows, next);
+  tile::Brgemm pv;
+  pv.kernel = pick(p.pv_kernel);
+  pv.a = View{p.s, 0, 4};
+  pv.b = p.vp >= 0 ? View{p.vp, j0 * p.v_ld, 4}
+                   : View{p.v, head.v + j0 * m.v.strides[2], 4};
+  if (p.direct_out) {
+    // O / sum, by the kernel, straight into the output.
+    pv.c = View{p.out, head.o + qr.i0 * m.out_strides[2], 4};
+    pv.row_divisors = View{p.stats, mb, 4};
+  } else {
+    pv.c = View{p.o, 0, 4};
+  }
+  if (next && p.kernel_prefetch_v) {
+    pv.prefetch = NextKvSlice(p, p.v, next->v, m.v.strides[2], p.v_type, qr.qb);
+  }
+  nb.Append(tile::Stmt{std::move(pv)});
+}
+
+// O / sum (normalized rows need none), then P·V's rounding and the casts
+// after it, stored in the result's type and final layout. O rows that are
+// not contiguous are divided and rounded in place, then copied out (and
+// narrowed to a bf16 / f16 result) with the result's strides.
+void AppendWriteOut(tile::NestBuilder& nb, const AttentionPlan& p,
+                    const HeadBases& head, Expr i0, Expr rows) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb, dv = m.head_dim_v;
   const DType out_type = m.result->type().dtype;
   const bool strided_out = m.out_strides[3] != 1;
   if (!strided_out || !p.normalize || !p.out_casts.empty()) {
@@ -301,7 +301,7 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
       tile::RowScale out;
       out.src = View{p.o, r * dv, 4};
       out.dst = strided_out ? out.src
-                            : View{p.out, o_base + (i0 + r) * m.out_strides[2],
+                            : View{p.out, head.o + (i0 + r) * m.out_strides[2],
                                    DTypeSize(out_type)};
       out.len = dv;
       if (!p.normalize) {
@@ -318,8 +318,7 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
     copy.src = View{p.o, 0, 4};
     copy.src_row = dv;
     copy.src_col = 1;
-    copy.dst =
-        View{p.out, o_base + i0 * m.out_strides[2], DTypeSize(out_type)};
+    copy.dst = View{p.out, head.o + i0 * m.out_strides[2], DTypeSize(out_type)};
     copy.dst_row = m.out_strides[2];
     copy.dst_col = m.out_strides[3];
     copy.rows = rows;
@@ -327,6 +326,34 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
     copy.dst_type = out_type;
     nb.Append(tile::Stmt{std::move(copy)});
   }
+}
+
+// One block of query rows: its K/V stream and the write-out.
+void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
+                     const HeadBases& head,
+                     const std::optional<HeadBases>& next, Expr row_base) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb, kb = p.blocks.nb;
+  const float inf = std::numeric_limits<float>::infinity();
+  QueryRows qr;
+  qr.qb = qb;
+  qr.i0 = nb.Let("i0", qb * mb);
+  qr.m_tail =
+      m.seq_q % mb == 0 ? Expr(0) : nb.Let("m_tail", Lt(m.seq_q - qr.i0, mb));
+  qr.rows = nb.Let("rows", Select(qr.m_tail, m.seq_q - qr.i0, mb));
+  // With one key block the softmax is a plain one (the reference's own
+  // steps) and P·V overwrites O; with several, the online softmax rescales
+  // an O that starts at 0.
+  if (m.seq_kv > kb) {
+    nb.Append(tile::Stmt{tile::Fill{View{p.stats, 0, 4}, mb, -inf}});
+    nb.Append(tile::Stmt{tile::Fill{View{p.o, 0, 4}, mb * m.head_dim_v, 0.0f}});
+  }
+  nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
+  qr.q = AppendQRows(nb, p, head, qr.i0, qr.rows);
+  nb.For("kv", 0, (m.seq_kv + kb - 1) / kb, false,
+         [&](Expr kv) { BuildKeyBlock(nb, p, qr, head, next, row_base, kv); });
+  if (p.direct_out) return;  // P·V wrote the output itself
+  AppendWriteOut(nb, p, head, qr.i0, qr.rows);
 }
 
 // The bases of the (batch, head) a thread runs after `bh`: its next item's

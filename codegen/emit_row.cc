@@ -166,18 +166,31 @@ void StoreRowVector(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value,
   b.CreateMaskedStore(ToMemory(b, dtype, value), p, ElementAlign(elem), mask);
 }
 
-absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
-                     const RowProgram& program, llvm::Value* row,
-                     llvm::Value* col_begin, llvm::Value* col_end,
-                     llvm::Value* out_row_override,
-                     llvm::Value* in_row_override,
-                     const RowResultFn& on_result) {
-  const Shape& shape = program.shape;
-  const int rank = static_cast<int>(shape.size());
-  llvm::LLVMContext& context = b.getContext();
-  llvm::Type* f32 = b.getFloatTy();
+namespace {
 
-  // Coordinates of the row (all dims but the last).
+// Where one input of a row program is read from.
+struct RowBase {
+  llvm::Value* ptr = nullptr;  // element pointer at the row's first element
+  llvm::Type* elem = nullptr;  // memory element type
+  DType dtype = DType::kF32;
+  bool vector = false;  // last-dim stride 1 (else 0: splat)
+};
+
+// What evaluating a row program at one vector of columns needs.
+struct RowState {
+  const RowProgram& program;
+  std::vector<RowBase> bases;  // per program input
+  std::vector<llvm::Value*>
+      idx;  // the row's coordinates (all dims but the last)
+  absl::flat_hash_map<const Op*, ChannelTables> channel_tables;
+  DType out_dtype;
+  llvm::Value* out_row;
+};
+
+// The coordinates of flat row `row` over all dims of `shape` but the last.
+std::vector<llvm::Value*> RowCoordinates(llvm::IRBuilder<>& b,
+                                         const Shape& shape, llvm::Value* row) {
+  const int rank = static_cast<int>(shape.size());
   std::vector<llvm::Value*> idx(rank, nullptr);
   llvm::Value* r = row;
   for (int d = rank - 2; d >= 0; --d) {
@@ -185,13 +198,16 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
     idx[d] = b.CreateURem(r, extent);
     r = b.CreateUDiv(r, extent);
   }
-  struct Base {
-    llvm::Value* ptr = nullptr;  // element pointer at the row's first element
-    llvm::Type* elem = nullptr;  // memory element type
-    DType dtype = DType::kF32;
-    bool vector = false;  // last-dim stride 1 (else 0: splat)
-  };
-  std::vector<Base> bases(program.inputs.size());
+  return idx;
+}
+
+// Each input's pointer at the row's first element (constants have none).
+std::vector<RowBase> RowBases(llvm::IRBuilder<>& b, const FrameValues& frame,
+                              const RowProgram& program,
+                              const std::vector<llvm::Value*>& idx,
+                              llvm::Value* in_row_override) {
+  const int rank = static_cast<int>(program.shape.size());
+  std::vector<RowBase> bases(program.inputs.size());
   for (size_t i = 0; i < program.inputs.size(); ++i) {
     const RowInput& in = program.inputs[i];
     if (in.is_constant) continue;
@@ -201,7 +217,7 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
       off = b.CreateAdd(off, b.CreateMul(idx[d], b.getInt64(in.strides[d])));
     }
     bases[i].dtype = in.rounded_from_f32 ? DType::kF32 : in.value->type().dtype;
-    bases[i].elem = MemoryType(context, bases[i].dtype);
+    bases[i].elem = MemoryType(b.getContext(), bases[i].dtype);
     bases[i].ptr =
         in.from_in_row
             ? b.CreateBitCast(in_row_override, bases[i].elem->getPointerTo())
@@ -210,100 +226,129 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                   off);
     bases[i].vector = in.strides[rank - 1] != 0;
   }
+  return bases;
+}
+
+// The inputs' vectors at `col` under lane mask `mask`, by value.
+absl::flat_hash_map<const Value*, llvm::Value*> LoadRowInputs(
+    llvm::IRBuilder<>& b, const RowState& st, llvm::Value* col,
+    llvm::Value* mask) {
+  absl::flat_hash_map<const Value*, llvm::Value*> vals;
+  for (size_t i = 0; i < st.program.inputs.size(); ++i) {
+    const RowInput& in = st.program.inputs[i];
+    const RowBase& base = st.bases[i];
+    if (in.is_constant) {
+      vals[in.value] = SplatConstant(b, in.value->type().dtype, in.constant);
+    } else if (base.vector) {
+      auto* vt = llvm::FixedVectorType::get(base.elem, kVectorWidth);
+      llvm::Value* p = b.CreateBitCast(
+          b.CreateInBoundsGEP(base.elem, base.ptr, col), vt->getPointerTo());
+      llvm::Value* x = b.CreateMaskedLoad(vt, p, ElementAlign(base.elem), mask,
+                                          llvm::Constant::getNullValue(vt));
+      vals[in.value] = ToOperand(b, base.dtype, x);
+    } else {
+      llvm::Value* x =
+          b.CreateVectorSplat(kVectorWidth, b.CreateLoad(base.elem, base.ptr));
+      vals[in.value] = ToOperand(b, base.dtype, x);
+    }
+    if (in.rounded_from_f32) {
+      vals[in.value] = RoundToDType(b, vals[in.value], in.value->type().dtype);
+    }
+  }
+  return vals;
+}
+
+// The program's result at `col` under lane mask `mask`.
+absl::StatusOr<llvm::Value*> EvaluateRowVector(llvm::IRBuilder<>& b,
+                                               const RowState& st,
+                                               llvm::Value* col,
+                                               llvm::Value* mask) {
+  const int rank = static_cast<int>(st.program.shape.size());
+  absl::flat_hash_map<const Value*, llvm::Value*> vals =
+      LoadRowInputs(b, st, col, mask);
+  for (const Op* op : st.program.ops) {
+    std::vector<DType> dtypes;
+    std::vector<llvm::Value*> operands;
+    for (const Value* x : op->operands()) {
+      auto it = vals.find(x);
+      if (it == vals.end()) {
+        return absl::UnimplementedError("operand outside the row");
+      }
+      dtypes.push_back(x->type().dtype);
+      operands.push_back(it->second);
+    }
+    absl::StatusOr<llvm::Value*> y;
+    if (auto t = st.channel_tables.find(op); t != st.channel_tables.end()) {
+      llvm::Value* scale =
+          ChannelVector(b, t->second.scales, b.getFloatTy(), t->second.axis,
+                        rank, st.idx, col, mask);
+      llvm::Value* zp = ChannelVector(b, t->second.zero_points, b.getInt32Ty(),
+                                      t->second.axis, rank, st.idx, col, mask);
+      y = op->kind_id() == OpKind::kQuantize
+              ? EmitQuantize(b, operands[0], scale, zp,
+                             op->result()->type().dtype)
+              : EmitDequantize(b, operands[0], dtypes[0], scale, zp);
+    } else {
+      y = EmitElementwise(b, op->kind(), dtypes, op->result()->type().dtype,
+                          operands, op->attrs());
+    }
+    if (!y.ok()) return y.status();
+    vals[op->result()] = *y;
+  }
+  auto it = vals.find(st.program.result);
+  if (it == vals.end()) return absl::UnimplementedError("result not computed");
+  llvm::Value* result = it->second;
+  if (st.program.result_denormals_as_zero) {
+    result = EmitDenormalsAsZero(b, result);
+  }
+  return result;
+}
+
+}  // namespace
+
+absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
+                     const RowProgram& program, llvm::Value* row,
+                     llvm::Value* col_begin, llvm::Value* col_end,
+                     llvm::Value* out_row_override,
+                     llvm::Value* in_row_override,
+                     const RowResultFn& on_result) {
+  const Shape& shape = program.shape;
+  const int rank = static_cast<int>(shape.size());
+  std::vector<llvm::Value*> idx = RowCoordinates(b, shape, row);
+  std::vector<RowBase> bases =
+      RowBases(b, frame, program, idx, in_row_override);
   const DType out_dtype =
       program.result_in_f32 ? DType::kF32 : program.result->type().dtype;
-  llvm::Type* out_elem = MemoryType(context, out_dtype);
+  llvm::Type* out_elem = MemoryType(b.getContext(), out_dtype);
   llvm::Value* out_row =
       out_row_override != nullptr
           ? b.CreateBitCast(out_row_override, out_elem->getPointerTo())
           : b.CreateInBoundsGEP(
                 out_elem, LoadBuffer(b, frame, program.out_buffer, out_elem),
                 b.CreateMul(row, b.getInt64(shape[rank - 1])));
-
-  absl::flat_hash_map<const Op*, ChannelTables> channel_tables;
+  RowState st{program, std::move(bases), std::move(idx),
+              {},      out_dtype,        out_row};
   for (const Op* op : program.ops) {
     if ((op->kind_id() == OpKind::kQuantize ||
          op->kind_id() == OpKind::kDequantize) &&
         IsPerChannel(*op)) {
-      HGC_ASSIGN_OR_RETURN(channel_tables[op], MakeChannelTables(b, *op, rank));
+      HGC_ASSIGN_OR_RETURN(st.channel_tables[op],
+                           MakeChannelTables(b, *op, rank));
     }
   }
   absl::Status status = absl::OkStatus();
-  // The vector at `col` under lane mask `mask`.
-  auto vector_at = [&](llvm::IRBuilder<>& b, llvm::Value* col,
-                       llvm::Value* mask) {
-    absl::flat_hash_map<const Value*, llvm::Value*> vals;
-    for (size_t i = 0; i < program.inputs.size(); ++i) {
-      const RowInput& in = program.inputs[i];
-      if (in.is_constant) {
-        vals[in.value] = SplatConstant(b, in.value->type().dtype, in.constant);
-      } else if (bases[i].vector) {
-        auto* vt = llvm::FixedVectorType::get(bases[i].elem, kVectorWidth);
-        llvm::Value* p = b.CreateBitCast(
-            b.CreateInBoundsGEP(bases[i].elem, bases[i].ptr, col),
-            vt->getPointerTo());
-        llvm::Value* x =
-            b.CreateMaskedLoad(vt, p, ElementAlign(bases[i].elem), mask,
-                               llvm::Constant::getNullValue(vt));
-        vals[in.value] = ToOperand(b, bases[i].dtype, x);
-      } else {
-        llvm::Value* x = b.CreateVectorSplat(
-            kVectorWidth, b.CreateLoad(bases[i].elem, bases[i].ptr));
-        vals[in.value] = ToOperand(b, bases[i].dtype, x);
-      }
-      if (in.rounded_from_f32) {
-        vals[in.value] =
-            RoundToDType(b, vals[in.value], in.value->type().dtype);
-      }
-    }
-    for (const Op* op : program.ops) {
-      std::vector<DType> dtypes;
-      std::vector<llvm::Value*> operands;
-      for (const Value* x : op->operands()) {
-        auto it = vals.find(x);
-        if (it == vals.end()) {
-          if (status.ok()) {
-            status = absl::UnimplementedError("operand outside the row");
-          }
+  ForVectorsThenTail(
+      b, col_begin, col_end,
+      [&](llvm::IRBuilder<>& b, llvm::Value* col, llvm::Value* mask) {
+        absl::StatusOr<llvm::Value*> result =
+            EvaluateRowVector(b, st, col, mask);
+        if (!result.ok()) {
+          if (status.ok()) status = result.status();
           return;
         }
-        dtypes.push_back(x->type().dtype);
-        operands.push_back(it->second);
-      }
-      absl::StatusOr<llvm::Value*> y;
-      if (auto t = channel_tables.find(op); t != channel_tables.end()) {
-        llvm::Value* scale = ChannelVector(
-            b, t->second.scales, f32, t->second.axis, rank, idx, col, mask);
-        llvm::Value* zp =
-            ChannelVector(b, t->second.zero_points, b.getInt32Ty(),
-                          t->second.axis, rank, idx, col, mask);
-        y = op->kind_id() == OpKind::kQuantize
-                ? EmitQuantize(b, operands[0], scale, zp,
-                               op->result()->type().dtype)
-                : EmitDequantize(b, operands[0], dtypes[0], scale, zp);
-      } else {
-        y = EmitElementwise(b, op->kind(), dtypes, op->result()->type().dtype,
-                            operands, op->attrs());
-      }
-      if (!y.ok()) {
-        if (status.ok()) status = y.status();
-        return;
-      }
-      vals[op->result()] = *y;
-    }
-    auto it = vals.find(program.result);
-    if (it == vals.end()) {
-      if (status.ok()) status = absl::UnimplementedError("result not computed");
-      return;
-    }
-    llvm::Value* result = it->second;
-    if (program.result_denormals_as_zero) {
-      result = EmitDenormalsAsZero(b, result);
-    }
-    StoreRowVector(b, out_dtype, result, out_row, col, mask);
-    if (on_result) on_result(b, result, mask);
-  };
-  ForVectorsThenTail(b, col_begin, col_end, vector_at);
+        StoreRowVector(b, st.out_dtype, *result, st.out_row, col, mask);
+        if (on_result) on_result(b, *result, mask);
+      });
   return status;
 }
 

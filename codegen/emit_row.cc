@@ -180,8 +180,8 @@ struct RowBase {
 struct RowState {
   const RowProgram& program;
   std::vector<RowBase> bases;  // per program input
-  std::vector<llvm::Value*>
-      idx;  // the row's coordinates (all dims but the last)
+  // The row's coordinates, over all dims but the last.
+  std::vector<llvm::Value*> idx;
   absl::flat_hash_map<const Op*, ChannelTables> channel_tables;
   DType out_dtype;
   llvm::Value* out_row;

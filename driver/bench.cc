@@ -76,20 +76,13 @@ double Median(std::vector<double> samples) {
   return 0.5 * (lower + upper);
 }
 
-absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
-                                       const BenchConfig& config) {
-  BenchResult result;
-  result.graph = entry.name();
-  result.threads = config.threads;
-  result.flops = MatmulFlops(entry);
+namespace {
 
-  // Same seeded inputs for both sides (as `hgc --run`: seed, param name).
-  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> params,
-                       RandomInputs(entry, config.seed));
-
-  // The compiler (timed: the median of kCompileRuns compiles, as a single
-  // one on a shared machine can take twice as long), then its constants
-  // (untimed).
+// The compiled graph, timed: the median of kCompileRuns compiles, as a
+// single one on a shared machine can take twice as long.
+absl::StatusOr<std::unique_ptr<Executable>> CompileTimed(
+    const Module& module, const Graph& entry, const BenchConfig& config,
+    BenchResult& result) {
   CompileOptions compile_options;
   compile_options.num_threads = config.threads;
   compile_options.threading = config.threading;
@@ -106,6 +99,112 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
     compile_seconds.push_back(NowSeconds() - start);
   }
   result.compile_ms = Median(compile_seconds) * 1e3;
+  return exe;
+}
+
+// Agreement of the first runs' outputs. Where the two differ, the
+// reference interpreter decides: oneDNN legitimately rounds otherwise (it
+// keeps f32 between the post-ops it fuses, where the graph rounds each
+// bf16 op), so hgc agreeing with the interpreter is enough.
+absl::Status CheckAgreement(const Graph& entry,
+                            const std::vector<Tensor>& params,
+                            const std::vector<Tensor>& hgc_out,
+                            const std::vector<Tensor>& base_out,
+                            const BenchConfig& config, BenchResult& result) {
+  result.agree = true;
+  std::vector<size_t> differing;
+  for (size_t i = 0; i < hgc_out.size(); ++i) {
+    HGC_ASSIGN_OR_RETURN(
+        CompareResult cmp,
+        CompareTensors(hgc_out[i], base_out[i], config.tolerance));
+    if (!cmp.ok()) differing.push_back(i);
+    result.check_lines.push_back(absl::StrCat("out", i, ": ", cmp.Summary()));
+  }
+  if (differing.empty()) return absl::OkStatus();
+  // The reference's values and error bounds (reference/check.h).
+  std::vector<Tolerance> tolerances;
+  for (const Tensor& t : hgc_out) {
+    tolerances.push_back(
+        config.tolerance.value_or(DefaultTolerance(t.dtype())));
+  }
+  absl::StatusOr<std::vector<CompareResult>> reference =
+      CompareWithReference(entry, params, hgc_out, tolerances);
+  if (!reference.ok()) {
+    result.agree = false;
+    result.check_lines.push_back(
+        absl::StrCat("reference interpreter: ", reference.status().ToString()));
+    return absl::OkStatus();
+  }
+  for (size_t i : differing) {
+    const CompareResult& cmp = (*reference)[i];
+    result.agree = result.agree && cmp.ok();
+    result.check_lines.push_back(absl::StrCat(
+        "out", i, " (hgc vs reference interpreter): ", cmp.Summary()));
+  }
+  return absl::OkStatus();
+}
+
+// A warm-up, which also sizes the timed loops, then alternating blocks per
+// side; medians over all runs. OpenMP's threads are put to sleep after
+// each baseline block (untimed, by `release_base`) so that they do not spin
+// through the next hgc block.
+absl::Status TimeAlternating(const std::function<absl::Status()>& run_hgc,
+                             const std::function<absl::Status()>& run_base,
+                             const std::function<absl::Status()>& release_base,
+                             const BenchConfig& config, BenchResult& result) {
+  std::vector<double> warm_hgc, warm_base;
+  absl::Status status;
+  TimeRuns(run_hgc, std::max(config.warmup, 1), warm_hgc, status);
+  TimeRuns(run_base, std::max(config.warmup, 1), warm_base, status);
+  HGC_RETURN_IF_ERROR(status);
+  HGC_RETURN_IF_ERROR(release_base());
+  int iters = config.iters;
+  if (iters <= 0) {
+    double per_run = std::max(Median(warm_hgc), Median(warm_base));
+    double n = config.target_seconds / std::max(per_run, 1e-7);
+    iters = static_cast<int>(std::clamp(n, 10.0, 100000.0));
+  }
+  result.iters = iters;
+  std::vector<double> hgc_samples, base_samples;
+  const int rounds = std::clamp(config.rounds, 1, iters);
+  std::vector<double> round_ratios;
+  for (int round = 0; round < rounds; ++round) {
+    const int count = iters * (round + 1) / rounds - iters * round / rounds;
+    std::vector<double> hgc_round, base_round;
+    TimeRuns(run_hgc, count, hgc_round, status);
+    TimeRuns(run_base, count, base_round, status);
+    const double hgc_median = Median(hgc_round);
+    if (hgc_median > 0) round_ratios.push_back(Median(base_round) / hgc_median);
+    result.round_hgc_ms.push_back(hgc_median * 1e3);
+    result.round_baseline_ms.push_back(Median(base_round) * 1e3);
+    hgc_samples.insert(hgc_samples.end(), hgc_round.begin(), hgc_round.end());
+    base_samples.insert(base_samples.end(), base_round.begin(),
+                        base_round.end());
+    if (status.ok()) status = release_base();
+    if (config.round_probe) result.round_probes.push_back(config.round_probe());
+  }
+  HGC_RETURN_IF_ERROR(status);
+  result.hgc_ms = Median(hgc_samples) * 1e3;
+  result.baseline_ms = Median(base_samples) * 1e3;
+  result.round_speedup = Median(round_ratios);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
+                                       const BenchConfig& config) {
+  BenchResult result;
+  result.graph = entry.name();
+  result.threads = config.threads;
+  result.flops = MatmulFlops(entry);
+
+  // Same seeded inputs for both sides (as `hgc --run`: seed, param name).
+  HGC_ASSIGN_OR_RETURN(std::vector<Tensor> params,
+                       RandomInputs(entry, config.seed));
+  // The compiler (timed), then its constants (untimed).
+  HGC_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe,
+                       CompileTimed(module, entry, config, result));
   HGC_RETURN_IF_ERROR(exe->SetConstants(params));
 
   // The baseline, its weights reordered once in SetConstants.
@@ -140,90 +239,17 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
   std::function<absl::Status()> run_base = [&] {
     return base->RunInto(params, absl::MakeSpan(base_out));
   };
-
   // An untimed baseline run that leaves OpenMP's threads asleep.
   std::function<absl::Status()> release_base = [&] {
     return base->RunIntoAndReleaseThreads(params, absl::MakeSpan(base_out));
   };
 
-  // Agreement, on the first runs. Where the two differ, the reference
-  // interpreter decides: oneDNN legitimately rounds otherwise (it keeps f32
-  // between the post-ops it fuses, where the graph rounds each bf16 op), so
-  // hgc agreeing with the interpreter is enough.
   HGC_RETURN_IF_ERROR(run_hgc());
   HGC_RETURN_IF_ERROR(release_base());
-  result.agree = true;
-  std::vector<size_t> differing;
-  for (size_t i = 0; i < hgc_out.size(); ++i) {
-    HGC_ASSIGN_OR_RETURN(
-        CompareResult cmp,
-        CompareTensors(hgc_out[i], base_out[i], config.tolerance));
-    if (!cmp.ok()) differing.push_back(i);
-    result.check_lines.push_back(absl::StrCat("out", i, ": ", cmp.Summary()));
-  }
-  if (!differing.empty()) {
-    // The reference's values and error bounds (reference/check.h).
-    std::vector<Tolerance> tolerances;
-    for (const Tensor& t : hgc_out) {
-      tolerances.push_back(
-          config.tolerance.value_or(DefaultTolerance(t.dtype())));
-    }
-    absl::StatusOr<std::vector<CompareResult>> reference =
-        CompareWithReference(entry, params, hgc_out, tolerances);
-    if (!reference.ok()) {
-      result.agree = false;
-      result.check_lines.push_back(absl::StrCat("reference interpreter: ",
-                                                reference.status().ToString()));
-    } else {
-      for (size_t i : differing) {
-        const CompareResult& cmp = (*reference)[i];
-        result.agree = result.agree && cmp.ok();
-        result.check_lines.push_back(absl::StrCat(
-            "out", i, " (hgc vs reference interpreter): ", cmp.Summary()));
-      }
-    }
-  }
-
-  // Warm-up, which also sizes the timed loops.
-  std::vector<double> warm_hgc, warm_base;
-  absl::Status status;
-  TimeRuns(run_hgc, std::max(config.warmup, 1), warm_hgc, status);
-  TimeRuns(run_base, std::max(config.warmup, 1), warm_base, status);
-  HGC_RETURN_IF_ERROR(status);
-  HGC_RETURN_IF_ERROR(release_base());
-  int iters = config.iters;
-  if (iters <= 0) {
-    double per_run = std::max(Median(warm_hgc), Median(warm_base));
-    double n = config.target_seconds / std::max(per_run, 1e-7);
-    iters = static_cast<int>(std::clamp(n, 10.0, 100000.0));
-  }
-  result.iters = iters;
-
-  // Alternating blocks per side; medians over all runs. OpenMP's threads
-  // are put to sleep after each baseline block (untimed) so that they do
-  // not spin through the next hgc block.
-  std::vector<double> hgc_samples, base_samples;
-  const int rounds = std::clamp(config.rounds, 1, iters);
-  std::vector<double> round_ratios;
-  for (int round = 0; round < rounds; ++round) {
-    const int count = iters * (round + 1) / rounds - iters * round / rounds;
-    std::vector<double> hgc_round, base_round;
-    TimeRuns(run_hgc, count, hgc_round, status);
-    TimeRuns(run_base, count, base_round, status);
-    const double hgc_median = Median(hgc_round);
-    if (hgc_median > 0) round_ratios.push_back(Median(base_round) / hgc_median);
-    result.round_hgc_ms.push_back(hgc_median * 1e3);
-    result.round_baseline_ms.push_back(Median(base_round) * 1e3);
-    hgc_samples.insert(hgc_samples.end(), hgc_round.begin(), hgc_round.end());
-    base_samples.insert(base_samples.end(), base_round.begin(),
-                        base_round.end());
-    if (status.ok()) status = release_base();
-    if (config.round_probe) result.round_probes.push_back(config.round_probe());
-  }
-  HGC_RETURN_IF_ERROR(status);
-  result.hgc_ms = Median(hgc_samples) * 1e3;
-  result.baseline_ms = Median(base_samples) * 1e3;
-  result.round_speedup = Median(round_ratios);
+  HGC_RETURN_IF_ERROR(
+      CheckAgreement(entry, params, hgc_out, base_out, config, result));
+  HGC_RETURN_IF_ERROR(
+      TimeAlternating(run_hgc, run_base, release_base, config, result));
   return result;
 }
 

@@ -1,7 +1,5 @@
 // With HGC_PERF_MAP=1 (set by this test's BUILD rule), every generated
 // microkernel is named in perf's map of this process.
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -12,13 +10,14 @@
 #include "gtest/gtest.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/brgemm_kernel.h"
+#include "support/perf_map.h"
 
 namespace hgc {
 namespace microkernels {
 namespace {
 
 TEST(PerfMapEnvTest, NamesEachKernelAtItsCode) {
-  const std::string path = absl::StrCat("/tmp/perf-", getpid(), ".map");
+  const std::string path = PerfMap::ProcessMapPath();
   std::remove(path.c_str());
   const BrgemmDesc d = MakeBrgemmDesc(*SelectBrgemmIsa(BrgemmDataType::kF32),
                                       BrgemmDataType::kF32, 5, 24, 7);

@@ -17,12 +17,16 @@ PerfMap* PerfMap::FromEnvironment() {
         absl::string_view(env) == "0") {
       return nullptr;
     }
-    // The path is perf's convention, not a choice of ours.
-    absl::StatusOr<std::unique_ptr<PerfMap>> opened =
-        Open(absl::StrCat("/tmp/perf-", getpid(), ".map"));
+    absl::StatusOr<std::unique_ptr<PerfMap>> opened = Open(ProcessMapPath());
     return opened.ok() ? opened->release() : nullptr;
   }();
   return map;
+}
+
+// The name and place are perf's convention, not a choice of ours; P_tmpdir
+// is the C library's temporary directory, the one perf reads.
+std::string PerfMap::ProcessMapPath() {
+  return absl::StrCat(P_tmpdir, "/perf-", getpid(), ".map");
 }
 
 absl::StatusOr<std::unique_ptr<PerfMap>> PerfMap::Open(

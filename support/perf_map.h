@@ -1,7 +1,8 @@
 // Names of generated code for `perf`.
 //
 // perf names a sample in code that has no ELF image (JIT code) from
-// /tmp/perf-<pid>.map, one line per function: "START SIZE NAME" in hex.
+// perf-<pid>.map in the system's temporary directory (P_tmpdir), one line
+// per function: "START SIZE NAME" in hex.
 // With HGC_PERF_MAP=1 in the environment, hgc writes that file: every
 // Xbyak microkernel under its descriptor string and every function the
 // LLVM JIT loads under its symbol name. So
@@ -29,6 +30,9 @@ class PerfMap {
   // anything but "" or "0"; null otherwise, or when the file cannot be
   // opened (profiling is best effort and never fails a compile).
   static PerfMap* FromEnvironment();
+
+  // Where perf looks for this process's map: P_tmpdir/perf-<pid>.map.
+  static std::string ProcessMapPath();
 
   // A map appending to `path`. Internal when it cannot be opened.
   static absl::StatusOr<std::unique_ptr<PerfMap>> Open(const std::string& path);

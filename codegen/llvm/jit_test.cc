@@ -277,7 +277,7 @@ TEST(JitTest, ConcurrentJitsAndLookups) {
 TEST(JitTest, DumpsOptimizedIrAndAssembly) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   JitOptions options;
-  options.dump_dir = tmp != nullptr ? tmp : "/tmp";
+  options.dump_dir = tmp != nullptr ? tmp : P_tmpdir;
   std::unique_ptr<Jit> jit = MakeJit(options);
   NewModule m("dumped_kernel");
   DefineI32Fn(*m.module, "d", [](llvm::IRBuilder<>& b, llvm::Value* x) {

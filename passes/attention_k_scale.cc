@@ -13,14 +13,6 @@
 namespace hgc {
 namespace {
 
-// Whether `softmax` is over its last axis.
-bool OverLastAxis(const Op& softmax) {
-  const Attribute* axis = softmax.FindAttr("axis");
-  const int64_t rank = softmax.result()->type().rank();
-  const int64_t a = axis != nullptr && axis->is_int() ? axis->as_int() : -1;
-  return a == -1 || a == rank - 1;
-}
-
 // The scale that can move: a literal one-element f32 constant, finite,
 // nonzero and at most 1 in magnitude.
 bool MovableScale(const Value* c) {
@@ -71,7 +63,8 @@ absl::StatusOr<int> MoveAttentionKScales(Graph& graph) {
   // Use lists, recomputed after each rewrite (which makes them stale).
   std::optional<UseInfo> use_info;
   for (Op* softmax : graph.OpsSnapshot()) {
-    if (softmax->kind_id() != OpKind::kSoftmax || !OverLastAxis(*softmax)) {
+    if (softmax->kind_id() != OpKind::kSoftmax ||
+        SoftmaxAxis(*softmax) != softmax->result()->type().rank() - 1) {
       continue;
     }
     if (!use_info) use_info.emplace(graph);

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "passes/graph_utils.h"
 #include "passes/strided_view.h"
 
 namespace hgc {
@@ -341,9 +342,7 @@ absl::StatusOr<AttentionMatch> Matcher::Run() {
   if (m_.softmax == nullptr) return Unfit("no softmax");
   const Op& softmax = *m_.softmax;
   const int64_t rank = softmax.result()->type().rank();
-  const Attribute* axis = softmax.FindAttr("axis");
-  int64_t a = axis != nullptr && axis->is_int() ? axis->as_int() : -1;
-  if (rank < 2 || (a != -1 && a != rank - 1)) {
+  if (rank < 2 || SoftmaxAxis(softmax) != rank - 1) {
     return Unfit("softmax is not over the last axis of the scores");
   }
   taken_.insert(&softmax);

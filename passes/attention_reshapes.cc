@@ -73,10 +73,8 @@ class BlockFinder {
   explicit BlockFinder(const Graph& graph) : uses_(graph) {}
 
   std::optional<Block> Find(Op* softmax) {
-    const Attribute* axis = softmax->FindAttr("axis");
     const int64_t rank = softmax->result()->type().rank();
-    const int64_t a = axis != nullptr && axis->is_int() ? axis->as_int() : -1;
-    if (rank < 2 || (a != -1 && a != rank - 1)) return std::nullopt;
+    if (rank < 2 || SoftmaxAxis(*softmax) != rank - 1) return std::nullopt;
     // Back through score ops and batch regroups to the scores matmul. A
     // side operand must not grow the scores: a score op's result has its
     // chain operand's shape.

@@ -156,6 +156,13 @@ int EraseDeadOps(Graph& graph, std::vector<AttrMap>* erased_fusion_attrs) {
   return erased;
 }
 
+int64_t SoftmaxAxis(const Op& softmax) {
+  const int64_t rank = softmax.operand(0)->type().rank();
+  const Attribute* a = softmax.FindAttr("axis");
+  const int64_t axis = a != nullptr && a->is_int() ? a->as_int() : -1;
+  return axis < 0 ? axis + rank : axis;
+}
+
 const Op* LiteralConstantOp(const Value* v) {
   const Op* def = v->defining_op();
   return def != nullptr && def->kind_id() == OpKind::kConstant ? def : nullptr;

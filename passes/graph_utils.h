@@ -94,6 +94,9 @@ Value* TakeName(Value* created, Value* replaced);
 int EraseDeadOps(Graph& graph,
                  std::vector<AttrMap>* erased_fusion_attrs = nullptr);
 
+// A softmax op's axis, normalized to [0, rank) (absent: the last).
+int64_t SoftmaxAxis(const Op& softmax);
+
 // The `constant` op defining `v`, or nullptr.
 const Op* LiteralConstantOp(const Value* v);
 // The element value when `v` is a literal constant whose elements are all

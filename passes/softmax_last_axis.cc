@@ -9,14 +9,6 @@
 namespace hgc {
 namespace {
 
-// The softmax's axis, normalized to [0, rank).
-int64_t SoftmaxAxis(const Op& op) {
-  const int64_t rank = op.operand(0)->type().rank();
-  const Attribute* a = op.FindAttr("axis");
-  const int64_t axis = a != nullptr && a->is_int() ? a->as_int() : -1;
-  return axis < 0 ? axis + rank : axis;
-}
-
 absl::Status MoveLast(Graph& graph, Op* op) {
   const int64_t rank = op->operand(0)->type().rank();
   const int64_t axis = SoftmaxAxis(*op);

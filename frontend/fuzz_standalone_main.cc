@@ -1,4 +1,4 @@
-// A main() for parser_fuzzer built without libFuzzer: runs the entry point
+// A main() for a fuzz target built without libFuzzer: runs the entry point
 // once over each file named on the command line, and over every file in each
 // directory named there. A crash reproduces as a crash here; otherwise it
 // prints one line per input and exits 0.

@@ -1,0 +1,149 @@
+// libFuzzer target for the whole compiler on `.graph` text, where the
+// parser fuzzer (frontend/parser_fuzzer.cc) stops at the printer. Mutating
+// the golden graphs reaches shapes, attributes and op mixes no recipe of the
+// differential fuzzer writes. For every input:
+//   - text that does not parse, or that the compiler refuses, must give a
+//     formatted "FILE:LINE:COL: error:" InvalidArgument or an Unimplemented;
+//   - a small graph that compiles must run at 1 and 2 threads on the
+//     driver's seeded random inputs, give the same bits on both thread
+//     counts' second executions as on their first, and agree with the
+//     reference interpreter as `hgc --run --check` judges.
+// Anything else traps, which libFuzzer reports as a crash.
+//
+//   bazel build --config=fuzz //fuzz:compile_fuzzer
+//   bazel-bin/fuzz/compile_fuzzer -dict=frontend/graph.dict CORPUS
+//       testdata/ops testdata/attention ...   (one line)
+//
+// Without --config=fuzz the same target builds with a small main() that
+// runs the entry point over the files named on the command line.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "frontend/parser.h"
+#include "hgc/hgc.h"
+#include "ir/graph.h"
+#include "reference/check.h"
+#include "reference/error_bound.h"
+#include "support/random_inputs.h"
+#include "support/source_location.h"
+
+namespace hgc {
+namespace {
+
+// Graphs whose values hold more elements than this in all are compiled
+// but not run, so that each input takes milliseconds, not seconds.
+constexpr int64_t kMaxElementsToRun = int64_t{1} << 16;
+
+[[noreturn]] void Fail(absl::string_view what, absl::string_view detail,
+                       absl::string_view text) {
+  std::fprintf(stderr, "compile_fuzzer: %.*s\n%.*s\n----- graph -----\n%.*s\n",
+               static_cast<int>(what.size()), what.data(),
+               static_cast<int>(detail.size()), detail.data(),
+               static_cast<int>(text.size()), text.data());
+  __builtin_trap();
+}
+
+// An error the compiler may give for input: Unimplemented, or a located
+// InvalidArgument already formatted as a diagnostic.
+bool IsInputError(const absl::Status& status) {
+  if (absl::IsUnimplemented(status)) return true;
+  return absl::IsInvalidArgument(status) &&
+         absl::StrContains(status.message(), ": error: ");
+}
+
+int64_t TotalElements(const Graph& graph) {
+  int64_t total = 0;
+  for (const auto& param : graph.params()) {
+    total += param->type().NumElements();
+  }
+  for (const auto& op : graph.ops()) {
+    for (int i = 0; i < op->num_results(); ++i) {
+      total += op->result(i)->type().NumElements();
+      if (total > kMaxElementsToRun) return total;
+    }
+  }
+  return total;
+}
+
+bool SameBits(const Tensor& a, const Tensor& b) {
+  return a.type() == b.type() && a.size_in_bytes() == b.size_in_bytes() &&
+         std::equal(a.raw(), a.raw() + a.size_in_bytes(), b.raw());
+}
+
+// Compiles `text` at `threads`, runs it twice and judges the first run
+// against `reference`.
+void CompileAndCheck(absl::string_view text, int threads,
+                     absl::Span<const Tensor> inputs,
+                     const BoundedResults* reference) {
+  Options options;
+  options.num_threads = threads;
+  options.compile_threads = 1;
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> compiled =
+      CompileText(text, options, "fuzz.graph");
+  if (!compiled.ok()) {
+    if (IsInputError(compiled.status())) return;
+    Fail("compile error that is not an input error",
+         compiled.status().ToString(), text);
+  }
+  if (reference == nullptr) return;
+  absl::Status bound = (*compiled)->SetConstants(inputs);
+  if (!bound.ok()) Fail("SetConstants", bound.ToString(), text);
+  std::vector<Tensor> runs[2];
+  for (auto& run : runs) {
+    absl::StatusOr<std::vector<Tensor>> outputs = (*compiled)->Execute(inputs);
+    if (!outputs.ok()) Fail("Execute", outputs.status().ToString(), text);
+    run = *std::move(outputs);
+  }
+  for (size_t i = 0; i < runs[0].size(); ++i) {
+    if (!SameBits(runs[0][i], runs[1][i])) {
+      Fail("two executions differ", absl::StrCat("out", i), text);
+    }
+  }
+  absl::StatusOr<std::vector<CompareResult>> results =
+      CompareWithReference(*reference, runs[0]);
+  if (!results.ok()) Fail("compare", results.status().ToString(), text);
+  for (size_t i = 0; i < results->size(); ++i) {
+    if (!(*results)[i].ok()) {
+      Fail(absl::StrCat("threads ", threads, ": out", i, " disagrees"),
+           (*results)[i].Summary(), text);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hgc
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace hgc;  // NOLINT: a C entry point
+  absl::string_view text(reinterpret_cast<const char*>(data), size);
+  SourceManager sm;
+  absl::StatusOr<Module> module = ParseModule(text, "fuzz.graph", sm);
+  if (!module.ok() || module->graphs().empty()) return 0;
+  const Graph& graph = *module->graphs().front();
+  // The reference runs only graphs that verify; the compiler must then
+  // refuse the others with a diagnostic, which CompileAndCheck checks.
+  std::vector<Tensor> inputs;
+  absl::StatusOr<BoundedResults> reference =
+      absl::FailedPreconditionError("not run");
+  if (TotalElements(graph) <= kMaxElementsToRun) {
+    absl::StatusOr<std::vector<Tensor>> random = RandomInputs(graph, 1);
+    if (random.ok()) {
+      inputs = *std::move(random);
+      reference = InterpretWithErrorBounds(graph, inputs);
+    }
+  }
+  for (int threads : {1, 2}) {
+    CompileAndCheck(text, threads, inputs,
+                    reference.ok() ? &*reference : nullptr);
+  }
+  return 0;
+}

@@ -1,5 +1,6 @@
 #include "microkernels/kernel_cache.h"
 
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -54,6 +55,43 @@ TEST(KernelCacheTest, ThreadsShareOneKernelPerDescriptor) {
     }
   }
   EXPECT_EQ(cache.size(), 4u);
+}
+
+// Descriptor i of a family of distinct ones.
+BrgemmDesc Distinct(int i) {
+  return MakeBrgemmDesc(F32Isa(), BrgemmDataType::kF32, 4, 16, 1 + i);
+}
+
+TEST(KernelCacheTest, KeepsTheRecentKernelsAndFreesOlderUnheldOnes) {
+  BrgemmKernelCache cache(/*keep_recent=*/3);
+  std::weak_ptr<const BrgemmKernel> first;
+  {
+    auto k = cache.Get(Distinct(0));
+    ASSERT_TRUE(k.ok());
+    first = *k;
+  }
+  // Nobody holds it, but it is among the last three requests.
+  EXPECT_FALSE(first.expired());
+  EXPECT_EQ(cache.size(), 1u);
+  for (int i = 1; i <= 3; ++i) ASSERT_TRUE(cache.Get(Distinct(i)).ok());
+  EXPECT_TRUE(first.expired());
+  EXPECT_EQ(cache.size(), 3u);
+  // Asked for again, it is generated again and works.
+  auto again = cache.Get(Distinct(0));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->desc(), Distinct(0));
+}
+
+TEST(KernelCacheTest, HeldKernelsStayTheSameObject) {
+  BrgemmKernelCache cache(/*keep_recent=*/2);
+  auto held = cache.Get(Distinct(0));
+  ASSERT_TRUE(held.ok());
+  // Many more kernels than the cache keeps, enough to trigger sweeps.
+  for (int i = 1; i <= 200; ++i) ASSERT_TRUE(cache.Get(Distinct(i)).ok());
+  EXPECT_EQ(cache.size(), 3u);
+  auto again = cache.Get(Distinct(0));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), held->get());
 }
 
 TEST(KernelCacheTest, ErrorsAreReturnedNotCached) {

@@ -203,12 +203,11 @@ absl::StatusOr<View> Matcher::ViewOf(const Value* v,
       }
       view = *std::move(r);
     } else if (op.kind_id() == OpKind::kTranspose) {
-      std::vector<int64_t> perm = op.FindAttr("perm")->as_int_list();
+      const std::vector<int64_t> perm = TransposePermOf(op);
       View t = view;
       for (size_t i = 0; i < perm.size(); ++i) {
-        int64_t p = perm[i] < 0 ? perm[i] + view.shape.size() : perm[i];
-        t.shape[i] = view.shape[p];
-        t.strides[i] = view.strides[p];
+        t.shape[i] = view.shape[perm[i]];
+        t.strides[i] = view.strides[perm[i]];
       }
       view = std::move(t);
     }
@@ -243,13 +242,11 @@ absl::StatusOr<View> Matcher::OutputView() {
       }
       view = *std::move(r);
     } else if (op->kind_id() == OpKind::kTranspose) {
-      std::vector<int64_t> perm = op->FindAttr("perm")->as_int_list();
+      const std::vector<int64_t> perm = TransposePermOf(*op);
       View t = view;
       t.shape.assign(in_shape.begin(), in_shape.end());
-      for (size_t i = 0; i < perm.size(); ++i) {
-        int64_t p = perm[i] < 0 ? perm[i] + in_shape.size() : perm[i];
-        t.strides[p] = view.strides[i];
-      }
+      for (size_t i = 0; i < perm.size(); ++i)
+        t.strides[perm[i]] = view.strides[i];
       view = std::move(t);
     } else {
       return Unfit(absl::StrCat(op->kind(), " after P·V"));

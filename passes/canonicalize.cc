@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/builder.h"
-#include "ir/ops/op_helpers.h"
 #include "passes/graph_utils.h"
 #include "support/status_macros.h"
 
@@ -54,11 +53,6 @@ Value* SimplifyIdentity(const Op& op) {
   }
   if (kind == OpKind::kDiv && IsSplat(b, 1.0)) return IfSameType(op, a);
   return nullptr;
-}
-
-absl::StatusOr<std::vector<int64_t>> PermOf(const Op& transpose) {
-  return TransposePerm(transpose.FindAttr("perm"),
-                       transpose.operand(0)->type().rank());
 }
 
 bool IsIdentityPerm(const std::vector<int64_t>& perm) {
@@ -124,8 +118,7 @@ Value* SimplifyWithoutNewOps(const Op& op) {
     }
   }
   if (kind == OpKind::kTranspose) {
-    absl::StatusOr<std::vector<int64_t>> perm = PermOf(op);
-    if (perm.ok() && IsIdentityPerm(*perm)) return op.operand(0);
+    if (IsIdentityPerm(TransposePermOf(op))) return op.operand(0);
   }
   if (kind == OpKind::kReshape) return IfSameType(op, op.operand(0));
   return nullptr;
@@ -140,8 +133,8 @@ absl::StatusOr<Value*> SimplifyWithNewOp(Op& op,
       op.num_operands() == 1 ? op.operand(0)->defining_op() : nullptr;
   if (kind == OpKind::kTranspose && inner != nullptr &&
       inner->kind_id() == OpKind::kTranspose) {
-    HGC_ASSIGN_OR_RETURN(std::vector<int64_t> outer_perm, PermOf(op));
-    HGC_ASSIGN_OR_RETURN(std::vector<int64_t> inner_perm, PermOf(*inner));
+    const std::vector<int64_t> outer_perm = TransposePermOf(op);
+    const std::vector<int64_t> inner_perm = TransposePermOf(*inner);
     // Output dim j of the outer transpose is inner dim outer[j], which is
     // input dim inner[outer[j]].
     std::vector<int64_t> composed;

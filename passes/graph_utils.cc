@@ -163,6 +163,18 @@ int64_t SoftmaxAxis(const Op& softmax) {
   return axis < 0 ? axis + rank : axis;
 }
 
+std::vector<int64_t> TransposePermOf(const Op& transpose) {
+  const int64_t rank = transpose.operand(0)->type().rank();
+  const Attribute* a = transpose.FindAttr("perm");
+  std::vector<int64_t> perm;
+  if (a == nullptr) {
+    for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+    return perm;
+  }
+  for (int64_t p : a->as_int_list()) perm.push_back(p < 0 ? p + rank : p);
+  return perm;
+}
+
 const Op* LiteralConstantOp(const Value* v) {
   const Op* def = v->defining_op();
   return def != nullptr && def->kind_id() == OpKind::kConstant ? def : nullptr;

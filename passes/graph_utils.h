@@ -97,6 +97,10 @@ int EraseDeadOps(Graph& graph,
 // A softmax op's axis, normalized to [0, rank) (absent: the last).
 int64_t SoftmaxAxis(const Op& softmax);
 
+// A verified transpose op's permutation, normalized to [0, rank) (absent:
+// the dimensions reversed, numpy's default).
+std::vector<int64_t> TransposePermOf(const Op& transpose);
+
 // The `constant` op defining `v`, or nullptr.
 const Op* LiteralConstantOp(const Value* v);
 // The element value when `v` is a literal constant whose elements are all

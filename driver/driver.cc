@@ -347,16 +347,19 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     return 1;
   }
   SourceManager sm;
-  // Errors located in the graph print FILE:LINE:COL; an unreadable graph
-  // file is labelled with its name, everything else (flags, outputs, the
-  // machine's limits) with "hgc".
+  // Errors located in the graph print FILE:LINE:COL; a graph file that
+  // cannot be read at all is reported at FILE:1:1, so that every input
+  // error has that form; everything else (flags, outputs, the machine's
+  // limits) is labelled "hgc".
   auto fail = [&](const absl::Status& status) {
     err << FormatError(status, sm, "hgc");
     return 1;
   };
   absl::StatusOr<Module> module = ReadInput(options.input_file, sm);
   if (!module.ok()) {
-    err << FormatError(module.status(), sm, options.input_file);
+    const std::string file =
+        options.input_file == "-" ? "<stdin>" : options.input_file;
+    err << FormatError(module.status(), sm, absl::StrCat(file, ":1:1"));
     return 1;
   }
   absl::StatusOr<const Graph*> graph =

@@ -5,9 +5,9 @@
 //   - text that does not parse, or that the compiler refuses, must give a
 //     formatted "FILE:LINE:COL: error:" InvalidArgument or an Unimplemented;
 //   - a small graph that compiles must run at 1 and 2 threads on the
-//     driver's seeded random inputs, give the same bits on both thread
-//     counts' second executions as on their first, and agree with the
-//     reference interpreter as `hgc --run --check` judges.
+//     driver's seeded random inputs, give the same bits when run twice,
+//     and agree with the reference interpreter as `hgc --run --check`
+//     judges.
 // Anything else traps, which libFuzzer reports as a crash.
 //
 //   bazel build --config=fuzz //fuzz:compile_fuzzer
@@ -16,6 +16,7 @@
 //
 // Without --config=fuzz the same target builds with a small main() that
 // runs the entry point over the files named on the command line.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -129,8 +130,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<Module> module = ParseModule(text, "fuzz.graph", sm);
   if (!module.ok() || module->graphs().empty()) return 0;
   const Graph& graph = *module->graphs().front();
-  // The reference runs only graphs that verify; the compiler must then
-  // refuse the others with a diagnostic, which CompileAndCheck checks.
+  // The module parsed, so it verified: every graph compiles or is refused
+  // with a diagnostic. Only small ones also run (the entry graph is the
+  // first, as CompileText picks it).
   std::vector<Tensor> inputs;
   absl::StatusOr<BoundedResults> reference =
       absl::FailedPreconditionError("not run");

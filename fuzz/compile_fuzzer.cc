@@ -16,7 +16,6 @@
 //
 // Without --config=fuzz the same target builds with a small main() that
 // runs the entry point over the files named on the command line.
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -30,9 +29,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "frontend/parser.h"
+#include "fuzz/differential.h"
 #include "hgc/hgc.h"
 #include "ir/graph.h"
-#include "reference/check.h"
 #include "reference/error_bound.h"
 #include "support/random_inputs.h"
 #include "support/source_location.h"
@@ -75,13 +74,8 @@ int64_t TotalElements(const Graph& graph) {
   return total;
 }
 
-bool SameBits(const Tensor& a, const Tensor& b) {
-  return a.type() == b.type() && a.size_in_bytes() == b.size_in_bytes() &&
-         std::equal(a.raw(), a.raw() + a.size_in_bytes(), b.raw());
-}
-
-// Compiles `text` at `threads`, runs it twice and judges the first run
-// against `reference`.
+// Compiles `text` at `threads`; when `reference` is given, runs it and
+// judges it as the differential fuzzer does (CheckExecutions).
 void CompileAndCheck(absl::string_view text, int threads,
                      absl::Span<const Tensor> inputs,
                      const BoundedResults* reference) {
@@ -96,27 +90,9 @@ void CompileAndCheck(absl::string_view text, int threads,
          compiled.status().ToString(), text);
   }
   if (reference == nullptr) return;
-  absl::Status bound = (*compiled)->SetConstants(inputs);
-  if (!bound.ok()) Fail("SetConstants", bound.ToString(), text);
-  std::vector<Tensor> runs[2];
-  for (auto& run : runs) {
-    absl::StatusOr<std::vector<Tensor>> outputs = (*compiled)->Execute(inputs);
-    if (!outputs.ok()) Fail("Execute", outputs.status().ToString(), text);
-    run = *std::move(outputs);
-  }
-  for (size_t i = 0; i < runs[0].size(); ++i) {
-    if (!SameBits(runs[0][i], runs[1][i])) {
-      Fail("two executions differ", absl::StrCat("out", i), text);
-    }
-  }
-  absl::StatusOr<std::vector<CompareResult>> results =
-      CompareWithReference(*reference, runs[0]);
-  if (!results.ok()) Fail("compare", results.status().ToString(), text);
-  for (size_t i = 0; i < results->size(); ++i) {
-    if (!(*results)[i].ok()) {
-      Fail(absl::StrCat("threads ", threads, ": out", i, " disagrees"),
-           (*results)[i].Summary(), text);
-    }
+  std::string failed = CheckExecutions(**compiled, inputs, *reference);
+  if (!failed.empty()) {
+    Fail(absl::StrCat("threads ", threads, ": run"), failed, text);
   }
 }
 

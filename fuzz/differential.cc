@@ -80,6 +80,51 @@ bool SameBits(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
+std::string CheckExecutions(CompiledGraph& compiled,
+                            absl::Span<const Tensor> inputs,
+                            const BoundedResults& reference,
+                            int64_t* outputs_compared) {
+  absl::Status bound = compiled.SetConstants(inputs);
+  if (!bound.ok()) return absl::StrCat("SetConstants: ", bound.ToString());
+  std::vector<Tensor> runs[2];
+  for (auto& run : runs) {
+    absl::StatusOr<std::vector<Tensor>> outputs = compiled.Execute(inputs);
+    if (!outputs.ok()) {
+      return absl::StrCat("Execute: ", outputs.status().ToString());
+    }
+    run = std::move(*outputs);
+  }
+  const std::vector<Tensor>& expected = reference.values;
+  if (runs[0].size() != expected.size()) {
+    return absl::StrCat(runs[0].size(), " outputs, expected ", expected.size());
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Tensor& actual = runs[0][i];
+    const Tensor& want = expected[i];
+    if (actual.type() != want.type()) {
+      return absl::StrCat("out", i, " is ", actual.type().ToString(),
+                          ", expected ", want.type().ToString());
+    }
+    if (!SameBits(actual, runs[1][i])) {
+      return absl::StrCat("out", i, " differs between two executions");
+    }
+  }
+  // --check's model: the reference's error bound beside its tolerance.
+  absl::StatusOr<std::vector<CompareResult>> results =
+      CompareWithReference(reference, runs[0]);
+  if (!results.ok()) {
+    return absl::StrCat("compare: ", results.status().message());
+  }
+  for (size_t i = 0; i < results->size(); ++i) {
+    if (expected[i].num_elements() == 0) continue;
+    if (outputs_compared != nullptr) ++*outputs_compared;
+    if (!(*results)[i].ok()) {
+      return absl::StrCat("out", i, ": ", (*results)[i].Summary());
+    }
+  }
+  return "";
+}
+
 std::string RunOneSeed(uint64_t seed, const FuzzOptions& options,
                        std::string* text, bool* unimplemented,
                        GraphKind* kind, int64_t* outputs_compared) {
@@ -139,54 +184,9 @@ std::string RunOneSeed(uint64_t seed, const FuzzOptions& options,
       return absl::StrCat("threads ", threads, ": compile: ",
                           compiled.status().ToString());
     }
-    absl::Status bound = (*compiled)->SetConstants(inputs);
-    if (!bound.ok()) {
-      return absl::StrCat("threads ", threads, ": SetConstants: ",
-                          bound.ToString());
-    }
-    std::vector<Tensor> runs[2];
-    for (auto& run : runs) {
-      absl::StatusOr<std::vector<Tensor>> outputs =
-          (*compiled)->Execute(inputs);
-      if (!outputs.ok()) {
-        return absl::StrCat("threads ", threads, ": Execute: ",
-                            outputs.status().ToString());
-      }
-      run = std::move(*outputs);
-    }
-    const std::vector<Tensor>& expected = reference->values;
-    if (runs[0].size() != expected.size()) {
-      return absl::StrCat("threads ", threads, ": ", runs[0].size(),
-                          " outputs, expected ", expected.size());
-    }
-    for (size_t i = 0; i < expected.size(); ++i) {
-      const Tensor& actual = runs[0][i];
-      const Tensor& want = expected[i];
-      if (actual.type() != want.type()) {
-        return absl::StrCat("threads ", threads, ": out", i, " is ",
-                            actual.type().ToString(), ", expected ",
-                            want.type().ToString());
-      }
-      if (!SameBits(actual, runs[1][i])) {
-        return absl::StrCat("threads ", threads, ": out", i,
-                            " differs between two executions");
-      }
-    }
-    // --check's model: the reference's error bound beside its tolerance.
-    absl::StatusOr<std::vector<CompareResult>> results =
-        CompareWithReference(*reference, runs[0]);
-    if (!results.ok()) {
-      return absl::StrCat("threads ", threads, ": compare: ",
-                          results.status().message());
-    }
-    for (size_t i = 0; i < results->size(); ++i) {
-      if (expected[i].num_elements() == 0) continue;
-      ++*outputs_compared;
-      if (!(*results)[i].ok()) {
-        return absl::StrCat("threads ", threads, ": out", i, ": ",
-                            (*results)[i].Summary());
-      }
-    }
+    std::string failed =
+        CheckExecutions(**compiled, inputs, *reference, outputs_compared);
+    if (!failed.empty()) return absl::StrCat("threads ", threads, ": ", failed);
   }
   return "";
 }

@@ -23,7 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "fuzz/graph_generator.h"
+#include "hgc/hgc.h"
+#include "ir/tensor.h"
+#include "reference/error_bound.h"
 
 namespace hgc {
 
@@ -61,6 +65,16 @@ struct FuzzStats {
   // Graphs per kind, indexed by GraphKind.
   std::vector<int64_t> per_kind = std::vector<int64_t>(std::size(kAllGraphKinds));
 };
+
+// Binds `inputs` as constants, runs `compiled` twice and judges it as
+// `hgc --run --check` does: the two runs must agree bit for bit, and the
+// first with `reference` (the interpreter's values and error bounds for
+// the same inputs) within --check's tolerances. Returns the empty string on
+// success, else what failed; counts the non-empty outputs compared.
+std::string CheckExecutions(CompiledGraph& compiled,
+                            absl::Span<const Tensor> inputs,
+                            const BoundedResults& reference,
+                            int64_t* outputs_compared = nullptr);
 
 // Runs options.count seeds from options.first_seed. Progress and failures
 // go to `log`.

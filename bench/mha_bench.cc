@@ -72,7 +72,7 @@ absl::StatusOr<const Graph*> BuildMha(Module& module, const Mha& mha,
   Value* v = g->AddParam("v", qkv);
   Value* mask = g->AddParam("mask", TensorType(DType::kF32, {b, 1, 1, s}));
   absl::StatusOr<Value*> scale = builder.Splat(
-      1.0 / std::sqrt(static_cast<double>(d)), TensorType(DType::kF32, {}));
+      1.0 / std::sqrt(static_cast<double>(d)), TensorType(DType::kF32));
   if (!scale.ok()) return scale.status();
   absl::StatusOr<Value*> x = builder.Matmul(q, k, false, true);
   if (x.ok()) x = builder.Binary("mul", *x, *scale);

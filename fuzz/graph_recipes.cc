@@ -231,11 +231,11 @@ Value* Generator::ExtraScoreOp(Value* s, int64_t b, int64_t h, int64_t sq,
   const DType sd = s->type().dtype;
   auto scalar = [&](double value) {
     return Op("constant", {}, {{"value", Attribute::Float(value)}},
-              {TensorType(sd, {})});
+              {TensorType(sd)});
   };
   switch (rng_.Int(0, 3)) {
     case 0: {
-      Value* scale = rng_.Chance(0.5) ? Input(TensorType(sd, {}))
+      Value* scale = rng_.Chance(0.5) ? Input(TensorType(sd))
                                       : Input(TensorType(sd, {1, h, 1, 1}));
       return Op(rng_.Chance(0.5) ? "mul" : "div", {s, scale});
     }
@@ -299,9 +299,9 @@ Value* Generator::Attention() {
   if (rng_.Chance(0.2)) {
     // Q scaled by a literal or by a scalar given at run time.
     Value* c = rng_.Chance(0.3)
-                   ? Input(TensorType(d, {}))
+                   ? Input(TensorType(d))
                    : Op("constant", {}, {{"value", Attribute::Float(scale)}},
-                        {TensorType(d, {})});
+                        {TensorType(d)});
     if (c == nullptr) return nullptr;
     q = Op(rng_.Chance(0.8) ? "mul" : "div", {q, c});
     if (q == nullptr) return nullptr;
@@ -315,11 +315,11 @@ Value* Generator::Attention() {
     if (k == nullptr || !rng_.Chance(0.2)) return k;
     const int form = static_cast<int>(rng_.Int(0, 3));
     Value* c =
-        form == 2 ? Input(TensorType(d, {}))
+        form == 2 ? Input(TensorType(d))
                   : Op("constant", {},
                        {{"value",
                          Attribute::Float(form == 3 ? 2.0 : std::sqrt(scale))}},
-                       {TensorType(d, {})});
+                       {TensorType(d)});
     if (c == nullptr) return nullptr;
     return rng_.Chance(0.5) ? Op("mul", {k, c}) : Op("mul", {c, k});
   };
@@ -348,7 +348,7 @@ Value* Generator::Attention() {
     Value* c = Op(
         "constant", {},
         {{"value", Attribute::Float(rng_.Chance(0.5) ? scale : std::sqrt(dh))}},
-        {TensorType(sd, {})});
+        {TensorType(sd)});
     if (c == nullptr) return nullptr;
     s = Op(rng_.Chance(0.7) ? "mul" : "div", {s, c});
     if (s == nullptr) return nullptr;
@@ -374,7 +374,7 @@ Value* Generator::Attention() {
       Value* neg =
           Op("constant", {},
              {{"value", Attribute::Float(rng_.Chance(0.5) ? -1e9 : -3.0e38)}},
-             {TensorType(sd, {})});
+             {TensorType(sd)});
       if (neg == nullptr) return nullptr;
       s = Op("select", {cond, s, neg});
       break;

@@ -39,7 +39,7 @@ TEST(BuilderTest, PrinterSkipsDefaultsAndAvoidsNameClashes) {
   Value* t = *builder.Matmul(a, a, /*transpose_a=*/false, /*transpose_b=*/true);
   AttrMap attrs = {{"axis", Attribute::Int(-1)}};
   Value* s = *builder.Create("softmax", {t}, attrs);
-  Value* c = *builder.Splat(0.5, TensorType(DType::kF32, {}));
+  Value* c = *builder.Splat(0.5, TensorType(DType::kF32));
   Value* m = *builder.Binary("mul", s, c);
   g->SetResults({m, t});
   g->SetDeclaredResultTypes({m->type(), t->type()});

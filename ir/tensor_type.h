@@ -38,6 +38,8 @@ struct TensorType {
   Shape shape;
 
   TensorType() = default;
+  // A scalar (rank 0) of `dtype`.
+  explicit TensorType(DType dtype) : dtype(dtype) {}
   TensorType(DType dtype, Shape shape) : dtype(dtype), shape(std::move(shape)) {}
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }

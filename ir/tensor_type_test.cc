@@ -7,7 +7,7 @@ namespace {
 
 TEST(TensorTypeTest, PrintsCanonically) {
   EXPECT_EQ(TensorType(DType::kF32, {128, 512}).ToString(), "f32[128, 512]");
-  EXPECT_EQ(TensorType(DType::kBF16, {}).ToString(), "bf16[]");
+  EXPECT_EQ(TensorType(DType::kBF16).ToString(), "bf16[]");
   EXPECT_EQ(TensorType(DType::kBool, {0, 3}).ToString(), "bool[0, 3]");
 }
 
@@ -15,7 +15,7 @@ TEST(TensorTypeTest, CountsElementsAndBytes) {
   TensorType t(DType::kF16, {2, 3, 4});
   EXPECT_EQ(t.NumElements(), 24);
   EXPECT_EQ(t.SizeInBytes(), 48);
-  EXPECT_EQ(TensorType(DType::kS32, {}).NumElements(), 1);
+  EXPECT_EQ(TensorType(DType::kS32).NumElements(), 1);
 }
 
 TEST(CheckedNumElementsTest, RejectsOverflowAndNegativeDims) {

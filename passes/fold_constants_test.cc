@@ -26,7 +26,7 @@ TEST(FoldConstantsTest, ValueAttrIsASplatOrAList) {
   Tensor b = *Tensor::Create(TensorType(DType::kBool, {2}));
   b.SetDouble(0, 1);
   EXPECT_EQ(ConstantValueAttr(b)->ToString(), "[true, false]");
-  Tensor i = *Tensor::Create(TensorType(DType::kS8, {}));
+  Tensor i = *Tensor::Create(TensorType(DType::kS8));
   i.SetDouble(0, -7);
   EXPECT_EQ(ConstantValueAttr(i)->ToString(), "-7");
 }

@@ -181,7 +181,7 @@ const Op* LiteralConstantOp(const Value* v) {
 }
 
 double RoundToDType(double v, DType dtype) {
-  absl::StatusOr<Tensor> t = Tensor::Create(TensorType(dtype, {}));
+  absl::StatusOr<Tensor> t = Tensor::Create(TensorType(dtype));
   HGC_CHECK(t.ok());
   t->SetDouble(0, v);
   return t->GetDouble(0);

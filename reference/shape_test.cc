@@ -86,8 +86,7 @@ TEST(ConstantTest, FillsEveryElement) {
                   TensorType(DType::kF32, {2, 2}));
   EXPECT_EQ(r.type(), TensorType(DType::kF32, {2, 2}));
   ExpectValues(r, {1.5, 1.5, 1.5, 1.5});
-  ExpectValues(Eval("constant", {}, {{"value", I(3)}},
-                    TensorType(DType::kF32, {})),
+  ExpectValues(Eval("constant", {}, {{"value", I(3)}}, TensorType(DType::kF32)),
                {3});
   ExpectValues(Eval("constant", {}, {{"value", I(-7)}},
                     TensorType(DType::kS8, {3})),

@@ -43,7 +43,7 @@ TEST(NpyTest, RoundTripsEveryDType) {
 }
 
 TEST(NpyTest, ScalarsAndVectorsUseNumpyTupleSyntax) {
-  Tensor scalar = *Tensor::Create(TensorType(DType::kF32, {}));
+  Tensor scalar = *Tensor::Create(TensorType(DType::kF32));
   EXPECT_NE(SerializeNpy(scalar).find("'shape': ()"), std::string::npos);
   Tensor vec = *Tensor::Create(TensorType(DType::kF32, {5}));
   EXPECT_NE(SerializeNpy(vec).find("'shape': (5,)"), std::string::npos);

@@ -61,6 +61,9 @@ void AppendNested(const Tensor& t, int dim, int64_t& index, std::string& out) {
 }
 
 std::string DescribeTensor(const Tensor& t) {
+  // As numpy prints an empty array, whatever its shape: nested brackets
+  // for f32[4294967296, 0] would be gigabytes of "[], ".
+  if (t.num_elements() == 0) return "[]";
   if (t.num_elements() <= kMaxPrintedElements) {
     std::string out;
     int64_t index = 0;

@@ -62,6 +62,38 @@ void TimeRuns(const std::function<absl::Status()>& fn, int count,
   }
 }
 
+// Runs `exe` `runs` times timing each step; each step's median and the
+// median of the per-run sums.
+absl::Status ProfileSteps(Executable& exe, absl::Span<const void* const> inputs,
+                          absl::Span<void* const> outputs, int runs,
+                          BenchResult& result) {
+  const std::vector<Step>& steps = exe.program().steps;
+  std::vector<std::vector<double>> per_step(steps.size());
+  std::vector<double> totals;
+  std::vector<double> seconds(steps.size());
+  for (int run = 0; run < runs; ++run) {
+    std::fill(seconds.begin(), seconds.end(), 0.0);
+    HGC_RETURN_IF_ERROR(
+        exe.ExecuteProfiled(inputs, outputs, absl::MakeSpan(seconds)));
+    double total = 0;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      per_step[s].push_back(seconds[s]);
+      total += seconds[s];
+    }
+    totals.push_back(total);
+  }
+  for (size_t s = 0; s < steps.size(); ++s) {
+    StepProfile step;
+    step.name = steps[s].name;
+    step.kind = steps[s].host ? "host" : steps[s].shared ? "copy" : "native";
+    step.median_ms = Median(per_step[s]) * 1e3;
+    result.profile.push_back(std::move(step));
+  }
+  result.profile_runs = runs;
+  result.profile_total_ms = Median(totals) * 1e3;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 double MatmulFlops(const Graph& graph) { return MatmulFlopsDepth(graph, 0); }
@@ -250,6 +282,10 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
       CheckAgreement(entry, params, hgc_out, base_out, config, result));
   HGC_RETURN_IF_ERROR(
       TimeAlternating(run_hgc, run_base, release_base, config, result));
+  if (config.profile) {
+    HGC_RETURN_IF_ERROR(
+        ProfileSteps(*exe, in_ptrs, out_ptrs, result.iters, result));
+  }
   return result;
 }
 
@@ -276,6 +312,26 @@ void PrintBenchResult(const BenchResult& r, std::ostream& out) {
   out << "check: " << (r.agree ? "PASS" : "FAIL")
       << " (hgc vs baseline, and vs the reference interpreter where they "
          "differ)\n";
+  if (r.profile_runs > 0) PrintProfile(r, out);
+}
+
+void PrintProfile(const BenchResult& r, std::ostream& out) {
+  out << absl::StrFormat(
+      "profile: hgc's %d step%s, median of %d runs each (wall time on the "
+      "calling thread: waking the pool and waiting for its slowest thread "
+      "included)\n",
+      r.profile.size(), r.profile.size() == 1 ? "" : "s", r.profile_runs);
+  out << absl::StrFormat("  %4s  %-6s  %10s  %6s  %s\n", "#", "kind",
+                         "median ms", "share", "step");
+  const double total = r.profile_total_ms;
+  for (size_t s = 0; s < r.profile.size(); ++s) {
+    const StepProfile& step = r.profile[s];
+    out << absl::StrFormat(
+        "  %4d  %-6s  %10.4f  %5.1f%%  %s\n", s, step.kind, step.median_ms,
+        total > 0 ? 100 * step.median_ms / total : 0.0, step.name);
+  }
+  out << absl::StrFormat("  %4s  %-6s  %10.4f  (median of the runs' sums)\n",
+                         "", "total", total);
 }
 
 absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
@@ -285,6 +341,7 @@ absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
   config.threading = options.threading;
   config.pipeline = options.pipeline.empty() ? "O2" : options.pipeline;
   config.iters = options.bench_iters;
+  config.profile = options.profile;
   config.seed = options.seed;
   if (options.atol >= 0 || options.rtol >= 0) {
     // Per-output dtype defaults are replaced only where a flag is given;

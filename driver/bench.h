@@ -65,6 +65,19 @@ struct BenchConfig {
   // compared with what the machine gave in the same round; the values come
   // back in BenchResult::round_probes.
   std::function<double()> round_probe;
+  // After the timed rounds, run hgc as many more times as it was timed,
+  // timing each step (Executable::ExecuteProfiled) into
+  // BenchResult::profile.
+  bool profile = false;
+};
+
+// One step of hgc's compiled graph in a profile (`--bench --profile`).
+struct StepProfile {
+  std::string name;  // the step's function, as in --emit=loops
+  // "native" (generated code on the pool), "copy" (a shared copy on the
+  // pool) or "host" (run on the calling thread: an interpreter fallback).
+  std::string kind;
+  double median_ms = 0;  // wall time on the calling thread, waits included
 };
 
 struct BenchResult {
@@ -96,6 +109,11 @@ struct BenchResult {
   // Per round: each side's median time (ms) and round_probe's value (empty
   // without a probe).
   std::vector<double> round_hgc_ms, round_baseline_ms, round_probes;
+  // With BenchConfig::profile: each step's median over profile_runs runs,
+  // in execution order, and the median of the runs' step sums.
+  std::vector<StepProfile> profile;
+  int profile_runs = 0;
+  double profile_total_ms = 0;
 
   // round_speedup when measured, else the ratio of the overall medians.
   double speedup() const {
@@ -127,6 +145,8 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
 
 // Prints `result` in the driver's format (see README.md, `--bench`).
 void PrintBenchResult(const BenchResult& result, std::ostream& out);
+// Its profile table alone (PrintBenchResult ends with it when there is one).
+void PrintProfile(const BenchResult& result, std::ostream& out);
 
 // The driver's --bench: BenchGraph with the options' --threads,
 // --bench-iters, --seed, --pipeline/-O, --atol/--rtol; prints the report.

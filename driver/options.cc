@@ -51,6 +51,9 @@ Actions (default: --emit=ir):
                         GFLOP/s (matmuls: 2*M*N*K), speedup; checks that
                         both agree (exit 1 if not)
   --bench-iters N       timed runs per side (default: about 0.5 s each)
+  --profile             with --bench: then time each of hgc's steps over as
+                        many runs and print a table: step, kind (native,
+                        copy, host), median ms and share of the run
   --list-passes         print every pass (with options) and named pipeline
 
 Passes:
@@ -269,6 +272,9 @@ absl::StatusOr<bool> ApplyActionFlag(Flag& flag, DriverOptions& options) {
   } else if (name == "bench-iters") {
     HGC_ASSIGN_OR_RETURN(int64_t n, flag.Int(1, 10000000));
     options.bench_iters = static_cast<int>(n);
+  } else if (name == "profile") {
+    HGC_RETURN_IF_ERROR(flag.NoValue());
+    options.profile = true;
   } else if (name == "rtol" || name == "atol") {
     HGC_ASSIGN_OR_RETURN(double d, flag.NonNegative());
     (name == "rtol" ? options.rtol : options.atol) = d;
@@ -351,6 +357,9 @@ absl::Status CheckActions(DriverOptions& options) {
   }
   if (!options.bench && options.bench_iters != 0) {
     return FlagError("--bench-iters needs --bench");
+  }
+  if (!options.bench && options.profile) {
+    return FlagError("--profile needs --bench");
   }
   if (!options.target_cpu.empty() && !options.emit_llvm &&
       !options.emit_asm) {

@@ -60,6 +60,8 @@ struct DriverOptions {
   bool bench = false;
   // --bench-iters N: timed runs per side (0: about 0.5 s each).
   int bench_iters = 0;
+  // --profile: with --bench, also time each of hgc's steps.
+  bool profile = false;
 };
 
 // Parses argv (without argv[0]). Accepts `--flag=value` and `--flag value`;

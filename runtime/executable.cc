@@ -1,8 +1,10 @@
 #include "runtime/executable.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "support/aligned_buffer.h"
 #include "support/status_macros.h"
@@ -52,9 +54,18 @@ void Executable::ReleaseScratch(std::unique_ptr<Scratch> scratch) {
 
 absl::Status Executable::RunSteps(const std::vector<Step>& steps,
                                   Scratch& scratch, const void* const* inputs,
-                                  void* const* outputs) {
+                                  void* const* outputs, double* step_seconds) {
   for (size_t s = 0; s < steps.size(); ++s) {
     const Step& step = steps[s];
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point start =
+        step_seconds != nullptr ? Clock::now() : Clock::time_point();
+    // Runs on every exit from this iteration (continue included).
+    absl::Cleanup timed = [&] {
+      if (step_seconds == nullptr) return;
+      step_seconds[s] +=
+          std::chrono::duration<double>(Clock::now() - start).count();
+    };
     std::vector<void*>& table = scratch.pointers[s];
     for (size_t b = 0; b < step.buffers.size(); ++b) {
       const BufferRef& ref = step.buffers[b];
@@ -132,6 +143,17 @@ absl::Status Executable::SetConstants(absl::Span<const Tensor> params) {
 
 absl::Status Executable::Execute(absl::Span<const void* const> inputs,
                                  absl::Span<void* const> outputs) {
+  return ExecuteProfiled(inputs, outputs, {});
+}
+
+absl::Status Executable::ExecuteProfiled(absl::Span<const void* const> inputs,
+                                         absl::Span<void* const> outputs,
+                                         absl::Span<double> step_seconds) {
+  if (!step_seconds.empty() && step_seconds.size() != program_.steps.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ExecuteProfiled: expected ", program_.steps.size(),
+                     " step times (one per step), got ", step_seconds.size()));
+  }
   if (!constants_bound_) {
     return absl::FailedPreconditionError(
         "the graph has const parameters: call SetConstants first");
@@ -145,7 +167,8 @@ absl::Status Executable::Execute(absl::Span<const void* const> inputs,
   }
   std::unique_ptr<Scratch> scratch = AcquireScratch();
   absl::Status status =
-      RunSteps(program_.steps, *scratch, inputs.data(), outputs.data());
+      RunSteps(program_.steps, *scratch, inputs.data(), outputs.data(),
+               step_seconds.empty() ? nullptr : step_seconds.data());
   ReleaseScratch(std::move(scratch));
   return status;
 }

@@ -110,12 +110,22 @@ class Executable {
   // Convenience: allocates the outputs (not allocation-free).
   absl::StatusOr<std::vector<Tensor>> Execute(absl::Span<const Tensor> params);
 
+  // Execute, also adding each main step's wall time, as the calling thread
+  // sees it (waking the pool and waiting for its slowest thread included),
+  // to step_seconds[i]: one entry per program().steps entry
+  // (InvalidArgument otherwise). For profiles (`hgc --bench --profile`).
+  absl::Status ExecuteProfiled(absl::Span<const void* const> inputs,
+                               absl::Span<void* const> outputs,
+                               absl::Span<double> step_seconds);
+
  private:
   struct Scratch;
   std::unique_ptr<Scratch> AcquireScratch();
   void ReleaseScratch(std::unique_ptr<Scratch> scratch);
+  // Adds each step's wall time to step_seconds[i] when it is not null.
   absl::Status RunSteps(const std::vector<Step>& steps, Scratch& scratch,
-                        const void* const* inputs, void* const* outputs);
+                        const void* const* inputs, void* const* outputs,
+                        double* step_seconds = nullptr);
 
   Program program_;
   std::shared_ptr<void> code_owner_;

@@ -1,6 +1,7 @@
 #include "runtime/executable.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -247,6 +248,38 @@ TEST(ExecutableTest, AFailingInitStepFailsSetConstants) {
   // The constants are not usable: Execute refuses to run on them.
   EXPECT_EQ(exe.Execute(params).status().code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+// Each step's wall time lands in its own entry and accumulates over runs.
+// A host step that sleeps gives a lower bound that holds on any machine.
+TEST(ExecutableTest, ExecuteProfiledAddsEachStepsTime) {
+  Program p = MakeProgram();
+  Step sleepy;
+  sleepy.name = "sleepy";
+  sleepy.host = [](void* const*) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    return absl::OkStatus();
+  };
+  p.steps.push_back(sleepy);
+  Executable exe(std::move(p), nullptr, 2);
+  std::vector<Tensor> params = MakeParams(1.0f);
+  ASSERT_TRUE(exe.SetConstants(params).ok());
+  Tensor out = *Tensor::Create(TensorType(DType::kF32, {kSize}));
+  const void* inputs[] = {params[0].raw(), nullptr};
+  void* outputs[] = {out.mutable_raw()};
+  std::vector<double> seconds(2, 0.0);
+  ASSERT_TRUE(
+      exe.ExecuteProfiled(inputs, outputs, absl::MakeSpan(seconds)).ok());
+  ExpectResult(out.data<float>(), 1.0f);
+  EXPECT_GT(seconds[0], 0.0);
+  EXPECT_GE(seconds[1], 0.003);
+  const double first = seconds[1];
+  ASSERT_TRUE(
+      exe.ExecuteProfiled(inputs, outputs, absl::MakeSpan(seconds)).ok());
+  EXPECT_GE(seconds[1], first + 0.003);
+  std::vector<double> wrong(1, 0.0);
+  EXPECT_EQ(exe.ExecuteProfiled(inputs, outputs, absl::MakeSpan(wrong)).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ExecutableTest, RejectsWrongArguments) {

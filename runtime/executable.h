@@ -112,8 +112,9 @@ class Executable {
 
   // Execute, also adding each main step's wall time, as the calling thread
   // sees it (waking the pool and waiting for its slowest thread included),
-  // to step_seconds[i]: one entry per program().steps entry
-  // (InvalidArgument otherwise). For profiles (`hgc --bench --profile`).
+  // to step_seconds[i]: one entry per program().steps entry, or none to
+  // time nothing (InvalidArgument otherwise). For profiles
+  // (`hgc --bench --profile`).
   absl::Status ExecuteProfiled(absl::Span<const void* const> inputs,
                                absl::Span<void* const> outputs,
                                absl::Span<double> step_seconds);

@@ -57,6 +57,17 @@ constexpr float kErfcxQ[] = {
     0.18967849016189575f,  -0.12735643982887268f, -0.13858844339847565f,
     0.059153567999601364f, 0.08724775165319443f,  -0.04873886704444885f};
 
+// gelu's tail: -erfcx(a) / 2 = t Q(t - kGeluT0) with t = 4 / (4 + c),
+// c = a sqrt 2 in [0, 15], fitted toward minimax relative error (0.15 ulp
+// before rounding to f32). A constant larger than 4 needs fewer terms but
+// makes Q steeper near c = 0; a smaller one needs more terms.
+constexpr float kGeluT0 = 0.6052631735801697f;
+constexpr float kGeluQ[] = {-0.2255709171295166f,   -0.39901062846183777f,
+                            -0.5215898156166077f,   -0.4799332618713379f,
+                            -0.2620345652103424f,   -0.014037920162081718f,
+                            0.08799386769533157f,   0.03392409905791283f,
+                            -0.027451274916529655f, -0.017177334055304527f};
+
 // IR for one input shape: f32 scalar or vector `ty`, with i32 lanes `ity`.
 class MathBuilder {
  public:
@@ -377,26 +388,52 @@ llvm::Value* EmitSigmoid(llvm::IRBuilder<>& b, llvm::Value* x) {
 
 llvm::Value* EmitGeluErf(llvm::IRBuilder<>& b, llvm::Value* x) {
   MathBuilder m(b, x->getType());
-  llvm::Value* y = m.Mul(x, m.C(0.70710678118654752));
-  llvm::Value* a = m.Abs(y);
-  // |y| < 0.875: Phi = (1 + erf(y)) / 2 >= 0.11, no cancellation.
-  llvm::Value* small = m.Mul(x, m.Fma(m.C(0.5), ErfSmall(m, y), m.C(0.5)));
-  // Otherwise x/2 erfc(|y|) = x/2 erfcx(|y|) e^(-x^2/2): x^2/2 = (h + l)/2
-  // exactly, so the tail keeps its relative accuracy even where the result
-  // is 1e-40; the rounded y only feeds erfcx, which is insensitive to it.
-  // Clamps: beyond |x| = 15 the tail is 0 and x - tail is x.
-  llvm::Value* xc = m.AtMost(m.AtLeast(x, -15.0), 15.0);
-  llvm::Value* h = m.Mul(xc, xc);
-  llvm::Value* l = m.Fma(xc, xc, m.Neg(h));
-  llvm::Value* tail_scale =
-      m.Mul(m.Mul(m.C(0.5), xc), ErfcxLarge(m, m.AtMost(a, 10.6)));
-  llvm::Value* tail =
-      ExpCore(m, m.Mul(m.C(-0.5), h), m.Mul(m.C(-0.5), l), tail_scale);
-  llvm::Value* big = m.Select(m.Ge(x, m.C(0.0)), m.Sub(x, tail), tail);
-  llvm::Value* r = m.Select(m.Lt(a, m.C(0.875)), small, big);
+  // One formula for every x, no branches to compute twice: with
+  // c = min(|x|, 15), tail = -c/2 erfc(c / sqrt 2) is gelu(x) for x < 0 and
+  // gelu(x) - x for x >= 0, and |tail| <= |x|/2, so neither side cancels.
+  // Beyond 15 the tail is 0 either way. minps(15, |x|) lets a NaN through,
+  // and every step below keeps it NaN, down to the result.
+  llvm::Value* c = m.Abs(x);
+  c = m.Select(m.Lt(m.C(15.0), c), m.C(15.0), c);
+  // tail = c t Q(t - kGeluT0) e^(-c^2/2) with t = 4 / (4 + c). t's rounding
+  // errors are carried as t = t0 (1 + corr/4): d_err is the exact error of
+  // d = 4 + c (Fast2Sum in either operand order: 4 and d - 4 are multiples
+  // of ulp(d)), and 4 - t0 (d + d_err) = corr is exact but for one rounding
+  // far below its size. Q's variable gets the correction too: its slope
+  // near c = 0 would turn t's error into ~2 ulp.
+  llvm::Value* k = m.C(4.0);
+  llvm::Value* d = m.Add(k, c);
+  llvm::Value* d_err = m.Sub(c, m.Sub(d, k));
+  llvm::Value* t0 = m.Div(k, d);
+  llvm::Value* corr = m.Fma(m.Neg(t0), d_err, m.Fma(m.Neg(t0), d, k));
+  llvm::Value* q = m.Poly(
+      m.Fma(corr, m.Mul(t0, m.C(0.25)), m.Sub(t0, m.C(kGeluT0))), kGeluQ);
+  // e^(-c^2/2) = 2^n e^r with c^2 = h + l exactly, so the tail keeps its
+  // relative accuracy down to the denormals, and t's factor (1 + corr/4)
+  // folded into r as + corr/4. n = round(-h/2 log2 e) is rounded by a shift
+  // whose low bits then hold n + 191, the exponent field of 2^(n + 64).
+  // h + 2 n ln2_hi is exact (see ReduceByLn2). The signs make r = w/2 a +0
+  // at c = 0, which keeps gelu(-0) = -0.
+  llvm::Value* h = m.Mul(c, c);
+  llvm::Value* l = m.Fma(c, c, m.Neg(h));
+  constexpr double kShift = 12582912.0 + 191;  // 1.5 * 2^23 + 127 + 64
+  llvm::Value* shifted = m.Fma(h, m.C(-0.5 * 1.44269504088896341), m.C(kShift));
+  llvm::Value* n = m.Sub(shifted, m.C(kShift));
+  llvm::Value* pow2 = b.CreateBitCast(
+      b.CreateShl(b.CreateBitCast(shifted, m.ity()), m.I(23)), x->getType());
+  llvm::Value* w_lo = m.Fma(
+      corr, m.C(0.5), m.Fma(n, m.C(-2 * 1.428606765330187045e-06), m.Neg(l)));
+  llvm::Value* w = m.Add(m.Fma(n, m.C(-2 * 0.693145751953125), m.Neg(h)), w_lo);
+  llvm::Value* r = m.Mul(w, m.C(0.5));
+  // u = c 2^(n + 64) t0 Q e^r (c 2^(n + 64) is exact), scaled by 2^-64 last
+  // so that a denormal result is rounded once.
+  llvm::Value* scale = m.Mul(m.Mul(m.Mul(c, pow2), t0), q);
+  llvm::Value* u =
+      m.Fma(r, m.Mul(scale, m.Fma(r, m.Poly(r, kExpShortP), m.C(1.0))), scale);
+  llvm::Value* tail = m.Mul(u, m.C(0x1p-64));
+  llvm::Value* result = m.Select(m.Ge(x, m.C(0.0)), m.Add(x, tail), tail);
   // -inf * Phi(-inf) = -inf * 0: NaN, as the reference interpreter says.
-  r = m.Select(b.CreateFCmpOEQ(x, m.C(-kInf)), m.C(kNaN), r);
-  return PassNan(m, x, r);
+  return m.Select(b.CreateFCmpOEQ(x, m.C(-kInf)), m.C(kNaN), result);
 }
 
 llvm::Value* EmitGeluTanh(llvm::IRBuilder<>& b, llvm::Value* x) {

@@ -14,6 +14,9 @@ arithmetic and printed rounded to f32:
   tanh   tanh(x) = x + x^3 P(x^2),          |x| <= 0.625,          deg 5
   erf    erf(x) = x + x P(x^2),             |x| <= 0.875,          deg 6
   erfcx  erfcx(a) = t Q(t - t0), t = 2/(2+a), a in [0.875, 10.6],  deg 8
+  gelu   -erfcx(c/sqrt 2)/2 = t Q(t - t0), t = 4/(4+c), c in [0, 15], deg 9
+         (least squares on Chebyshev nodes in t, reweighted (Lawson)
+         toward minimax relative error: 0.15 ulp before rounding)
 
 and the split constants of gelu's tanh form.
 
@@ -62,6 +65,37 @@ def exp2_fit(degree, nodes=300):
   return [c[j] for j in range(degree + 1)]
 
 
+def gelu_tail_fit(k=4, c_max=15, degree=9, nodes=600, iterations=50):
+  """Q and t0 of gelu's tail, -erfcx(c / sqrt 2) / 2 = t Q(t - t0) with
+  t = k / (k + c): least squares in relative error, each pass reweighting
+  the nodes by their error (Lawson's iteration toward minimax)."""
+  k, c_max = mp.mpf(k), mp.mpf(c_max)
+  t_lo, t_hi = k / (k + c_max), mp.mpf(1)
+  t0 = mp.mpf(f32((t_lo + t_hi) / 2))
+  ts = [(t_lo + t_hi) / 2 +
+        (t_hi - t_lo) / 2 * mp.cos(mp.pi * (i + mp.mpf(0.5)) / nodes)
+        for i in range(nodes)]
+
+  def q(t):
+    a = (k / t - k) / mp.sqrt(2)
+    return -mp.erfc(a) * mp.exp(a * a) / (2 * t)
+
+  ys = [q(t) for t in ts]
+  rows = [[(t - t0)**j for j in range(degree + 1)] for t in ts]
+  lawson = [mp.mpf(1)] * nodes
+  for _ in range(iterations):
+    w = [mp.sqrt(lawson[i]) / abs(ys[i]) for i in range(nodes)]
+    a = mp.matrix([[w[i] * x for x in rows[i]] for i in range(nodes)])
+    y = mp.matrix([w[i] * ys[i] for i in range(nodes)])
+    c = mp.lu_solve(a.T * a, a.T * y)
+    err = [abs(sum(c[j] * rows[i][j] for j in range(degree + 1)) - ys[i]) /
+           abs(ys[i]) for i in range(nodes)]
+    lawson = [lawson[i] * err[i] for i in range(nodes)]
+    total = sum(lawson)
+    lawson = [v / total for v in lawson]
+  return t0, [c[j] for j in range(degree + 1)]
+
+
 def main():
   h = mp.log(2) / 2
   exp_p = lambda r: (mp.exp(r) - 1 - r) / r**2 if r != 0 else mp.mpf(0.5)
@@ -96,6 +130,10 @@ def main():
 
   c, _ = cheb(q, t_lo - t0, t_hi - t0, 8)
   show('kErfcxQ', c)
+
+  t0, c = gelu_tail_fit()
+  print(f'kGeluT0 = {f32(t0)!r}f')
+  show('kGeluQ', c)
 
   # gelu(tanh) argument constants split as f32 high + f32 low parts.
   c1 = 2 * mp.sqrt(2 / mp.pi)

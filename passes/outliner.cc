@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/builder.h"
 #include "ir/clone.h"
@@ -20,13 +21,24 @@ Outliner::Outliner(Graph& graph, absl::string_view suffix,
 
 Value* Outliner::FillBody(const std::vector<Op*>& ops, Graph& body,
                           std::vector<Value*>& externals) {
+  // A matmul's operands stay parameters, constants included: its lowering
+  // takes them from the group's parameters (a const one prepacked once),
+  // and refuses an operand computed inside, which a copied constant is.
+  absl::flat_hash_set<const Value*> matmul_operands;
+  for (const Op* op : ops) {
+    if (op->kind_id() != OpKind::kMatmul) continue;
+    for (const Value* v : op->operands()) matmul_operands.insert(v);
+  }
   absl::flat_hash_map<const Value*, Value*> inside;
   for (const Op* op : ops) {
     std::vector<Value*> operands;
     for (Value* v : op->operands()) {
       auto it = inside.find(v);
       if (it == inside.end()) {
-        it = inside.emplace(v, Import(v, body, externals)).first;
+        it = inside
+                 .emplace(v, Import(v, body, externals,
+                                    !matmul_operands.contains(v)))
+                 .first;
       }
       operands.push_back(it->second);
     }
@@ -72,11 +84,13 @@ void Outliner::Finish() {
   EraseDeadOps(graph_);
 }
 
-// The body-side value for external `v`: a copy of a small literal constant,
-// or a new parameter.
-Value* Outliner::Import(Value* v, Graph& body, std::vector<Value*>& externals) {
+// The body-side value for external `v`: a copy of a small literal constant
+// (where `may_copy`), or a new parameter.
+Value* Outliner::Import(Value* v, Graph& body, std::vector<Value*>& externals,
+                        bool may_copy) {
   const Op* c = LiteralConstantOp(v);
-  if (c != nullptr && v->type().NumElements() <= inline_constant_elements_) {
+  if (may_copy && c != nullptr &&
+      v->type().NumElements() <= inline_constant_elements_) {
     return CloneOp(*c, body, nullptr, {})->result(0);
   }
   externals.push_back(v);

@@ -25,7 +25,8 @@ namespace hgc {
 // standing where the group's last op stood. Operands are the external
 // values in first-use order; the body's parameters carry their names, types
 // and const-ness (const when the value is const-only); literal constants of
-// at most `inline_constant_elements` elements are copied into the body; the
+// at most `inline_constant_elements` elements are copied into the body,
+// except a matmul's operands, which stay parameters; the
 // result takes the name and type of the last op. Call Outline for every
 // group, then Finish once.
 class Outliner {
@@ -46,7 +47,8 @@ class Outliner {
   void Finish();
 
  private:
-  Value* Import(Value* v, Graph& body, std::vector<Value*>& externals);
+  Value* Import(Value* v, Graph& body, std::vector<Value*>& externals,
+                bool may_copy);
 
   Graph& graph_;
   Module& module_;

@@ -13,12 +13,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "codegen/llvm/array_kernel.h"
+#include "codegen/llvm/vector_math_test_util.h"
 #include "gtest/gtest.h"
 #include "support/cpu_features.h"
 
@@ -30,54 +30,10 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kDenormMin = std::numeric_limits<float>::denorm_min();
 
-using Emitter = llvm::Value* (*)(llvm::IRBuilder<>&, llvm::Value*);
 using Reference = double (*)(double);
 
 llvm::Value* ExpNonPositive(llvm::IRBuilder<>& b, llvm::Value* x) {
   return EmitExpNonPositive(b, x);
-}
-
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-// Maps floats to integers monotonically (-0 and +0 both to 0).
-int64_t Ordinal(float f) {
-  int32_t i = static_cast<int32_t>(Bits(f));
-  return i < 0 ? int64_t{INT32_MIN} - i : i;
-}
-float FromOrdinal(int64_t o) {
-  return FromBits(
-      static_cast<uint32_t>(o < 0 ? static_cast<int32_t>(int64_t{INT32_MIN} - o)
-                                  : static_cast<int32_t>(o)));
-}
-int64_t UlpDistance(float got, float want) {
-  if (std::isnan(got) || std::isnan(want)) {
-    return std::isnan(got) && std::isnan(want) ? 0 : int64_t{1} << 40;
-  }
-  int64_t d = Ordinal(got) - Ordinal(want);
-  return d < 0 ? -d : d;
-}
-
-// Applies `emit` to `xs` through a JIT-compiled kernel.
-std::vector<float> Apply(Emitter emit, const std::vector<float>& xs,
-                         int width = 16, absl::string_view max_isa = "all") {
-  absl::StatusOr<ArrayKernel> kernel = ArrayKernel::Create(
-      {Elem::kF32}, Elem::kF32,
-      [emit](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& in) {
-        return emit(b, in[0]);
-      },
-      width, max_isa);
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
-  std::vector<float> ys(xs.size());
-  if (kernel.ok()) kernel->Run({xs.data()}, ys.data(), xs.size());
-  return ys;
 }
 
 // Sweep inputs: every 509th bit pattern plus dense runs of 2^15 floats on
@@ -135,9 +91,6 @@ ErrorReport Measure(const char* name, Emitter emit, Reference ref,
 }
 
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-// The erfc form is accurate in double for very negative x, where the
-// reference interpreter's 1 + erf(x) flushes to 0.
-double GeluErf(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
 double GeluTanh(double x) {
   const double z = 2 * std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x);
   return x / (1 + std::exp(-z));
@@ -335,53 +288,13 @@ TEST(VectorMathTest, Sigmoid) {
 }
 
 TEST(VectorMathTest, GeluErf) {
-  // The worst spots found by DISABLED_GeluErfExhaustive (4 ulp at -12.99,
+  // The worst spots found by vector_math_exhaustive_test (4 ulp at -12.99,
   // -1.858 and -0.1404), 0, and the underflow tail.
   ErrorReport r =
       Measure("gelu_erf", EmitGeluErf, GeluErf,
               SweepInputs({0.0f, -12.9914455f, -1.85797441f, -0.140400067f,
                            1e-3f, -13.0f, -14.1f, 5.0f}));
   EXPECT_LE(r.max_ulp, 4);
-}
-
-// Every float in [-15, 8] (outside, gelu is 0 or -0, x, or NaN: the sweep
-// above covers them), with the max error per region. Disabled here, it runs
-// as its own target, vector_math_exhaustive_test (BUILD.bazel).
-TEST(VectorMathTest, DISABLED_GeluErfExhaustive) {
-  const struct {
-    float lo, hi;
-  } regions[] = {{-15.0f, -13.2f}, {-13.2f, -3.0f}, {-3.0f, -0.5f},
-                 {-0.5f, 0.0f},    {0.0f, 0.5f},    {0.5f, 3.0f},
-                 {3.0f, 8.0f}};
-  int64_t worst = 0;
-  for (const auto& region : regions) {
-    int64_t max_ulp = 0, at_max = 0;
-    float worst_x = 0;
-    const int64_t end = Ordinal(region.hi);
-    std::vector<float> xs;
-    for (int64_t o = Ordinal(region.lo); o < end;) {
-      xs.clear();
-      for (; o < end && xs.size() < (1u << 24); ++o) {
-        xs.push_back(FromOrdinal(o));
-      }
-      const std::vector<float> ys = Apply(EmitGeluErf, xs);
-      for (size_t i = 0; i < xs.size(); ++i) {
-        const int64_t ulp =
-            UlpDistance(ys[i], static_cast<float>(GeluErf(xs[i])));
-        if (ulp > max_ulp) {
-          max_ulp = ulp;
-          at_max = 0;
-          worst_x = xs[i];
-        }
-        at_max += ulp == max_ulp;
-      }
-    }
-    std::printf("gelu_erf on [%g, %g): max %lld ulp (%lld times) at x = %.9g\n",
-                region.lo, region.hi, static_cast<long long>(max_ulp),
-                static_cast<long long>(at_max), worst_x);
-    worst = std::max(worst, max_ulp);
-  }
-  EXPECT_LE(worst, 4);
 }
 
 TEST(VectorMathTest, GeluTanh) {

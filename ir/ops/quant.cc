@@ -1,11 +1,22 @@
 // quantize and dequantize, per tensor or per channel.
 #include <cmath>
+#include <limits>
 
 #include "ir/ops/op_helpers.h"
 #include "support/status_macros.h"
 
 namespace hgc {
 namespace {
+
+// Whether `v` rounds (to nearest even) to a finite f32: below FLT_MAX plus
+// half its ulp (2^103); the tie itself rounds to inf, FLT_MAX being odd.
+// Checked in double, since converting a larger double to float is
+// undefined behaviour in C++.
+bool RoundsToFiniteF32(double v) {
+  const double limit = static_cast<double>(std::numeric_limits<float>::max()) +
+                       std::ldexp(1.0, 103);
+  return std::isfinite(v) && std::fabs(v) < limit;
+}
 
 bool FitsZeroPoint(double zp, DType dtype) {
   if (zp != std::floor(zp)) return false;
@@ -51,8 +62,7 @@ absl::Status CheckQuantParams(absl::string_view op, const InferContext& ctx,
   for (double s : scales) {
     // The kernels and the reference compute x / scale in f32, so the
     // scale must survive rounding to f32: 1e-46 would become 0 and 1e39 inf.
-    const float as_f32 = static_cast<float>(s);
-    if (!(as_f32 > 0) || !std::isfinite(as_f32)) {
+    if (!(s > 0) || !RoundsToFiniteF32(s) || static_cast<float>(s) == 0) {
       return OpError(op, absl::StrCat("scale must be positive and finite "
                                       "as an f32, found ",
                                       s));

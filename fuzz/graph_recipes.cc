@@ -192,18 +192,26 @@ Value* Generator::Int8() {
     xq = Input(TensorType(ad, {m, k}));
   }
   if (xq == nullptr) return nullptr;
-  Value* wq = Input(TensorType(DType::kS8, {k, n}), rng_.Chance(0.8));
   if (rng_.Chance(0.25)) {
     // The integer matmul itself, to s32, then dequantized.
+    Value* wq = Input(TensorType(DType::kS8, {k, n}), rng_.Chance(0.8));
     Value* acc = Op("matmul", {xq, wq});
     if (acc == nullptr) return nullptr;
     Value* y = Op("dequantize", {acc}, QuantAttrs(DType::kS32, n, 1, false));
     return y == nullptr ? acc : Chain(y, static_cast<int>(rng_.Int(0, 2)));
   }
+  // The QDQ form: s8 or u8 weights (any zero points, per channel along N),
+  // stored [K, N] or [N, K].
+  const DType wd = rng_.Chance(0.6) ? DType::kS8 : DType::kU8;
+  const bool transpose_b = rng_.Chance(0.3);
+  Value* wq = Input(TensorType(wd, transpose_b ? Shape{n, k} : Shape{k, n}),
+                    rng_.Chance(0.8));
   Value* xf = Op("dequantize", {xq}, QuantAttrs(ad, 0, 0, false));
-  Value* wf = Op("dequantize", {wq}, QuantAttrs(DType::kS8, n, 1, false));
+  Value* wf =
+      Op("dequantize", {wq}, QuantAttrs(wd, n, transpose_b ? 0 : 1, false));
   if (xf == nullptr || wf == nullptr) return nullptr;
-  Value* y = Op("matmul", {xf, wf});
+  Value* y =
+      Op("matmul", {xf, wf}, {{"transpose_b", Attribute::Bool(transpose_b)}});
   if (y == nullptr) return nullptr;
   if (rng_.Chance(0.7))
     y = Op("add", {y, Input(TensorType(DType::kF32, {n}), true)});

@@ -129,6 +129,24 @@ Value* TakeName(Value* created, Value* replaced) {
   return created;
 }
 
+FreshNames::FreshNames(const Graph& graph) {
+  for (const auto& p : graph.params()) taken_.insert(p->name());
+  for (const auto& op : graph.ops()) {
+    for (int i = 0; i < op->num_results(); ++i) {
+      taken_.insert(op->result(i)->name());
+    }
+  }
+}
+
+std::string FreshNames::Make(absl::string_view base) {
+  std::string name(base);
+  for (int n = 2; taken_.contains(name); ++n) {
+    name = absl::StrCat(base, "_", n);
+  }
+  taken_.insert(name);
+  return name;
+}
+
 int EraseDeadOps(Graph& graph, std::vector<AttrMap>* erased_fusion_attrs) {
   absl::flat_hash_map<const Value*, int> uses;
   for (const auto& op : graph.ops()) {

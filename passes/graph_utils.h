@@ -87,6 +87,19 @@ class ValueReplacer {
 // graph keeps one value per name); returns `created`.
 Value* TakeName(Value* created, Value* replaced);
 
+// Fresh value names for the values a rewrite adds to `graph`: `base`, or
+// "<base>_<n>" for the smallest n >= 2 that no value of the graph (nor an
+// earlier Make) uses. They name buffers in --emit=loops and values in the
+// printed IR.
+class FreshNames {
+ public:
+  explicit FreshNames(const Graph& graph);
+  std::string Make(absl::string_view base);
+
+ private:
+  absl::flat_hash_set<std::string> taken_;
+};
+
 // Erases every op of `graph` whose results are neither read nor returned,
 // transitively (all hgc ops are pure). Returns the number erased. When
 // `erased_fusion_attrs` is given, the attributes of every erased `fusion` op

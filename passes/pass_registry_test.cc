@@ -15,8 +15,8 @@ TEST(PassRegistryTest, EveryPassIsRegisteredOnceWithConsistentNames) {
             (std::vector<std::string>{
                 "attention-fusion", "attention-k-scale", "attention-reshapes",
                 "canonicalize", "cse", "dce", "fold-constants", "fusion",
-                "mlp-fusion", "recognize-softmax", "softmax-last-axis",
-                "verify", "widen-f16-matmul"}));
+                "mlp-fusion", "quantized-matmul", "recognize-softmax",
+                "softmax-last-axis", "verify", "widen-f16-matmul"}));
   for (const std::string& arg : args) {
     std::unique_ptr<Pass> pass = *registry.Create(arg);
     EXPECT_EQ(pass->argument(), arg);

@@ -13,6 +13,7 @@
 #include "passes/fusion.h"
 #include "passes/mlp_fusion.h"
 #include "passes/pipeline_parser.h"
+#include "passes/quantized_matmul.h"
 #include "passes/recognize_softmax.h"
 #include "passes/softmax_last_axis.h"
 #include "passes/verify_pass.h"
@@ -57,6 +58,10 @@ void AddO2Pipeline(PassManager& pm) {
   // Attention blocks as one group each, before fusion would split them
   // into matmul and softmax groups.
   pm.AddPass<AttentionFusionPass>();
+  // Matmuls of dequantized u8 / s8 tensors (the QDQ form) as s32 matmuls
+  // with the zero points and scales applied to the result, before fusion
+  // takes those as post-ops.
+  pm.AddPass<QuantizedMatmulPass>();
   // The f16 matmuls left (outside attention) as f32 matmuls between casts,
   // before fusion takes the result's cast as a post-op.
   pm.AddPass<WidenF16MatmulPass>();

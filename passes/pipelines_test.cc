@@ -12,7 +12,8 @@ TEST(PipelinesTest, NamedPipelines) {
   EXPECT_EQ(DescribeNamedPipeline("O2"),
             "canonicalize,fold-constants,recognize-softmax,attention-reshapes,"
             "attention-k-scale,canonicalize,cse,"
-            "dce,attention-fusion,widen-f16-matmul,softmax-last-axis,fusion,"
+            "dce,attention-fusion,quantized-matmul,widen-f16-matmul,softmax-"
+            "last-axis,fusion,"
             "mlp-fusion,dce");
   EXPECT_TRUE(IsNamedPipeline("O2"));
   EXPECT_FALSE(IsNamedPipeline("O3"));

@@ -9,6 +9,7 @@
 #include "passes/fold_constants.h"
 #include "passes/fusion.h"
 #include "passes/mlp_fusion.h"
+#include "passes/quantized_matmul.h"
 #include "passes/recognize_softmax.h"
 #include "passes/softmax_last_axis.h"
 #include "passes/verify_pass.h"
@@ -26,6 +27,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   registry.Register<AttentionReshapesPass>();
   registry.Register<AttentionKScalePass>();
   registry.Register<AttentionFusionPass>();
+  registry.Register<QuantizedMatmulPass>();
   registry.Register<WidenF16MatmulPass>();
   registry.Register<SoftmaxLastAxisPass>();
   registry.Register<FusionPass>();

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/builder.h"
 #include "passes/graph_utils.h"
@@ -19,32 +18,11 @@ bool IsF16Matmul(const Op& op) {
          op.operand(1)->type().dtype == DType::kF16;
 }
 
-// Names for the values a rewrite adds: "f32_<name>" (an identifier even
-// when <name> is a number), made unique in the graph; they name buffers in
-// --emit=loops and values in the printed IR.
-class FreshNames {
- public:
-  explicit FreshNames(const Graph& graph) {
-    for (const auto& p : graph.params()) taken_.insert(p->name());
-    for (const auto& op : graph.ops()) {
-      for (int i = 0; i < op->num_results(); ++i) {
-        taken_.insert(op->result(i)->name());
-      }
-    }
-  }
-  std::string Wide(const Value* v) {
-    const std::string base = absl::StrCat("f32_", v->name());
-    std::string name = base;
-    for (int n = 2; taken_.contains(name); ++n) {
-      name = absl::StrCat(base, "_", n);
-    }
-    taken_.insert(name);
-    return name;
-  }
-
- private:
-  absl::flat_hash_set<std::string> taken_;
-};
+// The name of the value widening (or computing in f32) `v`: "f32_<name>"
+// (an identifier even when <name> is a number).
+std::string Wide(FreshNames& names, const Value* v) {
+  return names.Make(absl::StrCat("f32_", v->name()));
+}
 
 // Rewrites `op` (an f16 matmul of `graph`); its old result is left unused.
 // `widened` holds each operand's cast made so far: an operand several
@@ -59,14 +37,14 @@ absl::Status Widen(Graph& graph, Op* op, FreshNames& names,
     Value*& w = widened[x];
     if (w == nullptr) {
       HGC_ASSIGN_OR_RETURN(w, b.Create("cast", {x}, to_f32));
-      w->set_name(names.Wide(x));
+      w->set_name(Wide(names, x));
     }
     wide.push_back(w);
   }
   HGC_ASSIGN_OR_RETURN(Value * c,
                        b.Create("matmul", wide, op->attrs(), {}, op->loc()));
   Value* old = op->result();
-  c->set_name(names.Wide(old));
+  c->set_name(Wide(names, old));
   HGC_ASSIGN_OR_RETURN(
       Value * y, b.Create("cast", {c}, {{"to", Attribute::Type(DType::kF16)}},
                           {}, op->loc()));

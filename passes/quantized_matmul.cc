@@ -1,0 +1,281 @@
+#include "passes/quantized_matmul.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "ir/builder.h"
+#include "passes/graph_utils.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace {
+
+// A dequantize's parameters, one entry per channel along `axis` or a single
+// entry for the whole tensor.
+struct QuantParams {
+  std::vector<double> scales;
+  std::vector<int64_t> zero_points;
+  int64_t axis = -1;  // normalized; -1 when per tensor
+};
+
+std::vector<double> NumberOrList(const Attribute& a) {
+  return a.is_list() ? a.as_number_list() : std::vector<double>{a.as_number()};
+}
+
+// Collapses a list whose entries are all equal to one entry.
+template <typename T>
+void CollapseEqual(std::vector<T>& v) {
+  for (const T& x : v) {
+    if (x != v.front()) return;
+  }
+  v.resize(1);
+}
+
+// The dequantize defining `v` when its input is u8 or s8, with its
+// parameters; nullopt otherwise.
+std::optional<std::pair<Value*, QuantParams>> DequantizedInteger(Value* v) {
+  Op* dq = v->defining_op();
+  if (dq == nullptr || dq->kind_id() != OpKind::kDequantize)
+    return std::nullopt;
+  Value* q = dq->operand(0);
+  const DType dtype = q->type().dtype;
+  if (dtype != DType::kU8 && dtype != DType::kS8) return std::nullopt;
+  QuantParams p;
+  p.scales = NumberOrList(*dq->FindAttr("scale"));
+  const Attribute* zp = dq->FindAttr("zero_point");
+  for (double z : zp ? NumberOrList(*zp) : std::vector<double>{0}) {
+    p.zero_points.push_back(static_cast<int64_t>(z));
+  }
+  CollapseEqual(p.scales);
+  CollapseEqual(p.zero_points);
+  if (p.scales.size() > 1 || p.zero_points.size() > 1) {
+    int64_t axis = dq->FindAttr("axis")->as_int();
+    p.axis = axis < 0 ? axis + q->type().rank() : axis;
+  }
+  return std::make_pair(q, std::move(p));
+}
+
+// The largest |x - zp| over the values of `dtype` and the zero points.
+int64_t MaxCentered(DType dtype, const std::vector<int64_t>& zero_points) {
+  const int64_t lo = dtype == DType::kU8 ? 0 : -128;
+  const int64_t hi = dtype == DType::kU8 ? 255 : 127;
+  int64_t m = 0;
+  for (int64_t z : zero_points) {
+    m = std::max({m, std::abs(lo - z), std::abs(hi - z)});
+  }
+  return m;
+}
+
+// `v` as the s32 value that wraps to it.
+int64_t WrapS32(int64_t v) {
+  return static_cast<int32_t>(static_cast<uint32_t>(v));
+}
+
+// f32(sa) * f32(sb) when it rounds to a normal f32 (the dequantize rounds
+// its scale to f32 and refuses 0 and inf); nullopt otherwise.
+std::optional<double> CombinedScale(double sa, double sb) {
+  const double s = static_cast<double>(static_cast<float>(sa)) *
+                   static_cast<double>(static_cast<float>(sb));
+  if (!(s >= std::numeric_limits<float>::min()) ||
+      !(s <= std::numeric_limits<float>::max())) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+// What one rewrite needs, checked before anything is built.
+struct Plan {
+  Value* a;  // u8 / s8
+  Value* b;  // u8 / s8
+  int64_t za;
+  std::vector<int64_t> zr;  // b8's zero points: one, or one per channel
+  std::vector<double> scales;
+  bool transpose_a, transpose_b;
+  int64_t k;
+};
+
+bool AttrTrue(const Op& op, absl::string_view name) {
+  const Attribute* a = op.FindAttr(name);
+  return a != nullptr && a->as_bool();
+}
+
+std::optional<Plan> PlanRewrite(const Op& matmul) {
+  if (matmul.result()->type().dtype != DType::kF32) return std::nullopt;
+  auto a = DequantizedInteger(matmul.operand(0));
+  auto b = DequantizedInteger(matmul.operand(1));
+  if (!a || !b) return std::nullopt;
+  const QuantParams& pa = a->second;
+  const QuantParams& pb = b->second;
+  // A's scale and zero point would vary along K (or per row: left alone).
+  if (pa.scales.size() > 1 || pa.zero_points.size() > 1) return std::nullopt;
+  Plan plan;
+  plan.a = a->first;
+  plan.b = b->first;
+  plan.transpose_a = AttrTrue(matmul, "transpose_a");
+  plan.transpose_b = AttrTrue(matmul, "transpose_b");
+  const Shape& a_shape = plan.a->type().shape;
+  const int64_t b_rank = plan.b->type().rank();
+  plan.k = a_shape[a_shape.size() - (plan.transpose_a ? 2 : 1)];
+  if (pb.axis >= 0 && pb.axis != b_rank - (plan.transpose_b ? 2 : 1)) {
+    return std::nullopt;  // per channel along K or a batch dim
+  }
+  const int64_t bound = plan.k *
+                        MaxCentered(plan.a->type().dtype, pa.zero_points) *
+                        MaxCentered(plan.b->type().dtype, pb.zero_points);
+  if (bound > std::numeric_limits<int32_t>::max()) return std::nullopt;
+  plan.za = pa.zero_points[0];
+  const int64_t shift = plan.b->type().dtype == DType::kU8 ? 128 : 0;
+  for (int64_t z : pb.zero_points) plan.zr.push_back(z - shift);
+  for (double sb : pb.scales) {
+    std::optional<double> s = CombinedScale(pa.scales[0], sb);
+    if (!s) return std::nullopt;
+    plan.scales.push_back(*s);
+  }
+  return plan;
+}
+
+bool AllZero(const std::vector<int64_t>& v) {
+  for (int64_t x : v) {
+    if (x != 0) return false;
+  }
+  return true;
+}
+
+// Builds the rewrites of one graph, each before its matmul; a u8 operand
+// several matmuls read gets one s8 form.
+class Rewriter {
+ public:
+  explicit Rewriter(Graph& graph) : graph_(graph), names_(graph) {}
+
+  absl::Status Rewrite(Op* matmul, const Plan& plan) {
+    Builder b(&graph_, matmul);
+    Value* old = matmul->result();
+    HGC_ASSIGN_OR_RETURN(Value * b8, AsS8(b, plan.b));
+    HGC_ASSIGN_OR_RETURN(
+        Value * acc,
+        b.Create("matmul", {plan.a, b8}, matmul->attrs(), {}, matmul->loc()));
+    acc->set_name(names_.Make(absl::StrCat("s32_", old->name())));
+    if (plan.za != 0) {
+      // - za * colsum(b8), + K * za * zr when zr != 0: const-only when b is.
+      HGC_ASSIGN_OR_RETURN(
+          Value * sums,
+          Sums(b, b8, /*k_last=*/plan.transpose_b, plan.transpose_b));
+      HGC_ASSIGN_OR_RETURN(Value * neg_za,
+                           b.Splat(-plan.za, TensorType(DType::kS32)));
+      HGC_ASSIGN_OR_RETURN(Value * term, b.Binary("mul", sums, neg_za));
+      if (!AllZero(plan.zr)) {
+        std::vector<int64_t> k_za_zr;
+        for (int64_t z : plan.zr)
+          k_za_zr.push_back(WrapS32(plan.k * plan.za * z));
+        HGC_ASSIGN_OR_RETURN(Value * c, PerChannel(b, k_za_zr));
+        HGC_ASSIGN_OR_RETURN(term, b.Binary("add", term, c));
+      }
+      HGC_ASSIGN_OR_RETURN(acc, b.Binary("add", acc, term));
+      term->set_name(names_.Make(absl::StrCat("zp_", b8->name())));
+    }
+    if (!AllZero(plan.zr)) {
+      // - zr * rowsum(a): per call when a is not constant.
+      HGC_ASSIGN_OR_RETURN(
+          Value * sums,
+          Sums(b, plan.a, /*k_last=*/!plan.transpose_a, plan.transpose_a));
+      std::vector<int64_t> neg_zr;
+      for (int64_t z : plan.zr) neg_zr.push_back(-z);
+      HGC_ASSIGN_OR_RETURN(Value * c, PerChannel(b, neg_zr));
+      HGC_ASSIGN_OR_RETURN(Value * term, b.Binary("mul", sums, c));
+      term->set_name(names_.Make(absl::StrCat("zp_", plan.a->name())));
+      HGC_ASSIGN_OR_RETURN(acc, b.Binary("add", acc, term));
+    }
+    AttrMap dq;
+    if (plan.scales.size() == 1) {
+      dq["scale"] = Attribute::Float(plan.scales[0]);
+    } else {
+      dq["scale"] = Attribute::FloatList(plan.scales);
+      dq["axis"] = Attribute::Int(-1);
+    }
+    HGC_ASSIGN_OR_RETURN(Value * y, b.Create("dequantize", {acc}, std::move(dq),
+                                             {}, matmul->loc()));
+    graph_.ReplaceAllUsesWith(old, TakeName(y, old));
+    return absl::OkStatus();
+  }
+
+ private:
+  // `x` (u8 or s8) as s8: itself, or x - 128 computed in s32.
+  absl::StatusOr<Value*> AsS8(Builder& b, Value* x) {
+    if (x->type().dtype == DType::kS8) return x;
+    Value*& s8 = s8_[x];
+    if (s8 != nullptr) return s8;
+    HGC_ASSIGN_OR_RETURN(Value * wide, Cast(b, x, DType::kS32));
+    HGC_ASSIGN_OR_RETURN(Value * c128, b.Splat(128, TensorType(DType::kS32)));
+    HGC_ASSIGN_OR_RETURN(Value * shifted, b.Binary("sub", wide, c128));
+    HGC_ASSIGN_OR_RETURN(s8, Cast(b, shifted, DType::kS8));
+    s8->set_name(names_.Make(absl::StrCat("s8_", x->name())));
+    return s8;
+  }
+
+  // The s32 sums of `x` (a matmul operand) over K, kept as a dim of one,
+  // and moved to the second-to-last dim for A (a [..., M, 1] column) or
+  // the last for B (a [..., 1, N] row), so that they broadcast against the
+  // [..., M, N] product. `k_last`: K is x's last dim.
+  absl::StatusOr<Value*> Sums(Builder& b, Value* x, bool k_last,
+                              bool transpose) {
+    const int64_t rank = x->type().rank();
+    HGC_ASSIGN_OR_RETURN(Value * wide, Cast(b, x, DType::kS32));
+    HGC_ASSIGN_OR_RETURN(
+        Value * sums,
+        b.Create("reduce_sum", {wide},
+                 {{"axes", Attribute::IntList({k_last ? rank - 1 : rank - 2})},
+                  {"keep_dims", Attribute::Bool(true)}}));
+    sums->set_name(names_.Make(absl::StrCat("sums_", x->name())));
+    if (!transpose) return sums;
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d) perm.push_back(d);
+    std::swap(perm[rank - 2], perm[rank - 1]);
+    return b.Create("transpose", {sums}, {{"perm", Attribute::IntList(perm)}});
+  }
+
+  absl::StatusOr<Value*> Cast(Builder& b, Value* x, DType to) {
+    return b.Create("cast", {x}, {{"to", Attribute::Type(to)}});
+  }
+
+  // An s32 constant: a scalar, or one value per output channel [N].
+  absl::StatusOr<Value*> PerChannel(Builder& b, const std::vector<int64_t>& v) {
+    if (v.size() == 1) return b.Splat(v[0], TensorType(DType::kS32));
+    return b.Create(
+        "constant", {}, {{"value", Attribute::IntList(v)}},
+        {TensorType(DType::kS32, {static_cast<int64_t>(v.size())})});
+  }
+
+  Graph& graph_;
+  FreshNames names_;
+  absl::flat_hash_map<Value*, Value*> s8_;
+};
+
+}  // namespace
+
+absl::StatusOr<int> RewriteQuantizedMatmuls(Module& module) {
+  int rewritten = 0;
+  for (Graph* graph : TopLevelGraphs(module)) {
+    Rewriter rewriter(*graph);
+    bool changed = false;
+    for (Op* op : graph->OpsSnapshot()) {
+      if (op->kind_id() != OpKind::kMatmul) continue;
+      std::optional<Plan> plan = PlanRewrite(*op);
+      if (!plan) continue;
+      HGC_RETURN_IF_ERROR(rewriter.Rewrite(op, *plan));
+      graph->Erase(op);
+      changed = true;
+      ++rewritten;
+    }
+    if (changed) EraseDeadOps(*graph);
+  }
+  return rewritten;
+}
+
+}  // namespace hgc

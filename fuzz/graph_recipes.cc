@@ -194,7 +194,8 @@ Value* Generator::Int8() {
   if (xq == nullptr) return nullptr;
   if (rng_.Chance(0.25)) {
     // The integer matmul itself, to s32, then dequantized.
-    Value* wq = Input(TensorType(DType::kS8, {k, n}), rng_.Chance(0.8));
+    const DType wd = rng_.Chance(0.7) ? DType::kS8 : DType::kU8;
+    Value* wq = Input(TensorType(wd, {k, n}), rng_.Chance(0.8));
     Value* acc = Op("matmul", {xq, wq});
     if (acc == nullptr) return nullptr;
     Value* y = Op("dequantize", {acc}, QuantAttrs(DType::kS32, n, 1, false));

@@ -96,7 +96,7 @@ struct Plan {
   Value* b;  // u8 / s8
   int64_t za;
   std::vector<int64_t> zr;  // b8's zero points: one, or one per channel
-  std::vector<double> scales;
+  std::vector<double> scales;  // empty: the result stays s32
   bool transpose_a, transpose_b;
   int64_t k;
 };
@@ -106,7 +106,32 @@ bool AttrTrue(const Op& op, absl::string_view name) {
   return a != nullptr && a->as_bool();
 }
 
+// A matmul written on the integers with a u8 B (u8 x u8, s8 x u8), which
+// no kernel computes: a * b = a * (b - 128) + 128 * rowsum(a), the same
+// s32 bits (all of it wraps alike).
+std::optional<Plan> PlanIntegerRewrite(const Op& matmul) {
+  Value* a = matmul.operand(0);
+  Value* b = matmul.operand(1);
+  const DType ad = a->type().dtype;
+  if (b->type().dtype != DType::kU8 || (ad != DType::kU8 && ad != DType::kS8)) {
+    return std::nullopt;
+  }
+  Plan plan;
+  plan.a = a;
+  plan.b = b;
+  plan.za = 0;
+  plan.zr = {-128};
+  plan.transpose_a = AttrTrue(matmul, "transpose_a");
+  plan.transpose_b = AttrTrue(matmul, "transpose_b");
+  const Shape& a_shape = a->type().shape;
+  plan.k = a_shape[a_shape.size() - (plan.transpose_a ? 2 : 1)];
+  return plan;
+}
+
 std::optional<Plan> PlanRewrite(const Op& matmul) {
+  if (matmul.result()->type().dtype == DType::kS32) {
+    return PlanIntegerRewrite(matmul);
+  }
   if (matmul.result()->type().dtype != DType::kF32) return std::nullopt;
   auto a = DequantizedInteger(matmul.operand(0));
   auto b = DequantizedInteger(matmul.operand(1));
@@ -191,6 +216,10 @@ class Rewriter {
       HGC_ASSIGN_OR_RETURN(Value * term, b.Binary("mul", sums, c));
       term->set_name(names_.Make(absl::StrCat("zp_", plan.a->name())));
       HGC_ASSIGN_OR_RETURN(acc, b.Binary("add", acc, term));
+    }
+    if (plan.scales.empty()) {
+      graph_.ReplaceAllUsesWith(old, TakeName(acc, old));
+      return absl::OkStatus();
     }
     AttrMap dq;
     if (plan.scales.size() == 1) {

@@ -24,6 +24,12 @@
 // const-only (computed once per SetConstants, then prepacked); fusion takes
 // the corrections and the dequantize as the s32 matmul's post-ops.
 //
+// A matmul written on the integers themselves with a u8 B (u8 x u8 or
+// s8 x u8, s32 result), which no kernel computes, becomes
+//   matmul(a, b - 128) + 128 * rowsum(a)
+// the same s32 bits (the arithmetic wraps alike), on the u8 x s8 / s8 x s8
+// kernels.
+//
 // Matmuls left alone: operands not both dequantized u8 / s8, a per-channel
 // a (its scale would vary along K), per-channel b along another axis than
 // N, a K past the s32 bound, or a combined scale that is not a normal f32.

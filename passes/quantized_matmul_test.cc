@@ -4,6 +4,7 @@
 #include "passes/quantized_matmul.h"
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,44 @@ graph @g(%a: u8[3, 64], %b: s8[64, 9]) -> f32[3, 9] {
                255,
                {1.0},
                {-128}});
+}
+
+TEST(QuantizedMatmulTest, IntegerMatmulsWithU8BKeepTheirBits) {
+  const char* graphs[] = {
+      R"(
+graph @g(%a: u8[7, 70], %b: u8[70, 5]) -> s32[7, 5] {
+  %y = matmul(%a, %b)
+  return %y
+})",
+      R"(
+graph @g(%a: s8[3, 40, 6], %b: u8[1, 9, 40] const) -> s32[3, 6, 9] {
+  %y = matmul(%a, %b) {transpose_a = true, transpose_b = true}
+  return %y
+})",
+  };
+  for (const char* text : graphs) {
+    Module original = Parse(text);
+    Module m = Parse(text);
+    absl::StatusOr<int> n = RewriteQuantizedMatmuls(m);
+    ASSERT_TRUE(n.ok()) << n.status();
+    ASSERT_EQ(*n, 1) << text;
+    ASSERT_TRUE(Verify(m).ok());
+    const Graph& before = *original.graphs()[0];
+    const Graph& after = *m.graphs()[0];
+    for (const auto& op : after.ops()) {
+      if (op->kind() != "matmul") continue;
+      EXPECT_EQ(op->operand(1)->type().dtype, DType::kS8) << text;
+    }
+    std::vector<Tensor> inputs = {FullRange(before.param(0)->type(), 3),
+                                  FullRange(before.param(1)->type(), 4)};
+    absl::StatusOr<std::vector<Tensor>> e = Interpret(before, inputs);
+    absl::StatusOr<std::vector<Tensor>> a = Interpret(after, inputs);
+    ASSERT_TRUE(e.ok() && a.ok());
+    ASSERT_EQ((*a)[0].type(), (*e)[0].type());
+    EXPECT_EQ(
+        std::memcmp((*a)[0].raw(), (*e)[0].raw(), (*e)[0].size_in_bytes()), 0)
+        << text;
+  }
 }
 
 TEST(QuantizedMatmulTest, KeepsTheValuesWithinTolerancesOnBatches) {

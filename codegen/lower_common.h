@@ -60,6 +60,9 @@ struct LowerState {
   int next_step_id = 0;
   // When set, the tile IR of every step is appended here (--emit=loops).
   std::string* loops = nullptr;
+  // The op being lowered is small: its steps are compiled for one thread
+  // (num_threads is 1 meanwhile) and run on the calling thread alone.
+  bool on_caller = false;
   // Bytes of per-thread arena slices and stack locals, summed over steps.
   int64_t per_thread_scratch_bytes = 0;
   // The JIT target (and the --emit target, when one is named) has

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/copy_emitter.h"
 #include "codegen/llvm/vector_math.h"
 #include "codegen/row_emitter.h"
@@ -307,7 +308,14 @@ absl::Status EmitNest(LowerState& state, tile::Nest& nest) {
     step.kernels.push_back(reinterpret_cast<const void*>(k.code->fn()));
     state.kernels.push_back(k.code);
   }
-  if (state.loops != nullptr) *state.loops += tile::PrintNest(nest);
+  step.on_caller = state.on_caller;
+  if (state.loops != nullptr) {
+    if (step.on_caller) {
+      absl::StrAppend(state.loops, "// step @", nest.name(),
+                      " runs on the calling thread alone (small)\n");
+    }
+    *state.loops += tile::PrintNest(nest);
+  }
   for (const tile::Buffer& b : nest.buffers()) {
     if (b.kind != tile::Buffer::Kind::kFrame) {
       state.per_thread_scratch_bytes += b.bytes;

@@ -85,7 +85,10 @@ absl::Status ProfileSteps(Executable& exe, absl::Span<const void* const> inputs,
   for (size_t s = 0; s < steps.size(); ++s) {
     StepProfile step;
     step.name = steps[s].name;
-    step.kind = steps[s].host ? "host" : steps[s].shared ? "pool" : "native";
+    step.kind = steps[s].host        ? "host"
+                : steps[s].shared    ? "pool"
+                : steps[s].on_caller ? "serial"
+                                     : "native";
     step.median_ms = Median(per_step[s]) * 1e3;
     result.profile.push_back(std::move(step));
   }

@@ -74,10 +74,12 @@ struct BenchConfig {
 // One step of hgc's compiled graph in a profile (`--bench --profile`).
 struct StepProfile {
   std::string name;  // the step's name, as in --emit=loops
-  // "native" (generated code on the pool), "pool" (host code that every
-  // pool thread runs a part of: a copy split by rows) or "host" (host code
-  // on the calling thread alone: a copy, a reduction or transpose helper,
-  // or an interpreter fallback, named fallback.OP.VALUE).
+  // "native" (generated code on the pool), "serial" (generated code of a
+  // group too small to split, on the calling thread alone), "pool" (host
+  // code that every pool thread runs a part of: a copy split by rows) or
+  // "host" (host code on the calling thread alone: a copy, a reduction or
+  // transpose helper, or an interpreter fallback, named
+  // fallback.OP.VALUE).
   std::string kind;
   double median_ms = 0;  // wall time on the calling thread, waits included
 };

@@ -53,7 +53,7 @@ Actions (default: --emit=ir):
   --bench-iters N       timed runs per side (default: about 0.5 s each)
   --profile             with --bench: then time each of hgc's steps over as
                         many runs and print a table: step, kind (native,
-                        pool, host), median ms and share of the run
+                        serial, pool, host), median ms and share of the run
   --list-passes         print every pass (with options) and named pipeline
 
 Passes:

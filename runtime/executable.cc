@@ -10,6 +10,12 @@
 #include "support/status_macros.h"
 
 namespace hgc {
+namespace {
+
+// The barrier of a team of one: nothing to wait for.
+void NoBarrier(void*) {}
+
+}  // namespace
 
 // Per-call memory: the arena and the pointer tables of every step, sized
 // once so that executing never allocates.
@@ -97,6 +103,12 @@ absl::Status Executable::RunSteps(const std::vector<Step>& steps,
       pool_.Run([&](int thread_id, int team_size) {
         step.shared(table.data(), thread_id, team_size);
       });
+      continue;
+    }
+    if (step.on_caller) {
+      KernelFrame frame{table.data(), step.kernels.data(), 0, 1, &NoBarrier,
+                        nullptr};
+      step.fn(&frame);
       continue;
     }
     pool_.Run([&](int thread_id, int team_size) {

@@ -49,13 +49,17 @@ struct BufferRef {
   static BufferRef Arena(int64_t offset) { return {Kind::kArena, 0, offset}; }
 };
 
-// One unit of work: compiled code run on every pool thread, host code run
-// once (on the calling thread), or shared host code run on every pool
-// thread, each call taking part `part` of `parts` (a copy split by rows).
-// A host step returns its error; compiled and shared code cannot fail.
+// One unit of work: compiled code run on every pool thread (or, when
+// `on_caller`, on the calling thread alone as thread 0 of a team of one),
+// host code run once (on the calling thread), or shared host code run on
+// every pool thread, each call taking part `part` of `parts` (a copy split
+// by rows). A host step returns its error; compiled and shared code cannot
+// fail.
 struct Step {
   std::string name;
   StepFn fn = nullptr;
+  // Compiled for one thread: too little work to be worth waking the pool.
+  bool on_caller = false;
   std::function<absl::Status(void* const* buffers)> host;
   std::function<void(void* const* buffers, int part, int parts)> shared;
   std::vector<BufferRef> buffers;

@@ -111,6 +111,33 @@ TEST(ExecutableTest, RunsInitOnceAndStepsPerCall) {
   }
 }
 
+// What the last on-caller step saw: its calls, thread and team size.
+std::atomic<int> g_small_calls{0};
+std::thread::id g_small_thread;
+int64_t g_small_team = 0;
+
+void RecordingAddStep(const KernelFrame* frame) {
+  g_small_calls.fetch_add(1);
+  g_small_thread = std::this_thread::get_id();
+  g_small_team = frame->num_threads;
+  AddStep(frame);  // its barrier, in a team of one, returns at once
+}
+
+TEST(ExecutableTest, OnCallerStepsRunOnceOnTheCallingThread) {
+  Program p = MakeProgram();
+  p.steps[0].fn = &RecordingAddStep;
+  p.steps[0].on_caller = true;
+  Executable exe(std::move(p), nullptr, 3);
+  std::vector<Tensor> params = MakeParams(2.0f);
+  ASSERT_TRUE(exe.SetConstants(params).ok());
+  g_small_calls = 0;
+  std::vector<Tensor> out = *exe.Execute(params);
+  ExpectResult(out[0].data<float>(), 2.0f);
+  EXPECT_EQ(g_small_calls.load(), 1);
+  EXPECT_EQ(g_small_thread, std::this_thread::get_id());
+  EXPECT_EQ(g_small_team, 1);
+}
+
 TEST(ExecutableTest, ExecuteAllocatesNothingAfterTheFirstRun) {
   if (!HGC_COUNT_ALLOCATIONS) {
     GTEST_SKIP() << "allocations are not counted under a sanitizer, which "

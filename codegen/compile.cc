@@ -321,6 +321,12 @@ absl::Status LowerOp(LowerState& state, const Op& op, CompileStats& stats) {
   }
   program.steps.push_back(FallbackStep(op, state));
   ++stats.fallback_steps;
+  if (state.loops != nullptr) {
+    // No nest to print: say where the op went, and why.
+    absl::StrAppend(state.loops, "// step @", program.steps.back().name,
+                    " runs on the reference interpreter: ", lowered.message(),
+                    "\n");
+  }
   return absl::OkStatus();
 }
 

@@ -179,6 +179,16 @@ class Rewriter {
  public:
   explicit Rewriter(Graph& graph) : graph_(graph), names_(graph) {}
 
+  // Names the values the rewrites made without one after their op's kind
+  // ("cast", "cast_2", ...): --emit=loops names buffers by value.
+  void NameTheRest() {
+    for (const auto& op : graph_.ops()) {
+      if (op->result()->name().empty()) {
+        op->result()->set_name(names_.Make(op->kind()));
+      }
+    }
+  }
+
   absl::Status Rewrite(Op* matmul, const Plan& plan) {
     Builder b(&graph_, matmul);
     Value* old = matmul->result();
@@ -302,7 +312,10 @@ absl::StatusOr<int> RewriteQuantizedMatmuls(Module& module) {
       changed = true;
       ++rewritten;
     }
-    if (changed) EraseDeadOps(*graph);
+    if (changed) {
+      EraseDeadOps(*graph);
+      rewriter.NameTheRest();
+    }
   }
   return rewritten;
 }

@@ -174,7 +174,8 @@ bool AllZero(const std::vector<int64_t>& v) {
 }
 
 // Builds the rewrites of one graph, each before its matmul; a u8 operand
-// several matmuls read gets one s8 form.
+// several matmuls read gets one s8 form, an A they read one set of row
+// sums.
 class Rewriter {
  public:
   explicit Rewriter(Graph& graph) : graph_(graph), names_(graph) {}
@@ -198,10 +199,8 @@ class Rewriter {
         b.Create("matmul", {plan.a, b8}, matmul->attrs(), {}, matmul->loc()));
     acc->set_name(names_.Make(absl::StrCat("s32_", old->name())));
     if (plan.za != 0) {
-      // - za * colsum(b8), + K * za * zr when zr != 0: const-only when b is.
-      HGC_ASSIGN_OR_RETURN(
-          Value * sums,
-          Sums(b, b8, /*k_last=*/plan.transpose_b, plan.transpose_b));
+      // - za * colsum(b8), + K * za * zr when zr != 0.
+      HGC_ASSIGN_OR_RETURN(Value * sums, ColumnSums(b, b8, plan.transpose_b));
       HGC_ASSIGN_OR_RETURN(Value * neg_za,
                            b.Splat(-plan.za, TensorType(DType::kS32)));
       HGC_ASSIGN_OR_RETURN(Value * term, b.Binary("mul", sums, neg_za));
@@ -216,10 +215,10 @@ class Rewriter {
       term->set_name(names_.Make(absl::StrCat("zp_", b8->name())));
     }
     if (!AllZero(plan.zr)) {
-      // - zr * rowsum(a): per call when a is not constant.
-      HGC_ASSIGN_OR_RETURN(
-          Value * sums,
-          Sums(b, plan.a, /*k_last=*/!plan.transpose_a, plan.transpose_a));
+      // - zr * rowsum(a), per call when a is not constant: the row sums as
+      // a times a column of ones, on the same int8 kernels (one pass over
+      // a, where widening it to s32 for a reduction took two).
+      HGC_ASSIGN_OR_RETURN(Value * sums, RowSums(b, plan));
       std::vector<int64_t> neg_zr;
       for (int64_t z : plan.zr) neg_zr.push_back(-z);
       HGC_ASSIGN_OR_RETURN(Value * c, PerChannel(b, neg_zr));
@@ -258,25 +257,38 @@ class Rewriter {
     return s8;
   }
 
-  // The s32 sums of `x` (a matmul operand) over K, kept as a dim of one,
-  // and moved to the second-to-last dim for A (a [..., M, 1] column) or
-  // the last for B (a [..., 1, N] row), so that they broadcast against the
-  // [..., M, N] product. `k_last`: K is x's last dim.
-  absl::StatusOr<Value*> Sums(Builder& b, Value* x, bool k_last,
-                              bool transpose) {
-    const int64_t rank = x->type().rank();
-    HGC_ASSIGN_OR_RETURN(Value * wide, Cast(b, x, DType::kS32));
+  // b8's s32 sums over K as a [..., 1, N] row, which broadcasts against
+  // the [..., M, N] product (a [..., N, K] b8 sums over its last dim, then
+  // the two are swapped). Const-only when b is: run once, not per call.
+  absl::StatusOr<Value*> ColumnSums(Builder& b, Value* b8, bool transpose_b) {
+    const int64_t rank = b8->type().rank();
+    HGC_ASSIGN_OR_RETURN(Value * wide, Cast(b, b8, DType::kS32));
     HGC_ASSIGN_OR_RETURN(
         Value * sums,
-        b.Create("reduce_sum", {wide},
-                 {{"axes", Attribute::IntList({k_last ? rank - 1 : rank - 2})},
-                  {"keep_dims", Attribute::Bool(true)}}));
-    sums->set_name(names_.Make(absl::StrCat("sums_", x->name())));
-    if (!transpose) return sums;
+        b.Create(
+            "reduce_sum", {wide},
+            {{"axes", Attribute::IntList({transpose_b ? rank - 1 : rank - 2})},
+             {"keep_dims", Attribute::Bool(true)}}));
+    sums->set_name(names_.Make(absl::StrCat("sums_", b8->name())));
+    if (!transpose_b) return sums;
     std::vector<int64_t> perm;
     for (int64_t d = 0; d < rank; ++d) perm.push_back(d);
     std::swap(perm[rank - 2], perm[rank - 1]);
     return b.Create("transpose", {sums}, {{"perm", Attribute::IntList(perm)}});
+  }
+
+  // a's row sums, [..., M, 1] s32: matmul(a, ones s8[K, 1]).
+  absl::StatusOr<Value*> RowSums(Builder& b, const Plan& plan) {
+    Value*& sums = row_sums_[{plan.a, plan.transpose_a}];
+    if (sums != nullptr) return sums;
+    HGC_ASSIGN_OR_RETURN(Value * ones,
+                         b.Splat(1, TensorType(DType::kS8, {plan.k, 1})));
+    AttrMap attrs;
+    if (plan.transpose_a) attrs["transpose_a"] = Attribute::Bool(true);
+    HGC_ASSIGN_OR_RETURN(sums,
+                         b.Create("matmul", {plan.a, ones}, std::move(attrs)));
+    sums->set_name(names_.Make(absl::StrCat("sums_", plan.a->name())));
+    return sums;
   }
 
   absl::StatusOr<Value*> Cast(Builder& b, Value* x, DType to) {
@@ -294,6 +306,7 @@ class Rewriter {
   Graph& graph_;
   FreshNames names_;
   absl::flat_hash_map<Value*, Value*> s8_;
+  absl::flat_hash_map<std::pair<Value*, bool>, Value*> row_sums_;
 };
 
 }  // namespace

@@ -38,9 +38,38 @@ void CollapseEqual(std::vector<T>& v) {
   v.resize(1);
 }
 
-// The dequantize defining `v` when its input is u8 or s8, with its
-// parameters; nullopt otherwise.
-std::optional<std::pair<Value*, QuantParams>> DequantizedInteger(Value* v) {
+// A matmul operand that is a dequantized u8 / s8 tensor `q`, perhaps
+// through a transpose of its last two dims (`swapped`: the matmul reads q
+// with its transpose flag flipped).
+struct Dequantized {
+  Value* q;
+  QuantParams params;
+  bool swapped = false;
+};
+
+// Whether `op` is a transpose that swaps the last two dims only.
+bool SwapsLastTwo(const Op& op) {
+  if (op.kind_id() != OpKind::kTranspose) return false;
+  const std::vector<int64_t> perm = TransposePermOf(op);
+  const int64_t rank = static_cast<int64_t>(perm.size());
+  if (rank < 2) return false;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t expected = d == rank - 2   ? rank - 1
+                             : d == rank - 1 ? rank - 2
+                                             : d;
+    if (perm[d] != expected) return false;
+  }
+  return true;
+}
+
+// `v` as a dequantized u8 or s8 tensor, with the dequantize's parameters;
+// nullopt otherwise.
+std::optional<Dequantized> DequantizedInteger(Value* v) {
+  bool swapped = false;
+  if (v->defining_op() != nullptr && SwapsLastTwo(*v->defining_op())) {
+    v = v->defining_op()->operand(0);
+    swapped = true;
+  }
   Op* dq = v->defining_op();
   if (dq == nullptr || dq->kind_id() != OpKind::kDequantize)
     return std::nullopt;
@@ -59,7 +88,7 @@ std::optional<std::pair<Value*, QuantParams>> DequantizedInteger(Value* v) {
     int64_t axis = dq->FindAttr("axis")->as_int();
     p.axis = axis < 0 ? axis + q->type().rank() : axis;
   }
-  return std::make_pair(q, std::move(p));
+  return Dequantized{q, std::move(p), swapped};
 }
 
 // The largest |x - zp| over the values of `dtype` and the zero points.
@@ -136,15 +165,15 @@ std::optional<Plan> PlanRewrite(const Op& matmul) {
   auto a = DequantizedInteger(matmul.operand(0));
   auto b = DequantizedInteger(matmul.operand(1));
   if (!a || !b) return std::nullopt;
-  const QuantParams& pa = a->second;
-  const QuantParams& pb = b->second;
+  const QuantParams& pa = a->params;
+  const QuantParams& pb = b->params;
   // A's scale and zero point would vary along K (or per row: left alone).
   if (pa.scales.size() > 1 || pa.zero_points.size() > 1) return std::nullopt;
   Plan plan;
-  plan.a = a->first;
-  plan.b = b->first;
-  plan.transpose_a = AttrTrue(matmul, "transpose_a");
-  plan.transpose_b = AttrTrue(matmul, "transpose_b");
+  plan.a = a->q;
+  plan.b = b->q;
+  plan.transpose_a = AttrTrue(matmul, "transpose_a") != a->swapped;
+  plan.transpose_b = AttrTrue(matmul, "transpose_b") != b->swapped;
   const Shape& a_shape = plan.a->type().shape;
   const int64_t b_rank = plan.b->type().rank();
   plan.k = a_shape[a_shape.size() - (plan.transpose_a ? 2 : 1)];
@@ -194,9 +223,12 @@ class Rewriter {
     Builder b(&graph_, matmul);
     Value* old = matmul->result();
     HGC_ASSIGN_OR_RETURN(Value * b8, AsS8(b, plan.b));
+    AttrMap attrs;
+    if (plan.transpose_a) attrs["transpose_a"] = Attribute::Bool(true);
+    if (plan.transpose_b) attrs["transpose_b"] = Attribute::Bool(true);
     HGC_ASSIGN_OR_RETURN(
         Value * acc,
-        b.Create("matmul", {plan.a, b8}, matmul->attrs(), {}, matmul->loc()));
+        b.Create("matmul", {plan.a, b8}, std::move(attrs), {}, matmul->loc()));
     acc->set_name(names_.Make(absl::StrCat("s32_", old->name())));
     if (plan.za != 0) {
       // - za * colsum(b8), + K * za * zr when zr != 0.

@@ -32,6 +32,10 @@
 // the same s32 bits (the arithmetic wraps alike), on the u8 x s8 / s8 x s8
 // kernels.
 //
+// An operand may also be a dequantized tensor transposed in its last two
+// dims (weights stored [N, K], as Gemm's transB is exported): the integer
+// matmul reads the tensor itself with its transpose flag flipped.
+//
 // Matmuls left alone: operands not both dequantized u8 / s8, a per-channel
 // a (its scale would vary along K), per-channel b along another axis than
 // N, a K past the s32 bound, or a combined scale that is not a normal f32.

@@ -147,6 +147,25 @@ graph @g(%a: s8[40, 6], %b: u8[4, 40]) -> f32[6, 4] {
                -5,
                {0.01},
                {77, 0, 255, 128}});
+  // Weights stored [N, K] and transposed by an op (as Gemm's transB is
+  // exported): read through the transpose with the flag flipped.
+  ExpectExact({R"(
+graph @g(%a: u8[5, 30], %b: s8[6, 30] const) -> f32[5, 6] {
+  %da = dequantize(%a) {scale = 0.02, zero_point = 7}
+  %db = dequantize(%b) {scale = [0.5, 0.25, 0.125, 1.0, 2.0, 4.0], axis = 0}
+  %bt = transpose(%db) {perm = [1, 0]}
+  %y = matmul(%da, %bt)
+  return %y
+})",
+               5,
+               6,
+               30,
+               false,
+               true,
+               0.02,
+               7,
+               {0.5, 0.25, 0.125, 1.0, 2.0, 4.0},
+               {0}});
   // The same sums from an s8 b (no shift) with one zero point.
   ExpectExact({R"(
 graph @g(%a: u8[3, 64], %b: s8[64, 9]) -> f32[3, 9] {

@@ -180,10 +180,15 @@ std::optional<Plan> PlanRewrite(const Op& matmul) {
   if (pb.axis >= 0 && pb.axis != b_rank - (plan.transpose_b ? 2 : 1)) {
     return std::nullopt;  // per channel along K or a batch dim
   }
-  const int64_t bound = plan.k *
-                        MaxCentered(plan.a->type().dtype, pa.zero_points) *
-                        MaxCentered(plan.b->type().dtype, pb.zero_points);
-  if (bound > std::numeric_limits<int32_t>::max()) return std::nullopt;
+  // K * max|a - za| * max|b - zb| <= 2^31 - 1, divided out (K may be
+  // near 2^60).
+  const int64_t product_bound =
+      MaxCentered(plan.a->type().dtype, pa.zero_points) *
+      MaxCentered(plan.b->type().dtype, pb.zero_points);
+  if (product_bound > 0 &&
+      plan.k > std::numeric_limits<int32_t>::max() / product_bound) {
+    return std::nullopt;
+  }
   plan.za = pa.zero_points[0];
   const int64_t shift = plan.b->type().dtype == DType::kU8 ? 128 : 0;
   for (int64_t z : pb.zero_points) plan.zr.push_back(z - shift);

@@ -320,6 +320,15 @@ graph @g(%x: u8[1, 40000], %w: u8[40000, 1] const) -> f32[1, 1] {
   %y = matmul(%dx, %dw)
   return %y
 })",
+      // A K near 2^60, where K * 255 * 255 does not fit an int64 either.
+      R"(
+graph @g(%x: u8[1, 1152921504606846976], %w: s8[1152921504606846976, 1])
+    -> f32[1, 1] {
+  %dx = dequantize(%x) {scale = 0.5}
+  %dw = dequantize(%w) {scale = 0.5}
+  %y = matmul(%dx, %dw)
+  return %y
+})",
       // The combined scale underflows f32.
       R"(
 graph @g(%x: s8[2, 3], %w: s8[3, 4] const) -> f32[2, 4] {

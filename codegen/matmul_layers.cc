@@ -154,6 +154,14 @@ absl::StatusOr<std::vector<Layer>> SplitLayers(const Graph& body) {
     if (l.batch == 0 || l.m == 0 || l.n == 0 || l.k == 0) {
       return absl::UnimplementedError("empty matmul");
     }
+    // K and N are also A's and B's / C's leading dimensions.
+    for (auto [dim, size] : {std::pair<const char*, int64_t>{"K", l.k},
+                             std::pair<const char*, int64_t>{"N", l.n}}) {
+      if (size > microkernels::kMaxBrgemmDim) {
+        return absl::UnimplementedError(absl::StrCat(
+            dim, " = ", size, " is past the kernels' limit of 2^20"));
+      }
+    }
     HGC_ASSIGN_OR_RETURN(l.a_batch, MapBatch(as, out));
     HGC_ASSIGN_OR_RETURN(l.b_batch, MapBatch(mm.operand(1)->type().shape, out));
     // Post-ops keep the tile's shape and read only this layer, params and

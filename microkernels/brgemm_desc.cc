@@ -133,9 +133,7 @@ absl::Status ValidateBLayout(const BrgemmDesc& d) {
 }
 
 absl::Status ValidateBrgemmDesc(const BrgemmDesc& d) {
-  // Sizes are bounded so that every displacement the generators fold into an
-  // instruction fits in 32 bits.
-  constexpr int64_t kMaxDim = int64_t{1} << 20;
+  constexpr int64_t kMaxDim = kMaxBrgemmDim;
   auto bad = [&](absl::string_view what) { return Bad(d, what); };
   if (d.m < 1 || d.n < 1 || d.k < 1) return bad("M, N and K must be >= 1");
   if (d.m > kMaxDim || d.n > kMaxDim || d.k > kMaxDim) {

@@ -67,6 +67,11 @@ enum class BatchKind : uint8_t {
   kStrided,      // A_i = a + i * stride_a bytes, B_i = b + i * stride_b bytes.
 };
 
+// The largest M, N, K and leading dimension a kernel takes: every
+// displacement the generators fold into an instruction then fits in 32
+// bits. Lowerings check their shapes against it before building kernels.
+inline constexpr int64_t kMaxBrgemmDim = int64_t{1} << 20;
+
 // See the file comment. All sizes are elements unless named *_bytes.
 struct BrgemmDesc {
   // The instruction family the kernel is generated for. kAvx2 runs every

@@ -1,5 +1,6 @@
 #include "passes/quantized_matmul.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -119,6 +120,20 @@ std::optional<double> CombinedScale(double sa, double sb) {
   return s;
 }
 
+// Whether the f32 matmul of the dequantized values stays finite: each
+// dequantized element, each product and every partial sum below FLT_MAX.
+// Past it the f32 chain gives inf or NaN (inf - inf) where the exact
+// integer sum, scaled once, is finite, so the rewrite would change the
+// result rather than its rounding.
+bool StaysFinite(double sa, int64_t max_a, double sb, int64_t max_b,
+                 int64_t k) {
+  const double fa = static_cast<float>(sa) * static_cast<double>(max_a);
+  const double fb = static_cast<float>(sb) * static_cast<double>(max_b);
+  const double limit = std::numeric_limits<float>::max();
+  return fa <= limit && fb <= limit &&
+         fa * fb * static_cast<double>(std::max<int64_t>(k, 1)) <= limit / 2;
+}
+
 // What one rewrite needs, checked before anything is built.
 struct Plan {
   Value* a;  // u8 / s8
@@ -182,9 +197,9 @@ std::optional<Plan> PlanRewrite(const Op& matmul) {
   }
   // K * max|a - za| * max|b - zb| <= 2^31 - 1, divided out (K may be
   // near 2^60).
-  const int64_t product_bound =
-      MaxCentered(plan.a->type().dtype, pa.zero_points) *
-      MaxCentered(plan.b->type().dtype, pb.zero_points);
+  const int64_t max_a = MaxCentered(plan.a->type().dtype, pa.zero_points);
+  const int64_t max_b = MaxCentered(plan.b->type().dtype, pb.zero_points);
+  const int64_t product_bound = max_a * max_b;
   if (product_bound > 0 &&
       plan.k > std::numeric_limits<int32_t>::max() / product_bound) {
     return std::nullopt;
@@ -194,7 +209,9 @@ std::optional<Plan> PlanRewrite(const Op& matmul) {
   for (int64_t z : pb.zero_points) plan.zr.push_back(z - shift);
   for (double sb : pb.scales) {
     std::optional<double> s = CombinedScale(pa.scales[0], sb);
-    if (!s) return std::nullopt;
+    if (!s || !StaysFinite(pa.scales[0], max_a, sb, max_b, plan.k)) {
+      return std::nullopt;
+    }
     plan.scales.push_back(*s);
   }
   return plan;

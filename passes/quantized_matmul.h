@@ -38,7 +38,9 @@
 //
 // Matmuls left alone: operands not both dequantized u8 / s8, a per-channel
 // a (its scale would vary along K), per-channel b along another axis than
-// N, a K past the s32 bound, or a combined scale that is not a normal f32.
+// N, a K past the s32 bound, a combined scale that is not a normal f32, or
+// scales so large that the f32 chain's elements, products or sums could
+// overflow (it then gives inf or NaN where the integer sum is finite).
 // Only top-level graphs are rewritten (run it after attention-fusion).
 //
 // Preconditions: a verified module. Guarantees: the module verifies, graph

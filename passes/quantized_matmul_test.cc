@@ -329,6 +329,24 @@ graph @g(%x: u8[1, 1152921504606846976], %w: s8[1152921504606846976, 1])
   %y = matmul(%dx, %dw)
   return %y
 })",
+      // A dequantized element overflows f32 (255 * 3e38), though the
+      // combined scale (3e8) is a normal f32: the f32 chain gives inf.
+      R"(
+graph @g(%a: u8[2, 4], %b: u8[4, 3] const) -> f32[2, 3] {
+  %da = dequantize(%a) {scale = 3e38}
+  %db = dequantize(%b) {scale = 1e-30}
+  %y = matmul(%da, %db)
+  return %y
+})",
+      // Finite elements whose products overflow (255 * 2e36 * 128): the
+      // f32 sum of +inf and -inf products is NaN.
+      R"(
+graph @g(%a: u8[2, 4], %b: u8[4, 3] const) -> f32[2, 3] {
+  %da = dequantize(%a) {scale = 2e36}
+  %db = dequantize(%b) {scale = 1.0, zero_point = 128}
+  %y = matmul(%da, %db)
+  return %y
+})",
       // The combined scale underflows f32.
       R"(
 graph @g(%x: s8[2, 3], %w: s8[3, 4] const) -> f32[2, 4] {

@@ -40,8 +40,9 @@ void FutexWakeAll(std::atomic<uint32_t>& word) {
           nullptr, 0);
 }
 
-// Waits until done(word) holds: spins for ThreadPool::kSpinMicros, then
-// sleeps on the futex. `asleep` counts the sleepers of `word`. The waker
+// Waits until done(word) holds: spins for ThreadPool::kSpinMicros (giving
+// the CPU up to other runnable threads every 64 polls), then sleeps on the
+// futex. `asleep` counts the sleepers of `word`. The waker
 // changes `word` and then reads `asleep`, the waiter counts itself in
 // `asleep` and then reads `word` (both sequentially consistent), so one of
 // them sees the other: no wake-up is lost.
@@ -53,7 +54,13 @@ void SpinThenSleep(std::atomic<uint32_t>& word, std::atomic<int>& asleep,
   for (int polls = 1;; ++polls) {
     if (done(word.load(std::memory_order_acquire))) return;
     _mm_pause();
-    if (polls % 64 == 0 && std::chrono::steady_clock::now() >= deadline) break;
+    if (polls % 64 == 0) {
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      // The thread it waits for may share this CPU (the scheduler can
+      // stack a woken thread onto its waker's CPU and leave it there):
+      // let it run. Alone on the CPU, the call returns at once.
+      sched_yield();
+    }
   }
   asleep.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {

@@ -13,6 +13,9 @@
 //   - Waiting is short spinning, then sleeping: idle workers, the caller
 //     waiting for them and threads in a barrier spin for kSpinMicros (a
 //     step of a small graph follows the previous one within microseconds),
+//     yielding the CPU every few polls (Linux may stack a woken worker on
+//     its waker's CPU and keep the two there while another CPU idles; a
+//     spinner that never yields then starves the thread it waits for),
 //     then block on a futex, so an idle pool costs no CPU and leaves the
 //     cores to any other runtime of the process (oneDNN's OpenMP threads).
 //   - Runs never create threads or allocate. Runs from several callers are

@@ -120,9 +120,9 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
   const AttentionMatch& m = p.m;
   const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
   auto per_thread = [&](int64_t floats, const char* name, std::string note) {
-    const int64_t bytes = (floats * 4 + 63) / 64 * 64;
-    return nest.AddPerThread(state.AllocArena(bytes * state.num_threads), bytes,
-                             name, std::move(note));
+    int64_t stride = 0;
+    const int64_t offset = state.AllocPerThread(floats * 4, &stride);
+    return nest.AddPerThread(offset, floats * 4, stride, name, std::move(note));
   };
   p.s = per_thread(mb * p.s_ld, "s",
                    absl::StrCat("f32[", mb, ", ", nb, "] score tile, rows ",

@@ -49,7 +49,7 @@ class Emitter {
         if (buf.kind == tile::Buffer::Kind::kPerThread) {
           base = b_.CreateInBoundsGEP(
               b_.getInt8Ty(), base,
-              b_.CreateMul(frame_.thread_id, b_.getInt64(buf.bytes)));
+              b_.CreateMul(frame_.thread_id, b_.getInt64(buf.thread_stride)));
         }
       }
       bases_.push_back(base);

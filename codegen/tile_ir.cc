@@ -133,13 +133,15 @@ int Nest::AddFrameBuffer(const BufferRef& ref, std::string name,
   return static_cast<int>(buffers_.size()) - 1;
 }
 
-int Nest::AddPerThread(int64_t arena_offset, int64_t bytes, std::string name,
+int Nest::AddPerThread(int64_t arena_offset, int64_t bytes,
+                       int64_t thread_stride, std::string name,
                        std::string note) {
   // The arena region itself is a frame buffer; the buffer is its slice.
   Buffer b;
   b.kind = Buffer::Kind::kPerThread;
   b.ref = BufferRef::Arena(arena_offset);
   b.bytes = bytes;
+  b.thread_stride = thread_stride;
   b.name = std::move(name);
   b.note = std::move(note);
   buffers_.push_back(std::move(b));

@@ -83,14 +83,15 @@ Expr Select(const Expr& cond, const Expr& a, const Expr& b);
 struct Buffer {
   enum class Kind {
     kFrame,      // a buffer of the step (input, output, constant, arena)
-    kPerThread,  // `bytes` per thread, at arena offset + thread_id * bytes
+    kPerThread,  // `bytes` per thread, at arena offset + thread_id * stride
     kLocal,      // `bytes` on the stack of each thread
   };
   Kind kind = Kind::kFrame;
   std::string name;  // printed as %name
   BufferRef ref;     // kFrame, kPerThread (the arena region)
   int64_t bytes = 0;
-  std::string note;  // what it holds, for the printout
+  int64_t thread_stride = 0;  // kPerThread: from one thread's slice to the next
+  std::string note;           // what it holds, for the printout
 };
 
 // Elements of a buffer from `offset` on.
@@ -329,8 +330,10 @@ class Nest {
   // Buffers; the frame index of a kFrame buffer is its place among the
   // step's buffers (RowProgram inputs and outputs use it).
   int AddFrameBuffer(const BufferRef& ref, std::string name, std::string note);
-  int AddPerThread(int64_t arena_offset, int64_t bytes, std::string name,
-                   std::string note);
+  // A per-thread buffer: thread t's `bytes` start at arena_offset +
+  // t * thread_stride (LowerState::AllocPerThread gives both).
+  int AddPerThread(int64_t arena_offset, int64_t bytes, int64_t thread_stride,
+                   std::string name, std::string note);
   int AddLocal(int64_t bytes, std::string name, std::string note);
   int FrameIndex(int buffer) const { return frame_index_[buffer]; }
   const std::vector<Buffer>& buffers() const { return buffers_; }

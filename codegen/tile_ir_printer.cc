@@ -84,7 +84,7 @@ std::string BufferWhere(const Buffer& b) {
       return absl::StrCat("local ", b.bytes, " B");
     case Buffer::Kind::kPerThread:
       return absl::StrCat("arena +", b.ref.offset, ", ", b.bytes,
-                          " B per thread");
+                          " B per thread, ", b.thread_stride, " B apart");
     case Buffer::Kind::kFrame:
       break;
   }

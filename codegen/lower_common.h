@@ -41,11 +41,11 @@ namespace codegen {
 // Lanes of every vector the lowerings emit (one zmm of f32).
 inline constexpr int kVectorWidth = 16;
 
-// The state one Compile call threads through the lowerings.
 // Bytes left unused between the per-thread slices of a scratch region
 // (LowerState::AllocPerThread).
-constexpr int64_t kThreadSliceGap = 64 * 1024;
+inline constexpr int64_t kThreadSliceGap = 64 * 1024;
 
+// The state one Compile call threads through the lowerings.
 struct LowerState {
   llvm::LLVMContext* context = nullptr;
   llvm::Module* module = nullptr;

@@ -200,6 +200,46 @@ Tensor F32(Shape shape, const std::vector<double>& values) {
   return t;
 }
 
+TEST(CheckTest, WrappingIntegerOpsNearTheRangeAcceptAWrappedNeighbour) {
+  // Row 0: the f32 matmul gives 0.33 up to its rounding, a tie of
+  // 0.33 / 0.02 that may quantize to 21 or 22; times 24 in u8 those are 504
+  // and 528, which wrap to 248 and 16. Row 1 is an exact 0: 5 * 24 = 120,
+  // far from the range's ends, stays exact.
+  Module m = Parse(R"(
+graph @g(%a: f32[2, 3], %b: f32[3, 1], %w: u8[] const) -> (u8[2], s32[2]) {
+  %s = matmul(%a, %b)
+  %x = reshape(%s) {shape = [2]}
+  %q = quantize(%x) {scale = 0.02, to = u8, zero_point = 5}
+  %m = mul(%q, %w)
+  %c = cast(%m) {to = s32}
+  return %m, %c
+}
+)");
+  const Graph& g = *m.graphs().front();
+  Tensor w = *Tensor::Create(TensorType(DType::kU8, {}));
+  w.SetDouble(0, 24);
+  std::vector<Tensor> inputs = {F32({2, 3}, {0.2, -1.1, -1.1, 0, 0, 0}),
+                                F32({3, 1}, {0, 0.8, -1.1}), w};
+  BoundedResults r = *InterpretWithErrorBounds(g, inputs);
+  const double ref = r.values[1].GetDouble(0);
+  ASSERT_TRUE(ref == 248 || ref == 16) << ref;
+  EXPECT_EQ(r.values[1].GetDouble(1), 120);
+  auto with = [](const Tensor& like, int64_t i, double v) {
+    Tensor t = like.Clone();
+    t.SetDouble(i, v);
+    return t;
+  };
+  const double other = ref == 248 ? 16 : 248;
+  std::vector<CompareResult> c = *CompareWithReference(
+      r, {with(r.values[0], 0, other), with(r.values[1], 0, other)});
+  EXPECT_TRUE(c[0].ok()) << c[0].Summary();
+  EXPECT_TRUE(c[1].ok()) << c[1].Summary();
+  c = *CompareWithReference(
+      r, {with(r.values[0], 1, 144), with(r.values[1], 1, 144)});
+  EXPECT_FALSE(c[0].ok());
+  EXPECT_FALSE(c[1].ok());
+}
+
 TEST(CheckTest, InfinityFromAnIntervalAtASingularityIsUncertain) {
   // The f32 products-then-sums of the reference cancel to 0 (FMAs give
   // 5.96e-8, the exact sum is 2.98e-8): log of it is -inf for the

@@ -58,8 +58,9 @@
 // * Integer and bool values carry E in steps: comparisons give 0 (a bool is
 //   owed exactly); a cast or quantize to an integer of an inexact float
 //   gives the steps its interval [x - E, x + E] spans; dequantize scales
-//   steps back. Integer outputs are still compared exactly (s8/u8 one
-//   step); their E matters only where it flows back into floats.
+//   steps back. Integer add, sub, mul, neg, abs, matmul and reduce_sum
+//   wrap: where [r - E, r + E] passes the dtype's range, a result one step
+//   off may have wrapped to the other end, so E = inf there.
 // * A non-finite value has E = 0 where it is certain (it must match
 //   exactly) and E = inf where it is not. An elementwise op evaluates
 //   itself at the corners of its operands' intervals: x / (0 +- E) or
@@ -75,8 +76,8 @@
 //   the infinities included.
 //
 // Cost: each matmul runs one more f32 matmul (of squares), and up to two
-// more where its operands carry error; bounds are f32 tensors of the values' shapes, omitted (no data)
-// where every element is 0.
+// more where its operands carry error; bounds are f32 tensors of the values'
+// shapes, omitted (no data) where every element is 0.
 #ifndef HGC_REFERENCE_ERROR_BOUND_H_
 #define HGC_REFERENCE_ERROR_BOUND_H_
 

@@ -5,11 +5,15 @@
 // reference/op_bounds_internal.h lists.
 #include "reference/op_bounds.h"
 
+#include <limits>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "reference/kernels.h"
 #include "reference/op_bounds_internal.h"
+#include "support/status_macros.h"
 
 namespace hgc {
 namespace reference {
@@ -38,11 +42,41 @@ Tensor FinishBound(Tensor e, const Tensor& value) {
   return any ? std::move(e) : Tensor();
 }
 
-// E of one op's result from its operands' values and bounds (fusion is
-// handled by the interpreter loop).
-absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
-                               absl::Span<const Tensor> es, const Tensor& r,
-                               const InterpretOptions& options) {
+namespace {
+
+// Integer add, sub, mul, neg, abs, matmul and reduce_sum wrap (design.md).
+// Where an element's interval [r - E, r + E] passes its dtype's range, a
+// result within E of the exact one may have wrapped to the range's other
+// end (a quantized value one step off, times 24 in u8, lands 232 away), so
+// the element may be anything there: E = inf.
+bool Wraps(absl::string_view kind, DType dtype) {
+  if (IsFloat(dtype) || dtype == DType::kBool) return false;
+  return kind == "add" || kind == "sub" || kind == "mul" || kind == "neg" ||
+         kind == "abs" || kind == "matmul" || kind == "reduce_sum";
+}
+
+// `e` (which may be an operand's bound: neg and abs pass theirs on) with
+// E = inf where the interval passes the range.
+Tensor WidenWrapped(const Tensor& e, const Tensor& r) {
+  const double lo = static_cast<double>(IntMin(r.dtype()));
+  const double hi = static_cast<double>(IntMax(r.dtype()));
+  Tensor out = e.Clone();
+  float* bound = out.mutable_data<float>();
+  for (int64_t i = 0; i < r.num_elements(); ++i) {
+    const double v = r.GetDouble(i);
+    if (bound[i] > 0 && (v - bound[i] < lo || v + bound[i] > hi)) {
+      bound[i] = std::numeric_limits<float>::infinity();
+    }
+  }
+  return out;
+}
+
+// E of one op's result, before WidenWrapped.
+absl::StatusOr<Tensor> UnwrappedOpBound(const Op& op,
+                                        absl::Span<const Tensor> xs,
+                                        absl::Span<const Tensor> es,
+                                        const Tensor& r,
+                                        const InterpretOptions& options) {
   const absl::string_view kind = op.kind();
   const int64_t max_bytes = options.max_tensor_bytes;
   if (kind == "constant") return Tensor();
@@ -76,6 +110,18 @@ absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
   }
   return absl::UnimplementedError(
       absl::StrCat("no error-bound rule for op '", kind, "'"));
+}
+
+}  // namespace
+
+// E of one op's result from its operands' values and bounds (fusion is
+// handled by the interpreter loop).
+absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
+                               absl::Span<const Tensor> es, const Tensor& r,
+                               const InterpretOptions& options) {
+  HGC_ASSIGN_OR_RETURN(Tensor e, UnwrappedOpBound(op, xs, es, r, options));
+  if (!Has(e) || !Wraps(op.kind(), r.dtype())) return e;
+  return WidenWrapped(e, r);
 }
 
 }  // namespace reference

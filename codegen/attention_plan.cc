@@ -120,9 +120,8 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
   const AttentionMatch& m = p.m;
   const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
   auto per_thread = [&](int64_t floats, const char* name, std::string note) {
-    int64_t stride = 0;
-    const int64_t offset = state.AllocPerThread(floats * 4, &stride);
-    return nest.AddPerThread(offset, floats * 4, stride, name, std::move(note));
+    return tile::AddThreadScratch(state, nest, floats * 4, name,
+                                  std::move(note));
   };
   p.s = per_thread(mb * p.s_ld, "s",
                    absl::StrCat("f32[", mb, ", ", nb, "] score tile, rows ",

@@ -4,14 +4,13 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "codegen/jit_steps.h"
 #include "codegen/llvm/elemental_emitter.h"
-#include "codegen/llvm/ir_compiler.h"
 #include "codegen/llvm/jit.h"
 #include "codegen/lower_attention.h"
 #include "codegen/lower_common.h"
@@ -19,10 +18,8 @@
 #include "codegen/lower_matmul.h"
 #include "codegen/lower_rowwise.h"
 #include "codegen/reduce_step.h"
-#include "codegen/runtime_helpers.h"
 #include "codegen/transpose_step.h"
 #include "ir/clone.h"
-#include "llvm/Transforms/Utils/Cloning.h"
 #include "passes/buffer_planning.h"
 #include "reference/reference_interpreter.h"
 #include "support/status_macros.h"
@@ -378,65 +375,6 @@ class StepModules {
   int current_ = -1;           // the module Next chose last
 };
 
-// Threads that optimize and generate code: options.compile_threads, or
-// one per hardware thread up to 8; one when the text is printed.
-int CompileThreads(const CompileOptions& options) {
-  if (options.llvm_ir != nullptr || options.assembly != nullptr) return 1;
-  if (options.compile_threads > 0) return options.compile_threads;
-  return static_cast<int>(
-      std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8));
-}
-
-// Prints the optimized module for --emit=llvm / --emit=asm (for the named
-// CPU when given; printing compiles on one thread, so there is one), then
-// JIT-compiles the modules for the host on up to `num_threads` threads and
-// binds the steps' entry points.
-absl::Status JitSteps(std::vector<codegen::ContextAndModule> modules,
-                      const CompileOptions& options, int num_threads,
-                      const codegen::TargetSpec& spec,
-                      std::optional<codegen::TargetSpec> emit_spec,
-                      CodeOwner& owner, Program& program) {
-  if (modules.empty()) {
-    if (options.llvm_ir != nullptr) {
-      *options.llvm_ir = "; no LLVM step functions\n";
-    }
-    return absl::OkStatus();
-  }
-  if (options.llvm_ir != nullptr || options.assembly != nullptr) {
-    HGC_ASSIGN_OR_RETURN(
-        auto compiler,
-        codegen::IrCompiler::Create(emit_spec ? *std::move(emit_spec) : spec));
-    if (options.llvm_ir) options.llvm_ir->clear();
-    if (options.assembly) options.assembly->clear();
-    for (const codegen::ContextAndModule& m : modules) {
-      std::unique_ptr<llvm::Module> clone = llvm::CloneModule(*m.module);
-      HGC_RETURN_IF_ERROR(compiler->Optimize(*clone));
-      if (options.llvm_ir) {
-        *options.llvm_ir += codegen::IrCompiler::EmitLlvmIr(*clone);
-      }
-      if (options.assembly) {
-        HGC_ASSIGN_OR_RETURN(std::string text, compiler->EmitAssembly(*clone));
-        *options.assembly += text;
-      }
-    }
-  }
-  codegen::JitOptions jit_options;
-  jit_options.dump_dir = options.dump_dir;
-  HGC_ASSIGN_OR_RETURN(owner.jit,
-                       codegen::Jit::Create(spec, std::move(jit_options)));
-  std::vector<codegen::AbsoluteSymbol> helpers;
-  for (const codegen::RuntimeHelperSymbol& h : codegen::kRuntimeHelperSymbols) {
-    helpers.push_back({h.name, h.address});
-  }
-  HGC_RETURN_IF_ERROR(owner.jit->DefineAbsoluteSymbols(helpers));
-  HGC_RETURN_IF_ERROR(owner.jit->AddModules(std::move(modules), num_threads));
-  for (Step& step : program.steps) {
-    if (step.host || step.shared) continue;
-    HGC_ASSIGN_OR_RETURN(step.fn, owner.jit->LookupFunction<StepFn>(step.name));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Executable>> Compile(
@@ -451,7 +389,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   }
   CompileStats stats;
   Program program;
-  const int compile_threads = CompileThreads(options);
+  const int compile_threads = codegen::CompileThreads(options);
   StepModules step_modules(absl::StrCat("hgc_", graph->name()),
                            compile_threads);
   ConstOnlyAnalysis const_only(*graph);
@@ -502,8 +440,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   stats.per_thread_scratch_bytes = state.per_thread_scratch_bytes;
   std::vector<codegen::ContextAndModule> modules = step_modules.Take();
   stats.llvm_modules = static_cast<int>(modules.size());
-  HGC_RETURN_IF_ERROR(JitSteps(std::move(modules), options, compile_threads,
-                               spec, std::move(emit_spec), *owner, program));
+  HGC_RETURN_IF_ERROR(
+      codegen::JitSteps(std::move(modules), options, compile_threads, spec,
+                        std::move(emit_spec), owner->jit, program));
   owner->kernels = std::move(state.kernels);
   stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

@@ -281,10 +281,8 @@ absl::Status AddInputRows(const RowContext& ctx, const RowGroup& g,
                          ctx.BuildProgram(pre, extra, x->type().shape, x, -1));
     program.result_in_f32 = true;
     parts.pre_program = ctx.nest.AddProgram(std::move(program), "pre");
-    int64_t stride = 0;
-    const int64_t offset = ctx.state.AllocPerThread(g.len * 4, &stride);
-    parts.x = ctx.nest.AddPerThread(
-        offset, g.len * 4, stride, "x_row",
+    parts.x = tile::AddThreadScratch(
+        ctx.state, ctx.nest, g.len * 4, "x_row",
         g.pre.empty() ? "f32 row of x" : "f32 row of the producers");
   }
   if (row_op->kind_id() == OpKind::kLayernorm) {
@@ -320,11 +318,9 @@ absl::Status AddOutputRows(const RowContext& ctx, const RowGroup& g,
   if (path == ResultPath::kThroughRow ||
       (path == ResultPath::kRounded && kind == OpKind::kSoftmax &&
        !parts.exps_in_x)) {
-    int64_t stride = 0;
-    const int64_t offset = ctx.state.AllocPerThread(out_len * 4, &stride);
     parts.y =
-        ctx.nest.AddPerThread(offset, out_len * 4, stride, "y_row",
-                              absl::StrCat("f32 row of the ", row_op->kind()));
+        tile::AddThreadScratch(ctx.state, ctx.nest, out_len * 4, "y_row",
+                               absl::StrCat("f32 row of the ", row_op->kind()));
   }
   if (g.post.empty() && path != ResultPath::kThroughRow) {
     return absl::OkStatus();

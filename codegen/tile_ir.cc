@@ -218,6 +218,14 @@ void NestBuilder::Assign(const Expr& var, Expr value) {
   Append(Stmt{tile::Assign{var.var(), std::move(value)}});
 }
 
+int AddThreadScratch(LowerState& state, Nest& nest, int64_t bytes,
+                     std::string name, std::string note) {
+  int64_t stride = 0;
+  const int64_t offset = state.AllocPerThread(bytes, &stride);
+  return nest.AddPerThread(offset, bytes, stride, std::move(name),
+                           std::move(note));
+}
+
 }  // namespace tile
 }  // namespace codegen
 }  // namespace hgc

@@ -446,6 +446,11 @@ class NestBuilder {
 std::string PrintNest(const Nest& nest);
 std::string PrintExpr(const Nest& nest, const Expr& e);
 
+// A per-thread buffer of `bytes` in a region of `state`'s arena laid out
+// by LowerState::AllocPerThread.
+int AddThreadScratch(LowerState& state, Nest& nest, int64_t bytes,
+                     std::string name, std::string note);
+
 }  // namespace tile
 }  // namespace codegen
 }  // namespace hgc

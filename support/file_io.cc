@@ -6,7 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -28,6 +31,7 @@ absl::string_view FileKind(mode_t mode) {
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
   return "not a plain file";
 }
 
@@ -74,11 +78,150 @@ int WriteAll(int fd, const std::string& data) {
   return 0;
 }
 
-std::string TempNameFor(const std::string& path) {
+// The directory part of `path` with its slash ("" for a bare name) and
+// the name after it.
+std::pair<std::string, std::string> SplitPath(const std::string& path) {
   size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  return absl::StrCat(dir, ".", base, ".tmp-", ::getpid());
+  if (slash == std::string::npos) return {"", path};
+  return {path.substr(0, slash + 1), path.substr(slash + 1)};
+}
+
+// ".BASE.SUFFIX-PID" beside `path`, then ".BASE.SUFFIX-PID-1", ... for the
+// attempt'th try after a name that was taken.
+std::string SideName(const std::string& path, absl::string_view suffix,
+                     int attempt) {
+  auto [dir, base] = SplitPath(path);
+  std::string name = absl::StrCat(dir, ".", base, ".", suffix, "-", ::getpid());
+  if (attempt > 0) absl::StrAppend(&name, "-", attempt);
+  return name;
+}
+
+// How many taken side names are skipped before giving up with EEXIST.
+constexpr int kSideNameAttempts = 100;
+
+absl::Status CannotWrite(const std::string& path, absl::string_view reason) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("cannot write '", path, "': ", reason));
+}
+
+// Whether `path` may be written, looked at before anything is: OK when it
+// does not exist (in an existing directory) or is a regular file we may
+// write to; `*exists` says which.
+absl::Status CheckFinalName(const std::string& path, bool* exists) {
+  *exists = false;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0) {
+    *exists = true;
+    // A symbolic link is refused too: replacing it would not write where
+    // it points, writing through it would not write `path`.
+    if (!S_ISREG(st.st_mode)) {
+      absl::string_view kind = FileKind(st.st_mode);
+      if (kind == "not a plain file") kind = "something other than a file";
+      return CannotWrite(path, absl::StrCat(kind, " is in the way"));
+    }
+    // A file without any write permission bit is refused even where the
+    // access check would let us (root).
+    if ((st.st_mode & 0222) == 0 ||
+        ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) {
+      return CannotWrite(path, "a read-only file is in the way");
+    }
+    return absl::OkStatus();
+  }
+  int err = errno;
+  if (err != ENOENT) return CannotWrite(path, ErrnoText(err));
+  // The name is free; its directory must exist.
+  std::string dir = SplitPath(path).first;
+  if (dir.empty()) return absl::OkStatus();
+  if (::stat(dir.c_str(), &st) != 0) return CannotWrite(path, ErrnoText(errno));
+  if (!S_ISDIR(st.st_mode)) return CannotWrite(path, ErrnoText(ENOTDIR));
+  return absl::OkStatus();
+}
+
+// One file of WriteFilesAtomically and the names it holds on the way.
+struct PendingFile {
+  const std::string* path;
+  const std::string* contents;
+  bool existed = false;  // a regular file was at `path` before
+  std::string temp;      // the new contents until renamed; "" when none
+  std::string backup;    // a hard link of the earlier file; "" when none
+  bool renamed = false;  // `temp` now lies at `path`
+};
+
+// Creates and fills the temporary file of `file`, flushed to disk.
+absl::Status WriteTemp(PendingFile& file) {
+  const std::string& path = *file.path;
+  int raw = -1;
+  std::string temp;
+  for (int attempt = 0; attempt < kSideNameAttempts; ++attempt) {
+    temp = SideName(path, "tmp", attempt);
+    raw = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (raw >= 0 || errno != EEXIST) break;
+  }
+  if (raw < 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write '", path, "': ", ErrnoText(errno)));
+  }
+  file.temp = temp;
+  Fd fd(raw);
+  int err = WriteAll(fd.get(), *file.contents);
+  // fsync makes a full disk show up here rather than after the rename.
+  if (err == 0 && ::fsync(fd.get()) != 0 && errno != EINVAL) err = errno;
+  int close_err = fd.Close();
+  if (err == 0) err = close_err;
+  if (err != 0) {
+    return absl::DataLossError(
+        absl::StrCat("cannot write '", path, "': ", ErrnoText(err)));
+  }
+  return absl::OkStatus();
+}
+
+// Links the file now at the final name of `file` to a backup name.
+absl::Status TakeBackup(PendingFile& file) {
+  const std::string& path = *file.path;
+  for (int attempt = 0; attempt < kSideNameAttempts; ++attempt) {
+    std::string backup = SideName(path, "bak", attempt);
+    if (::link(path.c_str(), backup.c_str()) == 0) {
+      file.backup = backup;
+      return absl::OkStatus();
+    }
+    if (errno != EEXIST) break;
+  }
+  return absl::PermissionDeniedError(absl::StrCat(
+      "cannot write '", path,
+      "': cannot keep a copy of the earlier file: ", ErrnoText(errno)));
+}
+
+// Puts the directory back as it was: renamed files are undone (the earlier
+// file restored from its backup, or the new name removed), temporary files
+// and backups removed. Returns what could not be restored, "" when all was.
+std::string RollBack(std::vector<PendingFile>& files) {
+  std::string problems;
+  for (auto it = files.rbegin(); it != files.rend(); ++it) {
+    PendingFile& file = *it;
+    if (file.renamed) {
+      if (file.existed) {
+        if (::rename(file.backup.c_str(), file.path->c_str()) == 0) {
+          file.backup.clear();
+        } else {
+          int err = errno;
+          absl::StrAppend(&problems, "; could not restore '", *file.path,
+                          "' (its earlier contents are in '", file.backup,
+                          "'): ", ErrnoText(err));
+          file.backup.clear();  // not removed below: it is the only copy
+        }
+      } else if (::unlink(file.path->c_str()) != 0) {
+        int err = errno;
+        absl::StrAppend(&problems, "; could not remove the new '", *file.path,
+                        "': ", ErrnoText(err));
+      }
+      file.renamed = false;
+    }
+    if (!file.temp.empty()) ::unlink(file.temp.c_str());
+    if (!file.backup.empty()) ::unlink(file.backup.c_str());
+    file.temp.clear();
+    file.backup.clear();
+  }
+  return problems;
 }
 
 }  // namespace
@@ -125,44 +268,56 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
   return text;
 }
 
+namespace file_io_internal {
+
 absl::Status WriteFilesAtomically(
-    const std::vector<std::pair<std::string, std::string>>& files) {
-  std::vector<std::string> temps;
-  auto remove_temps = [&temps]() {
-    for (const std::string& t : temps) ::unlink(t.c_str());
-  };
-  for (const auto& [path, contents] : files) {
-    std::string temp = TempNameFor(path);
-    int raw =
-        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (raw < 0) {
-      int err = errno;
-      remove_temps();
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot write '", path, "': ", ErrnoText(err)));
-    }
-    temps.push_back(temp);
-    Fd fd(raw);
-    int err = WriteAll(fd.get(), contents);
-    // fsync makes a full disk show up here rather than after the rename.
-    if (err == 0 && ::fsync(fd.get()) != 0 && errno != EINVAL) err = errno;
-    int close_err = fd.Close();
-    if (err == 0) err = close_err;
-    if (err != 0) {
-      remove_temps();
-      return absl::DataLossError(
-          absl::StrCat("cannot write '", path, "': ", ErrnoText(err)));
+    const std::vector<std::pair<std::string, std::string>>& files,
+    const std::function<void(size_t)>& before_rename) {
+  std::vector<PendingFile> pending(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    pending[i].path = &files[i].first;
+    pending[i].contents = &files[i].second;
+    absl::Status checked = CheckFinalName(files[i].first, &pending[i].existed);
+    if (!checked.ok()) return checked;
+  }
+  for (PendingFile& file : pending) {
+    absl::Status written = WriteTemp(file);
+    if (!written.ok()) {
+      RollBack(pending);
+      return written;
     }
   }
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (::rename(temps[i].c_str(), files[i].first.c_str()) != 0) {
-      int err = errno;
-      remove_temps();  // those already renamed are gone: unlink fails quietly
-      return absl::DataLossError(absl::StrCat("cannot write '", files[i].first,
-                                              "': ", ErrnoText(err)));
+  for (PendingFile& file : pending) {
+    if (!file.existed) continue;
+    absl::Status backed_up = TakeBackup(file);
+    if (!backed_up.ok()) {
+      RollBack(pending);
+      return backed_up;
     }
+  }
+  for (size_t i = 0; i < pending.size(); ++i) {
+    PendingFile& file = pending[i];
+    if (before_rename) before_rename(i);
+    if (::rename(file.temp.c_str(), file.path->c_str()) != 0) {
+      int err = errno;
+      std::string problems = RollBack(pending);
+      return absl::DataLossError(absl::StrCat("cannot write '", *file.path,
+                                              "': ", ErrnoText(err), problems));
+    }
+    file.renamed = true;
+    file.temp.clear();
+  }
+  for (PendingFile& file : pending) {
+    if (!file.backup.empty()) ::unlink(file.backup.c_str());
   }
   return absl::OkStatus();
+}
+
+}  // namespace file_io_internal
+
+absl::Status WriteFilesAtomically(
+    const std::vector<std::pair<std::string, std::string>>& files) {
+  return file_io_internal::WriteFilesAtomically(files, nullptr);
 }
 
 }  // namespace hgc

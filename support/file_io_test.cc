@@ -6,8 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -41,9 +45,39 @@ std::vector<std::string> List(const std::string& dir) {
 
 std::string FreshDir(const std::string& name) {
   std::string dir = ::testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
   ::mkdir(dir.c_str(), 0755);
-  for (const std::string& f : List(dir)) ::unlink((dir + "/" + f).c_str());
   return dir;
+}
+
+void WriteFile(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << contents;
+}
+
+// What `dir` holds, name by name: "dir", "fifo", "link", or a file's mode,
+// inode and bytes.
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  std::map<std::string, std::string> entries;
+  for (const std::string& name : List(dir)) {
+    std::string path = dir + "/" + name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+      entries[name] = "?";
+    } else if (S_ISDIR(st.st_mode)) {
+      entries[name] = "dir";
+    } else if (S_ISFIFO(st.st_mode)) {
+      entries[name] = "fifo";
+    } else if (S_ISLNK(st.st_mode)) {
+      entries[name] = "link";
+    } else {
+      std::ostringstream s;
+      s << "mode " << std::oct << (st.st_mode & 07777) << std::dec << " inode "
+        << st.st_ino << ": " << Slurp(path);
+      entries[name] = s.str();
+    }
+  }
+  return entries;
 }
 
 TEST(ReadRegularFileTest, ReadsAFile) {
@@ -102,10 +136,88 @@ TEST(WriteFilesAtomicallyTest, AFailureLeavesNothingNew) {
   EXPECT_TRUE(List(dir).empty());
 }
 
+TEST(WriteFilesAtomicallyTest, ReplacesEarlierFilesAndKeepsNoBackup) {
+  std::string dir = FreshDir("write_over");
+  WriteFile(dir + "/a", "old a");
+  WriteFile(dir + "/b", "old b");
+  ASSERT_TRUE(
+      WriteFilesAtomically({{dir + "/a", "1"}, {dir + "/b", "22"}}).ok());
+  EXPECT_EQ(Slurp(dir + "/a"), "1");
+  EXPECT_EQ(Slurp(dir + "/b"), "22");
+  EXPECT_EQ(List(dir).size(), 2u);  // no temporary file or backup left
+}
+
+TEST(WriteFilesAtomicallyTest, ADirectoryInTheWayWritesNothing) {
+  // The second name is a directory: the first must not appear.
+  std::string dir = FreshDir("write_dir_in_way");
+  ASSERT_EQ(::mkdir((dir + "/b").c_str(), 0755), 0);
+  auto before = Snapshot(dir);
+  absl::Status s =
+      WriteFilesAtomically({{dir + "/a", "new a"}, {dir + "/b", "new b"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(),
+            "cannot write '" + dir + "/b': a directory is in the way");
+  EXPECT_EQ(Snapshot(dir), before);
+  EXPECT_FALSE(Exists(dir + "/a"));
+
+  // ... and an earlier first file keeps its bytes.
+  WriteFile(dir + "/a", "old a");
+  before = Snapshot(dir);
+  s = WriteFilesAtomically({{dir + "/a", "new a"}, {dir + "/b", "new b"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(Snapshot(dir), before);
+  EXPECT_EQ(Slurp(dir + "/a"), "old a");
+}
+
+TEST(WriteFilesAtomicallyTest, AReadOnlyFileInTheWayWritesNothing) {
+  std::string dir = FreshDir("write_read_only");
+  WriteFile(dir + "/a", "old a");
+  WriteFile(dir + "/b", "old b");
+  ASSERT_EQ(::chmod((dir + "/b").c_str(), 0444), 0);
+  auto before = Snapshot(dir);
+  absl::Status s =
+      WriteFilesAtomically({{dir + "/a", "new a"}, {dir + "/b", "new b"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "cannot write '" + dir + "/b': a read-only file is in the way");
+  EXPECT_EQ(Snapshot(dir), before);
+  EXPECT_EQ(Slurp(dir + "/a"), "old a");
+  EXPECT_EQ(Slurp(dir + "/b"), "old b");
+}
+
+TEST(WriteFilesAtomicallyTest, OtherThingsInTheWayWriteNothing) {
+  std::string dir = FreshDir("write_in_way");
+  WriteFile(dir + "/a", "old a");
+  WriteFile(dir + "/file", "old file");
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0644), 0);
+  ASSERT_EQ(::symlink("a", (dir + "/link").c_str()), 0);
+  auto before = Snapshot(dir);
+  struct Case {
+    std::string name;
+    std::string reason;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"fifo", "a FIFO is in the way"},
+           {"link", "a symbolic link is in the way"},
+           {"file/b", "Not a directory"},
+           {"missing/b", "No such file or directory"},
+       }) {
+    absl::Status s = WriteFilesAtomically(
+        {{dir + "/a", "new a"}, {dir + "/" + c.name, "new"}});
+    ASSERT_FALSE(s.ok()) << c.name;
+    EXPECT_EQ(s.message(),
+              "cannot write '" + dir + "/" + c.name + "': " + c.reason);
+    EXPECT_EQ(Snapshot(dir), before) << c.name;
+  }
+}
+
 TEST(WriteFilesAtomicallyTest, AShortWriteLeavesNoTruncatedFile) {
   // A file-size limit makes write() fail part-way, as a full disk does.
   std::string dir = FreshDir("write_short");
-  ASSERT_TRUE(WriteFilesAtomically({{dir + "/a", "old"}}).ok());
+  WriteFile(dir + "/a", "old a");
+  WriteFile(dir + "/b", "old b");
+  auto before = Snapshot(dir);
   struct rlimit saved;
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
   struct sigaction ignore = {}, old_action;
@@ -114,14 +226,46 @@ TEST(WriteFilesAtomicallyTest, AShortWriteLeavesNoTruncatedFile) {
   struct rlimit small = saved;
   small.rlim_cur = 1000;
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  absl::Status s = WriteFilesAtomically(
-      {{dir + "/a", "new"}, {dir + "/b", std::string(5000, 'x')}});
+  absl::Status s = WriteFilesAtomically({{dir + "/a", "new a"},
+                                         {dir + "/b", std::string(5000, 'x')},
+                                         {dir + "/c", "new c"}});
   ::setrlimit(RLIMIT_FSIZE, &saved);
   ::sigaction(SIGXFSZ, &old_action, nullptr);
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(s.message(), "cannot write '" + dir + "/b': File too large");
-  EXPECT_EQ(Slurp(dir + "/a"), "old");
-  EXPECT_EQ(List(dir), std::vector<std::string>{"a"});
+  EXPECT_EQ(Snapshot(dir), before);
+}
+
+TEST(WriteFilesAtomicallyTest, ARenameFailingMidwayIsUndone) {
+  // The third name becomes a directory after the checks (a race): the
+  // first two renames are undone, the earlier file restored as it was.
+  std::string dir = FreshDir("write_rollback");
+  WriteFile(dir + "/a", "old a");
+  auto before = Snapshot(dir);
+  std::vector<size_t> renames;
+  absl::Status s = file_io_internal::WriteFilesAtomically(
+      {{dir + "/a", "new a"}, {dir + "/b", "new b"}, {dir + "/c", "new c"}},
+      [&](size_t i) {
+        renames.push_back(i);
+        if (i == 2) ::mkdir((dir + "/c").c_str(), 0755);
+      });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(renames, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(s.message(), "cannot write '" + dir + "/c': Is a directory");
+  before["c"] = "dir";
+  EXPECT_EQ(Snapshot(dir), before);  // the same inode, mode and bytes
+}
+
+TEST(WriteFilesAtomicallyTest, LeavesATakenTemporaryNameAlone) {
+  std::string dir = FreshDir("write_taken_temp");
+  std::string taken = dir + "/.a.tmp-" + std::to_string(::getpid());
+  WriteFile(taken, "someone else's");
+  ASSERT_TRUE(WriteFilesAtomically({{dir + "/a", "new a"}}).ok());
+  EXPECT_EQ(Slurp(dir + "/a"), "new a");
+  EXPECT_EQ(Slurp(taken), "someone else's");
+  EXPECT_EQ(List(dir).size(), 2u);
 }
 
 }  // namespace

@@ -17,18 +17,45 @@ const Op* DefinedBy(const Value* v, OpKind kind) {
   return op != nullptr && op->kind_id() == kind ? op : nullptr;
 }
 
-// The one axis (in [0, rank)) a keep_dims reduction reduces, if it is one.
-std::optional<int64_t> KeptAxis(const Op& reduce) {
-  const Attribute* keep = reduce.FindAttr("keep_dims");
+// The one axis (in [0, rank)) a reduction reduces, if it reduces one.
+std::optional<int64_t> ReducedAxis(const Op& reduce) {
   const Attribute* axes = reduce.FindAttr("axes");
-  if (keep == nullptr || !keep->is_bool() || !keep->as_bool() ||
-      axes == nullptr || !axes->is_list() || axes->as_list().size() != 1 ||
+  if (axes == nullptr || !axes->is_list() || axes->as_list().size() != 1 ||
       !axes->as_list()[0].is_int()) {
     return std::nullopt;
   }
   const int64_t rank = reduce.operand(0)->type().rank();
   const int64_t axis = axes->as_list()[0].as_int();
   return axis < 0 ? axis + rank : axis;
+}
+
+// The axis when `v` is a reduction of `kind` over one axis of `x`, as an
+// elementwise op with `x`'s shape reads it: its shape, padded with leading
+// 1s to x's rank, is x's shape with that axis 1. That is the reduction with
+// keep_dims; the one without, read through reshapes that put the axis back
+// (ONNX before opset 18 with keepdims = 0, then Unsqueeze); or the one
+// without, read as it is when every dim before the axis is 1 (numpy
+// broadcasting puts the leading 1s back).
+std::optional<int64_t> ReductionOf(const Value* v, OpKind kind,
+                                   const Value* x) {
+  const Value* cur = v;
+  while (const Op* reshape = DefinedBy(cur, OpKind::kReshape)) {
+    cur = reshape->operand(0);
+  }
+  const Op* reduce = DefinedBy(cur, kind);
+  if (reduce == nullptr || reduce->operand(0) != x) return std::nullopt;
+  const std::optional<int64_t> axis = ReducedAxis(*reduce);
+  if (!axis) return std::nullopt;
+  const Shape& xs = x->type().shape;
+  const Shape& vs = v->type().shape;
+  if (vs.size() > xs.size()) return std::nullopt;
+  const size_t pad = xs.size() - vs.size();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const int64_t want = static_cast<int64_t>(i) == *axis ? 1 : xs[i];
+    const int64_t have = i < pad ? 1 : vs[i - pad];
+    if (have != want) return std::nullopt;
+  }
+  return axis;
 }
 
 // Softmax's spelling of `axis`: -1 (the default) for the last.
@@ -41,20 +68,18 @@ int64_t SoftmaxAxis(int64_t axis, int64_t rank) {
 std::optional<std::pair<Value*, int64_t>> MatchSoftmax(const Op& div) {
   const Value* y = div.result();
   const Op* exp = DefinedBy(div.operand(0), OpKind::kExp);
-  const Op* sum = DefinedBy(div.operand(1), OpKind::kReduceSum);
-  if (y->type().dtype != DType::kF32 || exp == nullptr || sum == nullptr ||
-      sum->operand(0) != exp->result() || exp->result()->type() != y->type()) {
+  if (y->type().dtype != DType::kF32 || exp == nullptr ||
+      exp->result()->type() != y->type()) {
     return std::nullopt;
   }
   const Op* sub = DefinedBy(exp->operand(0), OpKind::kSub);
   if (sub == nullptr) return std::nullopt;
   Value* x = sub->operand(0);
-  const Op* max = DefinedBy(sub->operand(1), OpKind::kReduceMax);
-  if (max == nullptr || max->operand(0) != x || x->type() != y->type()) {
-    return std::nullopt;
-  }
-  const std::optional<int64_t> sum_axis = KeptAxis(*sum);
-  const std::optional<int64_t> max_axis = KeptAxis(*max);
+  if (x->type() != y->type()) return std::nullopt;
+  const std::optional<int64_t> sum_axis =
+      ReductionOf(div.operand(1), OpKind::kReduceSum, exp->result());
+  const std::optional<int64_t> max_axis =
+      ReductionOf(sub->operand(1), OpKind::kReduceMax, x);
   if (!sum_axis || sum_axis != max_axis) return std::nullopt;
   return std::make_pair(x, *sum_axis);
 }

@@ -8,8 +8,13 @@
 //   %s = reduce_sum(%e) {axes = [a], keep_dims = true}
 //   %y = div(%e, %s)
 // which this pass rewrites as %y = softmax(%x) {axis = a}, so that
-// attention-fusion and fusion see the softmax they know. The ops it reads
-// stay for their other users (dce removes the rest).
+// attention-fusion and fusion see the softmax they know. Either reduction
+// may also drop the axis (keep_dims = false, as ONNX before opset 18
+// exports ReduceMax / ReduceSum with keepdims = 0) when what sub or div
+// reads has the kept shape after all: the reduction reshaped back to it
+// (ONNX's Unsqueeze), or the reduction itself when only dims of 1 come
+// before the axis (broadcasting pads its shape with leading 1s). The ops
+// it reads stay for their other users (dce removes the rest).
 //
 // Only f32 chains are rewritten: there the written-out form and the op
 // differ by where f32 rounds (the op rounds once), which the reduction

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "baseline/primitive_executor.h"
 #include "baseline/primitive_executor_impl.h"
@@ -230,12 +229,11 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
     }
   }
 
-  absl::flat_hash_set<const Op*> absorbed;
   std::vector<std::unique_ptr<Step>> steps;
   std::vector<bool> slot_used(ctx.slots().size(), false);
   for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
     const Op& op = *ops[i];
-    if (absorbed.contains(&op) || op.kind_id() == OpKind::kConstant ||
+    if (ctx.IsClaimed(&op) || op.kind_id() == OpKind::kConstant ||
         op.kind_id() == OpKind::kReshape) {
       continue;
     }
@@ -247,7 +245,7 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
     if (built.ok()) {
       int order = i;
       for (const Op* a : built->absorbed) {
-        absorbed.insert(a);
+        ctx.Claim(a);
         order = std::max(order, op_index[a]);
       }
       built->step->order = order;

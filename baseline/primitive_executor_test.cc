@@ -187,6 +187,33 @@ TEST_P(ExecutorTest, MatmulPlusSameShapeTensor) {
   EXPECT_EQ(Joined(*exec), "matmul+add+mul");
 }
 
+// Two matmul results combined by a binary op: the first matmul takes the
+// op as a post-op reading the second's result, so the second must not take
+// it again (it did, and both wrote garbage).
+TEST_P(ExecutorTest, BinaryOpOfTwoMatmuls) {
+  for (const char* kind : {"add", "sub", "mul", "max", "min"}) {
+    Module module;
+    Graph* g = module.AddGraph("two");
+    Builder b(g);
+    Value* a = g->AddParam("a", F32({16, 16}));
+    Value* w = g->AddParam("w", F32({16, 16}));
+    Value* c = g->AddParam("c", F32({16, 16}));
+    Value* d = g->AddParam("d", F32({16, 16}), true);
+    Value* y = Get(b.Binary(kind, Get(b.Matmul(a, w)), Get(b.Matmul(c, d))));
+    g->SetResults({y});
+    SCOPED_TRACE(kind);
+    auto exec = Check(*g, threads());
+    ASSERT_NE(exec, nullptr);
+    // The op runs once, fused or not (oneDNN may refuse the post-op).
+    int runs_of_op = 0;
+    for (const std::string& step : exec->Describe()) {
+      runs_of_op +=
+          step == kind || absl::StrContains(step, absl::StrCat("+", kind));
+    }
+    EXPECT_EQ(runs_of_op, 1) << exec->Summary();
+  }
+}
+
 // A post-op operand computed after the matmul: the fused step runs where
 // its last post-op stood.
 TEST_P(ExecutorTest, PostOpOperandDefinedAfterMatmul) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -150,6 +151,13 @@ class BuildContext {
   // The single op using `v`, or nullptr.
   const Op* SoleUser(const Value* v) const;
 
+  // Ops fused into a step already built. A builder must not fuse a claimed
+  // op again: in add(matmul(a, b), matmul(c, d)) the first matmul takes the
+  // add as a binary post-op reading the second's result, which the second
+  // must then compute on its own.
+  void Claim(const Op* op) { claimed_.insert(op); }
+  bool IsClaimed(const Op* op) const { return claimed_.contains(op); }
+
  private:
   dnnl::engine engine_;
   BuildOptions options_;
@@ -159,6 +167,7 @@ class BuildContext {
   absl::flat_hash_map<const Value*, const Op*> last_user_;
   absl::flat_hash_map<const Value*, bool> is_result_;
   std::vector<std::pair<dnnl::memory, int>> bindings_;
+  absl::flat_hash_set<const Op*> claimed_;
 };
 
 // What an op builder returns. `step` is set on success; `absorbed` lists

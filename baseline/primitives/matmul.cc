@@ -143,7 +143,7 @@ absl::StatusOr<Built> BuildMatmul(const Op& op, BuildContext& ctx) {
   if (ctx.options().fuse_post_ops && IsFloat(out_dtype)) {
     while (true) {
       const Op* next = ctx.SoleUser(cur);
-      if (next == nullptr || next->num_results() != 1 ||
+      if (next == nullptr || ctx.IsClaimed(next) || next->num_results() != 1 ||
           next->result()->type() != cur->type()) {
         break;
       }

@@ -7,9 +7,12 @@
 // weights), runs both on the same seeded random inputs (support/
 // random_fill.h: seed, parameter name) with the same thread count in this
 // process, and checks that their outputs agree (support/tensor_compare.h,
-// hgc's outputs against the baseline's, per-dtype tolerance unless given);
-// where an output differs, the reference interpreter decides (oneDNN keeps
-// f32 between the post-ops it fuses, where the graph rounds each bf16 op).
+// hgc's outputs against the baseline's, with the tolerance of the dtype each
+// output was computed in, so an f32 output cast from bf16 gets bf16's, and
+// --atol/--rtol replacing its fields); where an output differs, the
+// reference interpreter judges both sides (oneDNN keeps f32 between the
+// post-ops it fuses, where the graph rounds each bf16 op), and a wrong
+// baseline fails the check as a wrong hgc does.
 //
 // Timing: `warmup` untimed runs of each, then `iters` runs of each timed one
 // by one with a monotonic clock (std::chrono::steady_clock), in `rounds`
@@ -58,8 +61,10 @@ struct BenchConfig {
   int rounds = 8;  // alternating blocks per side
   double target_seconds = 0.5;
   uint64_t seed = 0;
-  // hgc vs baseline tolerance (default: per dtype).
-  std::optional<Tolerance> tolerance;
+  // Replace the fields of each output dtype's default tolerance
+  // (DefaultTolerance) when set (--atol, --rtol).
+  std::optional<double> atol;
+  std::optional<double> rtol;
   // When set, called once per round after both blocks (neither side
   // running), e.g. to measure the FMA peak, so that a side's rate can be
   // compared with what the machine gave in the same round; the values come
@@ -93,10 +98,13 @@ struct BenchResult {
   double hgc_ms = 0;       // median per run
   double baseline_ms = 0;  // median per run
   // Whether every output agreed (with the baseline, or where they differ
-  // with the reference interpreter), and one Summary() line per output
-  // against the baseline, then one per differing output against the
-  // interpreter.
+  // both sides with the reference interpreter), and one line per output
+  // against the baseline, then two per differing output (hgc and the
+  // baseline against the interpreter).
   bool agree = false;
+  // Whether the reference interpreter rejected one of the baseline's
+  // outputs (a baseline bug: `agree` is false and the speedup meaningless).
+  bool baseline_wrong = false;
   std::vector<std::string> check_lines;
   // The baseline's primitives and fallbacks (PrimitiveExecutor::Summary's
   // first line).

@@ -136,14 +136,31 @@ absl::StatusOr<std::vector<Tensor>> PrepareInputs(
   return inputs;
 }
 
-// Writes out<i>.npy for every output, all or nothing (support/file_io.h),
-// then removes out<n>.npy, out<n+1>.npy, ... left by an earlier run with
+// Writes out<i>.npy for every output, all or nothing (support/file_io.h;
+// directories it had to create are removed again on failure), then removes
+// out<n>.npy, out<n+1>.npy, ... left by an earlier run with
 // more results, with a note for each.
 absl::Status WriteOutputs(const std::vector<Tensor>& outputs,
                           const std::string& dir, std::ostream& err) {
   std::error_code ec;
+  // The directories this call creates, deepest first: a failed write
+  // removes them again, so that it leaves the file system as it was.
+  std::vector<std::filesystem::path> created;
+  for (std::filesystem::path p = std::filesystem::absolute(dir, ec);
+       !ec && !p.empty() && !std::filesystem::exists(p, ec);
+       p = p.parent_path()) {
+    created.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  auto remove_created = [&created] {
+    std::error_code ignored;
+    for (const std::filesystem::path& p : created) {
+      std::filesystem::remove(p, ignored);  // only when still empty
+    }
+  };
   std::filesystem::create_directories(dir, ec);
   if (ec) {
+    remove_created();
     return absl::PermissionDeniedError(absl::StrCat(
         "--output-dir: cannot create directory '", dir, "': ", ec.message()));
   }
@@ -154,6 +171,7 @@ absl::Status WriteOutputs(const std::vector<Tensor>& outputs,
   }
   absl::Status written = WriteFilesAtomically(files);
   if (!written.ok()) {
+    remove_created();
     return absl::Status(written.code(),
                         absl::StrCat("--output-dir: ", written.message()));
   }

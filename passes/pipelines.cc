@@ -6,6 +6,7 @@
 #include "passes/attention_fusion.h"
 #include "passes/attention_k_scale.h"
 #include "passes/attention_reshapes.h"
+#include "passes/attention_transposes.h"
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
@@ -37,6 +38,10 @@ void AddO2Pipeline(PassManager& pm) {
   // Softmaxes written out op by op (JAX, decompositions) as softmax ops,
   // before the attention passes look for them.
   pm.AddPass<RecognizeSoftmaxPass>();
+  // Attention whose P·V is computed transposed (JAX's Vᵀ·Pᵀ) rewritten as
+  // P·V; the transposes it leaves after P·V are merged by the canonicalize
+  // below.
+  pm.AddPass<AttentionTransposesPass>();
   // Attention scores regrouped between [B*H, S, S] and [B, H, S, S] (CLIP,
   // BLOOM, fairseq) rebuilt in one shape, so attention-fusion sees one
   // block; the relabels it leaves at a block's ends (a reshape of a

@@ -10,7 +10,8 @@ namespace {
 TEST(PipelinesTest, NamedPipelines) {
   EXPECT_EQ(DescribeNamedPipeline("O0"), "verify");
   EXPECT_EQ(DescribeNamedPipeline("O2"),
-            "canonicalize,fold-constants,recognize-softmax,attention-reshapes,"
+            "canonicalize,fold-constants,recognize-softmax,"
+            "attention-transposes,attention-reshapes,"
             "attention-k-scale,canonicalize,cse,"
             "dce,attention-fusion,quantized-matmul,widen-f16-matmul,softmax-"
             "last-axis,fusion,"

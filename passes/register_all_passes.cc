@@ -3,6 +3,7 @@
 #include "passes/attention_fusion.h"
 #include "passes/attention_k_scale.h"
 #include "passes/attention_reshapes.h"
+#include "passes/attention_transposes.h"
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
@@ -24,6 +25,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   registry.Register<RecognizeSoftmaxPass>();
   registry.Register<CsePass>();
   registry.Register<DcePass>();
+  registry.Register<AttentionTransposesPass>();
   registry.Register<AttentionReshapesPass>();
   registry.Register<AttentionKScalePass>();
   registry.Register<AttentionFusionPass>();

@@ -13,9 +13,10 @@
 // trailing ops and without the operand relabels, and leaves the ops to the
 // `fusion` pass when nothing fits. Reshapes inside the score chain (CLIP,
 // BLOOM, fairseq) are not walked: attention-reshapes, before it in O2,
-// moves them to the block's operands and output; a P·V computed
-// transposed (Vᵀ·Pᵀ) is not taken either: attention-transposes, also
-// before it, rewrites it as P·V. Non-scalar constants (a
+// moves them to the block's operands and output; blocks computed
+// transposed (Vᵀ·Pᵀ, key-major scores with softmax over axis -2) are not
+// taken either: attention-transposes, also before it, rewrites them as
+// P·V over Q·Kᵀ. Non-scalar constants (a
 // folded causal mask) stay outside as operands; one-element literal
 // constants are copied in. Preconditions: a verified module. Guarantees:
 // the module verifies and computes the same values; graph signatures are

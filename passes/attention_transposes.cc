@@ -5,7 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "ir/builder.h"
+#include "passes/attention_match.h"
 #include "passes/graph_utils.h"
 #include "support/status_macros.h"
 
@@ -48,6 +50,10 @@ AttrMap MatmulAttrs(bool transpose_a, bool transpose_b) {
 
 // One attention block in a transposed form (see the header).
 struct Block {
+  // Key-major scores: the ops from the scores matmul (first, operand -1)
+  // to softmax's operand, each with the operand that reads the previous
+  // one's result; empty when softmax is over the last axis.
+  std::vector<ChainLink> scores;
   Op* softmax = nullptr;
   // The casts between softmax and P·V, in order.
   std::vector<Op*> casts;
@@ -64,9 +70,28 @@ class BlockFinder {
   std::optional<Block> Find(Op* softmax) {
     const int64_t rank = softmax->result()->type().rank();
     if (rank < 2) return std::nullopt;
-    if (SoftmaxAxis(*softmax) != rank - 1) return std::nullopt;
+    const int64_t axis = SoftmaxAxis(*softmax);
+    if (axis != rank - 1 && axis != rank - 2) return std::nullopt;
+    const bool key_major = axis == rank - 2;
     Block block;
     block.softmax = softmax;
+    if (key_major) {
+      // Back through score ops that keep the scores' shape to the scores
+      // matmul.
+      std::optional<std::vector<ChainLink>> chain = WalkBackChain(
+          uses_, softmax->operand(0), softmax, IsMatrixMatmul,
+          [](const Op& op) {
+            std::vector<int> chain;
+            for (int c : ScoreChainOperands(op)) {
+              if (op.operand(c)->type().shape == op.result()->type().shape) {
+                chain.push_back(c);
+              }
+            }
+            return chain;
+          });
+      if (!chain) return std::nullopt;
+      block.scores = *std::move(chain);
+    }
     // Forward through casts and transposes of the last two dims to P·V.
     Value* cur = softmax->result();
     for (;;) {
@@ -91,14 +116,14 @@ class BlockFinder {
     }
     // Whether the matrix P·V's P operand holds is Pᵀ ([keys, queries]), and
     // whether the matmul transposes it.
-    const bool stored_t = block.flips.size() % 2 == 1;
+    const bool stored_t = key_major != (block.flips.size() % 2 == 1);
     const bool flag = BoolAttr(
         *block.pv, block.p_operand == 0 ? "transpose_a" : "transpose_b");
     // P·V contracts over the keys: A must be P (stored_t == flag), B must be
     // Pᵀ (stored_t != flag).
     if ((block.p_operand == 0) != (stored_t == flag)) return std::nullopt;
     // Already in the form attention-fusion takes.
-    if (block.flips.empty() && block.p_operand == 0) {
+    if (!key_major && block.flips.empty() && block.p_operand == 0) {
       return std::nullopt;
     }
     return block;
@@ -118,6 +143,9 @@ class Rewriter {
 
   absl::Status Run() {
     Value* p = block_.softmax->result();
+    if (!block_.scores.empty()) {
+      HGC_ASSIGN_OR_RETURN(p, RebuildScores());
+    }
     for (Op* cast : block_.casts) {
       HGC_ASSIGN_OR_RETURN(p, Rebuild(*cast, {p}, cast->attrs()));
     }
@@ -160,10 +188,85 @@ class Rewriter {
     return TakeName(v, op.result());
   }
 
+  // The key-major chain rebuilt on S = Q·Kᵀ, up to softmax over the last
+  // axis; returns softmax's result.
+  absl::StatusOr<Value*> RebuildScores() {
+    const Op& qk = *block_.scores.front().op;
+    HGC_ASSIGN_OR_RETURN(Value * cur,
+                         Rebuild(qk, {qk.operand(1), qk.operand(0)},
+                                 MatmulAttrs(!BoolAttr(qk, "transpose_b"),
+                                             !BoolAttr(qk, "transpose_a"))));
+    for (size_t i = 1; i < block_.scores.size(); ++i) {
+      const ChainLink& link = block_.scores[i];
+      const Op& op = *link.op;
+      const Value* chain = op.operand(link.operand);
+      std::vector<Value*> operands;
+      for (int j = 0; j < op.num_operands(); ++j) {
+        if (op.operand(j) == chain) {
+          operands.push_back(cur);
+        } else {
+          HGC_ASSIGN_OR_RETURN(Value * side, Transposed(op.operand(j)));
+          operands.push_back(side);
+        }
+      }
+      HGC_ASSIGN_OR_RETURN(cur, Rebuild(op, std::move(operands), op.attrs()));
+    }
+    AttrMap attrs = block_.softmax->attrs();
+    attrs["axis"] = Attribute::Int(-1);
+    return Rebuild(*block_.softmax, {cur}, std::move(attrs));
+  }
+
+  // A side operand of a key-major score op, as the op on S reads it: its
+  // last two dims swapped (a value of rank 1 taken as one row). A value
+  // with one element is itself; a swap with a dim of 1 is a reshape (the
+  // same order; a literal constant is declared again with the new shape);
+  // any other swap is a transpose.
+  absl::StatusOr<Value*> Transposed(Value* v) {
+    auto it = transposed_.find(v);
+    if (it != transposed_.end()) return it->second;
+    const Shape& shape = v->type().shape;
+    Value* result = v;
+    if (v->type().NumElements() != 1) {
+      std::vector<int64_t> dims(shape.begin(), shape.end());
+      if (dims.size() < 2) dims.insert(dims.begin(), 1);
+      const size_t r = dims.size();
+      const bool reorders = dims[r - 2] != 1 && dims[r - 1] != 1;
+      std::swap(dims[r - 2], dims[r - 1]);
+      const Op* constant = LiteralConstantOp(v);
+      const SourceLoc loc =
+          v->defining_op() != nullptr ? v->defining_op()->loc() : v->loc();
+      if (constant != nullptr && (!reorders || SplatValue(v).has_value())) {
+        HGC_ASSIGN_OR_RETURN(
+            result,
+            builder_.Create(
+                "constant", {}, constant->attrs(),
+                {TensorType(v->type().dtype, Shape(dims.begin(), dims.end()))},
+                constant->loc()));
+      } else if (!reorders) {
+        HGC_ASSIGN_OR_RETURN(
+            result,
+            builder_.Create("reshape", {v},
+                            {{"shape", Attribute::IntList(dims)}}, {}, loc));
+      } else {
+        HGC_ASSIGN_OR_RETURN(
+            result,
+            builder_.Create(
+                "transpose", {v},
+                {{"perm", Attribute::IntList(SwapLastTwo(shape.size()))}}, {},
+                loc));
+      }
+      result->set_name(
+          names_.Make(v->name().empty() ? "side_t" : v->name() + "_t"));
+    }
+    transposed_[v] = result;
+    return result;
+  }
+
   Graph& graph_;
   const Block& block_;
   FreshNames names_;
   Builder builder_;
+  absl::flat_hash_map<Value*, Value*> transposed_;
 };
 
 }  // namespace

@@ -12,12 +12,26 @@
 //     -> transpose(matmul(P, X) {transpose_b = !a}, last two dims)
 // A transpose op over P's last two dims before a plain P·V goes into the
 // matmul's flags the same way.
-// Every value is the same sum of the same products: a transposed matmul
-// computes each element from the same operands.
 //
-// A block is left alone unless softmax is over the last axis, every value
-// from softmax to P·V has that single reader, the transposes before P·V
-// only swap the last two dims, and P·V's operands have rank 2 or more.
+// Key-major scores: Sᵀ = K·Qᵀ ([.., Sk, Sq]), the score ops on Sᵀ, softmax
+// over axis -2 (the keys) and Pᵀ·V (transpose_a, or a transpose op over
+// Pᵀ), or Oᵀ = Vᵀ·P transposed back. The chain from the scores matmul to
+// softmax and the casts after it is rebuilt on S = Q·Kᵀ (the scores
+// matmul's operands swapped and its transpose flags flipped), each side
+// operand of a score op (a mask, a bias) swapped in its last two dims (a
+// reshape when one of them is 1, the same order, and a literal constant
+// then declared again in the new shape; a one-element value as it is; a
+// transpose otherwise), softmax over the last axis, and P·V as above.
+//
+// Every value is the same sum of the same products: a transposed matmul
+// computes each element from the same operands, and softmax sees each
+// row's elements as before.
+//
+// A block is left alone unless softmax is over the last axis or (key-major)
+// the one before, every value from softmax (key-major: from the scores
+// matmul) to P·V has that single reader, each key-major score op's result
+// has its chain operand's shape, the transposes before P·V only swap the
+// last two dims, and the matmuls' operands have rank 2 or more.
 //
 // Preconditions: a verified module. Guarantees: the module verifies, graph
 // signatures are unchanged, every value computed is the same; P·V's result
@@ -38,8 +52,8 @@ class AttentionTransposesPass : public Pass {
   absl::string_view name() const override { return "AttentionTransposes"; }
   absl::string_view argument() const override { return "attention-transposes"; }
   absl::string_view description() const override {
-    return "rewrite attention whose P·V is computed transposed (Vᵀ·Pᵀ) "
-           "as P·V";
+    return "rewrite attention computed transposed (Vᵀ·Pᵀ, key-major "
+           "scores K·Qᵀ with softmax over axis -2) as P·V over Q·Kᵀ";
   }
   absl::StatusOr<bool> Run(Module& module) override;
 };

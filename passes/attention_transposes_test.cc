@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "passes/graph_utils.h"
 #include "passes/test_util.h"
@@ -145,6 +146,89 @@ graph @g(%q: f32[2, 3, 13, 24], %k: f32[2, 3, 13, 24], %v: f32[2, 3, 13, 20])
   ExpectBitIdentical(flipped, "attention-transposes,dce");
 }
 
+// Key-major scores: Sᵀ = K·Qᵀ [B, H, Sk, Sq], a scale, a key mask
+// [B, 1, Sk, 1], a per-(query, key) bias [1, H, Sk, Sq] and a bool mask
+// given as [Sq] rows, softmax over the keys (axis 2), then Pᵀ·V (P_OP).
+constexpr char kKeyMajor[] = R"(
+graph @g(%q: f32[2, 3, 11, 24], %k: f32[2, 3, 13, 24], %v: f32[2, 3, 13, 20],
+         %mask: f32[2, 1, 13, 1], %bias: f32[1, 3, 13, 11], %keep: bool[11])
+    -> f32[2, 3, 11, 20] {
+  %s = matmul(%k, %q) {transpose_b = true}
+  %c = constant() {value = 0.2} : f32[]
+  %t = mul(%c, %s)
+  %m = add(%t, %mask)
+  %b = add(%m, %bias)
+  %lowest = constant() {value = -1e30} : f32[]
+  %w = select(%keep, %b, %lowest)
+  %p = softmax(%w) {axis = 2}
+  P_OP
+  return %o
+})";
+
+std::string KeyMajor(const std::string& p_op) {
+  return absl::StrReplaceAll(kKeyMajor, {{"P_OP", p_op}});
+}
+
+TEST(AttentionTransposesTest, RewritesKeyMajorScores) {
+  const std::string forms[] = {
+      KeyMajor("%o = matmul(%p, %v) {transpose_a = true}"),
+      KeyMajor("%pt = transpose(%p) {perm = [0, 1, 3, 2]}\n"
+               "  %o = matmul(%pt, %v)"),
+      // With the probabilities rounded to bf16 on their way.
+      KeyMajor("%pb = cast(%p) {to = bf16}\n"
+               "  %pf = cast(%pb) {to = f32}\n"
+               "  %o = matmul(%pf, %v) {transpose_a = true}"),
+      // Key-major P and Oᵀ = Vᵀ·P: both transposed forms.
+      KeyMajor("%ot = matmul(%v, %p) {transpose_a = true}\n"
+               "  %o = transpose(%ot) {perm = [0, 1, 3, 2]}"),
+  };
+  for (const std::string& text : forms) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(Rewritten(text), 1);
+    ExpectCanonical(text);
+    ExpectBitIdentical(text, "attention-transposes,dce");
+    EXPECT_EQ(AttentionGroupsAtO2(text), 1);
+  }
+  // The scores are Q·Kᵀ; the key mask a reshape to [2, 1, 1, 13] (the same
+  // order), the bias a transpose, the bool rows a column [11, 1], the
+  // scalars as they were.
+  Module m = Parse(forms[0]);
+  ASSERT_TRUE(RunPipeline(m, "attention-transposes").ok());
+  const Graph& g = *m.graphs()[0];
+  EXPECT_EQ(CountOps(g, "reshape"), 2);
+  EXPECT_EQ(CountOps(g, "transpose"), 1);
+  for (const auto& op : g.ops()) {
+    if (op->kind() == "matmul" && op->result()->name() == "s") {
+      EXPECT_EQ(op->operand(0)->name(), "q");
+      EXPECT_EQ(op->operand(1)->name(), "k");
+      EXPECT_TRUE(op->FindAttr("transpose_b")->as_bool());
+      EXPECT_EQ(op->result()->type().shape, (Shape{2, 3, 11, 13}));
+    }
+  }
+}
+
+TEST(AttentionTransposesTest, TransposesLiteralSideOperands) {
+  // A literal mask in the key-major scores: a splat is declared again in
+  // the new shape, a table of differing values is transposed.
+  for (const char* mask : {"0.5", "[0.0, -1.0, -2.0, -3.0, -4.0, -5.0]"}) {
+    const std::string text = absl::StrReplaceAll(R"(
+graph @g(%q: f32[1, 2, 3, 8], %k: f32[1, 2, 2, 8], %v: f32[1, 2, 2, 8])
+    -> f32[1, 2, 3, 8] {
+  %s = matmul(%k, %q) {transpose_b = true}
+  %c = constant() {value = MASK} : f32[2, 3]
+  %m = add(%s, %c)
+  %p = softmax(%m) {axis = -2}
+  %o = matmul(%p, %v) {transpose_a = true}
+  return %o
+})",
+                                                 {{"MASK", mask}});
+    SCOPED_TRACE(text);
+    EXPECT_EQ(Rewritten(text), 1);
+    ExpectCanonical(text);
+    ExpectBitIdentical(text, "attention-transposes,dce");
+  }
+}
+
 TEST(AttentionTransposesTest, LeavesOtherBlocksAlone) {
   const std::string chains[] = {
       // Already the canonical form.
@@ -173,11 +257,21 @@ graph @g(%q: f32[2, 5, 8], %k: f32[2, 5, 8], %v: f32[5, 8, 2]) -> f32[5, 8, 5] {
   %ot = matmul(%v, %pt)
   return %ot
 })",
-      // Softmax over axis -2 (key-major scores).
+      // Key-major scores, but P·V contracts over the queries.
       R"(
 graph @g(%q: f32[2, 5, 8], %k: f32[2, 5, 8], %v: f32[2, 5, 8]) -> f32[2, 5, 8] {
   %s = matmul(%k, %q) {transpose_b = true}
   %p = softmax(%s) {axis = 1}
+  %o = matmul(%p, %v)
+  return %o
+})",
+      // Key-major scores whose mask grows them.
+      R"(
+graph @g(%q: f32[5, 8], %k: f32[5, 8], %v: f32[5, 8], %mask: f32[2, 5, 5])
+    -> f32[2, 5, 8] {
+  %s = matmul(%k, %q) {transpose_b = true}
+  %m = add(%s, %mask)
+  %p = softmax(%m) {axis = 1}
   %o = matmul(%p, %v) {transpose_a = true}
   return %o
 })",

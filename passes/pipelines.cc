@@ -38,9 +38,9 @@ void AddO2Pipeline(PassManager& pm) {
   // Softmaxes written out op by op (JAX, decompositions) as softmax ops,
   // before the attention passes look for them.
   pm.AddPass<RecognizeSoftmaxPass>();
-  // Attention whose P·V is computed transposed (JAX's Vᵀ·Pᵀ) rewritten as
-  // P·V; the transposes it leaves after P·V are merged by the canonicalize
-  // below.
+  // Attention computed transposed (JAX's Vᵀ·Pᵀ, key-major scores K·Qᵀ
+  // with softmax over axis -2) rewritten as P·V over Q·Kᵀ; the transposes
+  // it leaves after P·V are merged by the canonicalize below.
   pm.AddPass<AttentionTransposesPass>();
   // Attention scores regrouped between [B*H, S, S] and [B, H, S, S] (CLIP,
   // BLOOM, fairseq) rebuilt in one shape, so attention-fusion sees one

@@ -400,7 +400,14 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   state.const_only = &const_only;
   state.arena_bytes = plan.arena_size;
   state.loops = options.loops;
-  if (state.loops != nullptr) state.loops->clear();
+  if (state.loops != nullptr) {
+    state.loops->clear();
+    // What the passes left as it was, and why (an attention block left
+    // unfused), above the steps it concerns.
+    for (const std::string& note : module.notes()) {
+      absl::StrAppend(state.loops, "// note: ", note, "\n");
+    }
+  }
   HGC_ASSIGN_OR_RETURN(codegen::TargetSpec spec,
                        codegen::HostTargetSpec(options.max_isa));
   std::optional<codegen::TargetSpec> emit_spec;

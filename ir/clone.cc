@@ -43,6 +43,7 @@ Module CloneModule(const Module& module) {
     dst->SetResults(std::move(results), g->return_loc());
     dst->SetDeclaredResultTypes(g->declared_result_types());
   }
+  for (const std::string& note : module.notes()) copy.AddNote(note);
   return copy;
 }
 

@@ -82,12 +82,14 @@ void Graph::SetResults(std::vector<Value*> results, SourceLoc loc) {
   return_loc_ = loc;
 }
 
-Module::Module(Module&& other) noexcept : graphs_(std::move(other.graphs_)) {
+Module::Module(Module&& other) noexcept
+    : graphs_(std::move(other.graphs_)), notes_(std::move(other.notes_)) {
   AdoptGraphs();
 }
 
 Module& Module::operator=(Module&& other) noexcept {
   graphs_ = std::move(other.graphs_);
+  notes_ = std::move(other.notes_);
   AdoptGraphs();
   return *this;
 }

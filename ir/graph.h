@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -197,6 +198,13 @@ class Module {
   // refer to it.
   void EraseGraph(const Graph* graph);
 
+  // Notes the passes leave for the user on what they looked at and left as
+  // it was, and why (an attention block attention-fusion did not take);
+  // `hgc --emit=loops` prints them. They are not part of the program: the
+  // printer and the verifier ignore them.
+  const std::vector<std::string>& notes() const { return notes_; }
+  void AddNote(std::string note) { notes_.push_back(std::move(note)); }
+
  private:
   void AdoptGraphs();
   void RebuildIndex();
@@ -205,6 +213,7 @@ class Module {
   // The first graph of each name, so lookups stay O(1) in modules with
   // thousands of fused bodies.
   absl::flat_hash_map<std::string, Graph*> by_name_;
+  std::vector<std::string> notes_;
 };
 
 // The body graph a `fusion` op's `body` symbol names; nullptr when the op

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "passes/attention_match.h"
 #include "passes/graph_utils.h"
 #include "passes/outliner.h"
@@ -35,8 +36,10 @@ class BlockFinder {
   // Candidate op sets of the block around `softmax`, each in graph order:
   // with the operand relabels and the whole tail first, then shorter
   // tails, then the same without the relabels. Empty when no matmuls are
-  // around the softmax.
-  std::vector<std::vector<Op*>> Attempts(Op* softmax) {
+  // around the softmax; `why` then says what stops a block that has a
+  // scores matmul and a P·V (P read by other ops too, or returned), and
+  // stays empty when there is no such block.
+  std::vector<std::vector<Op*>> Attempts(Op* softmax, std::string& why) {
     // Back through score ops (ScoreChainOperands) to the scores matmul.
     std::optional<std::vector<ChainLink>> scores = WalkBackChain(
         uses_, softmax->operand(0), softmax,
@@ -49,7 +52,10 @@ class BlockFinder {
     Value* cur = softmax->result();
     for (;;) {
       const std::vector<Op*>& users = uses_.Users(cur);
-      if (users.size() != 1 || !uses_.OnlyUsedBy(cur, users[0])) return {};
+      if (users.size() != 1 || !uses_.OnlyUsedBy(cur, users[0])) {
+        why = SharedProbabilities(cur);
+        return {};
+      }
       Op* user = users[0];
       core.push_back(user);
       if (user->kind_id() == OpKind::kMatmul) break;
@@ -90,6 +96,33 @@ class BlockFinder {
   }
 
  private:
+  // Why probabilities `p` that a matmul and other ops read (or the graph
+  // returns) leave the block unfused; empty when no matmul reads them.
+  std::string SharedProbabilities(const Value* p) const {
+    const std::vector<Op*>& users = uses_.Users(p);
+    const Op* pv = nullptr;
+    std::vector<std::string> others;
+    for (const Op* user : users) {
+      if (pv == nullptr && user->kind_id() == OpKind::kMatmul) {
+        pv = user;
+      } else {
+        others.push_back(
+            absl::StrCat(user->kind(), " %", user->result()->name()));
+      }
+    }
+    if (pv == nullptr) return "";
+    if (uses_.IsReturned(p)) others.push_back("the graph's return");
+    if (others.empty()) {
+      return absl::StrCat("P·V %", pv->result()->name(), " reads %",
+                          p->name(), " more than once");
+    }
+    return absl::StrCat("%", p->name(), " is read by P·V %",
+                        pv->result()->name(), " and also by ",
+                        absl::StrJoin(others, ", "),
+                        "; the attention kernel keeps P in its score tile "
+                        "and writes only P·V");
+  }
+
   // Adds the reshapes and transposes (and for Q scales by a one-element
   // constant or runtime value) that produce `v` and whose results only ops
   // in `in` read.
@@ -139,7 +172,9 @@ absl::StatusOr<int> FuseAttention(Graph& graph) {
   OpSet taken;
   for (const auto& op : graph.ops()) {
     if (op->kind_id() != OpKind::kSoftmax) continue;
-    for (const std::vector<Op*>& ops : finder.Attempts(op.get())) {
+    std::string why;
+    bool fused = false;
+    for (const std::vector<Op*>& ops : finder.Attempts(op.get(), why)) {
       if (std::any_of(ops.begin(), ops.end(),
                       [&](Op* o) { return taken.contains(o); })) {
         continue;
@@ -147,10 +182,22 @@ absl::StatusOr<int> FuseAttention(Graph& graph) {
       Graph trial("trial");
       std::vector<Value*> externals;
       outliner.FillBody(ops, trial, externals);
-      if (!MatchAttention(trial).ok()) continue;
+      absl::StatusOr<AttentionMatch> match = MatchAttention(trial);
+      if (!match.ok()) {
+        // The first (largest) candidate's refusal.
+        if (why.empty()) why = std::string(match.status().message());
+        continue;
+      }
       taken.insert(ops.begin(), ops.end());
       blocks.push_back(ops);
+      fused = true;
       break;
+    }
+    if (!fused && !why.empty()) {
+      graph.module()->AddNote(absl::StrCat(
+          "attention-fusion: @", graph.name(),
+          ": the attention block around softmax %", op->result()->name(),
+          " is not fused: ", why));
     }
   }
   if (blocks.empty()) return 0;

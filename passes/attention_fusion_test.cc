@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "passes/attention_match.h"
 #include "passes/test_util.h"
@@ -155,6 +156,60 @@ graph @g(%q: f32[1, 2, 4, 8], %k: f32[1, 2, 4, 8], %v: f32[1, 2, 4, 8]) -> f32[1
   EXPECT_EQ(AttentionGroups(kText), 0);
   EXPECT_EQ(AttentionGroups(kText, "O2"), 0);
   ExpectSameNumbers(kText, "O2");
+  // The module notes why, in the matcher's words.
+  Module m = Parse(kText);
+  ASSERT_TRUE(RunPipeline(m, "attention-fusion").ok());
+  ASSERT_EQ(m.notes().size(), 1u);
+  EXPECT_EQ(m.notes()[0],
+            "attention-fusion: @g: the attention block around softmax %p is "
+            "not fused: attention: mul reads %s, not a parameter or scalar "
+            "constant");
+}
+
+TEST(AttentionFusionTest, NotesProbabilitiesReadElsewhere) {
+  // P also returned (HF's output_attentions=True) or read by another op:
+  // the kernel writes only P·V, so the block stays unfused and the module
+  // notes why; a fused block leaves no note.
+  constexpr char kText[] = R"(
+graph @g(%q: f32[1, 2, 4, 8], %k: f32[1, 2, 4, 8], %v: f32[1, 2, 4, 8])
+    -> (f32[1, 2, 4, 8], f32[1, 2, 4, 4]) {
+  %s = matmul(%q, %k) {transpose_b = true}
+  %p = softmax(%s)
+  %o = matmul(%p, %v)
+  RESULT
+}
+)";
+  const std::string returned =
+      absl::StrReplaceAll(kText, {{"RESULT", "return %o, %p"}});
+  EXPECT_EQ(AttentionGroups(returned), 0);
+  Module m = Parse(returned);
+  ASSERT_TRUE(RunPipeline(m, "O2").ok());
+  ASSERT_EQ(m.notes().size(), 1u);
+  EXPECT_EQ(m.notes()[0],
+            "attention-fusion: @g: the attention block around softmax %p is "
+            "not fused: %p is read by P·V %o and also by the graph's return; "
+            "the attention kernel keeps P in its score tile and writes only "
+            "P·V");
+  const std::string read =
+      absl::StrReplaceAll(kText, {{"RESULT", "%n = neg(%p)\n  return %o, %n"}});
+  Module m2 = Parse(read);
+  ASSERT_TRUE(RunPipeline(m2, "attention-fusion").ok());
+  ASSERT_EQ(m2.notes().size(), 1u);
+  EXPECT_NE(m2.notes()[0].find("also by neg %n;"), std::string::npos)
+      << m2.notes()[0];
+  // A softmax read by no matmul is no attention block: no note.
+  Module m3 = Parse(R"(
+graph @g(%x: f32[4, 8], %w: f32[8, 8]) -> f32[4, 8] {
+  %s = matmul(%x, %w)
+  %p = softmax(%s)
+  %n = neg(%p)
+  return %n
+})");
+  ASSERT_TRUE(RunPipeline(m3, "attention-fusion").ok());
+  EXPECT_TRUE(m3.notes().empty());
+  Module m4 = Parse(kBshd);
+  ASSERT_TRUE(RunPipeline(m4, "O2").ok());
+  EXPECT_TRUE(m4.notes().empty());
 }
 
 TEST(AttentionFusionTest, DropsATailThatDoesNotFit) {

@@ -430,6 +430,11 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
         << ", constants " << e.constant_bytes << ", inputs " << e.param_bytes
         << ", outputs " << e.result_bytes << ")\n";
     err << FusionGroupsLine(*entry) << "\n";
+    // What the passes left unfused, and why (an attention block whose P is
+    // also returned, say).
+    for (const std::string& note : module->notes()) {
+      err << "note: " << note << "\n";
+    }
   }
   if (options.emit_llvm || options.emit_asm || options.emit_loops) {
     CompileOptions compile_options;

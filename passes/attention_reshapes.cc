@@ -66,6 +66,12 @@ struct Block {
   // reads the previous one's result.
   std::vector<ChainLink> links;
   bool has_reshape = false;
+  // Finer batch shapes the block's operands come from and its result goes
+  // to: Q, K or V as reshapes merging batch dims ([2, 4, S, D] viewed as
+  // [8, S, D], diffusers' 3-D attention), P·V's result read by the reshape
+  // back. Rebuilding the block in such a shape lets attention-fusion read
+  // the operands in place instead of copying each merged view.
+  std::vector<Dims> hints;
 };
 
 class BlockFinder {
@@ -137,6 +143,19 @@ class BlockFinder {
     for (const Value* x : {qk->operand(0), qk->operand(1), pv->operand(1)}) {
       if (!IsFloat(x->type().dtype)) return std::nullopt;
     }
+    const int64_t batch = Product(BatchDims(qk->result()->type().shape));
+    auto hint = [&](const Op* op) {
+      if (op == nullptr || !IsBatchRegroup(*op)) return;
+      for (const Value* v : {op->operand(0), op->result()}) {
+        Dims dims = BatchDims(v->type().shape);
+        if (Product(dims) == batch) block.hints.push_back(std::move(dims));
+      }
+    };
+    for (const Value* x : {qk->operand(0), qk->operand(1), pv->operand(1)}) {
+      hint(x->defining_op());
+    }
+    const std::vector<Op*>& out_users = uses_.Users(pv->result());
+    if (out_users.size() == 1) hint(out_users[0]);
     return block;
   }
 
@@ -153,6 +172,7 @@ std::optional<Dims> TargetBatch(const Block& block) {
   for (const ChainLink& link : block.links) {
     shapes.push_back(BatchDims(link.op->result()->type().shape));
   }
+  shapes.insert(shapes.end(), block.hints.begin(), block.hints.end());
   const int64_t total = Product(shapes.front());
   if (total == 0) return std::nullopt;
   std::set<int64_t> cuts;
@@ -390,9 +410,14 @@ absl::StatusOr<int> MoveAttentionReshapes(Graph& graph) {
     for (const auto& op : graph.ops()) {
       if (op->kind_id() != OpKind::kSoftmax) continue;
       std::optional<Block> block = finder.Find(op.get());
-      if (!block.has_value() || !block->has_reshape) continue;
+      if (!block.has_value()) continue;
       std::optional<Dims> target = TargetBatch(*block);
       if (!target.has_value()) continue;
+      // Without reshapes in the chain, only a finer shape is worth a
+      // rebuild.
+      const Dims current =
+          BatchDims(block->links.front().op->result()->type().shape);
+      if (!block->has_reshape && Cuts(*target) == Cuts(current)) continue;
       Rebuilder rebuilder(graph, *block, *std::move(target));
       if (!rebuilder.Feasible()) continue;
       HGC_RETURN_IF_ERROR(rebuilder.Run());

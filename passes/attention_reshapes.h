@@ -23,6 +23,15 @@
 // relabeling: the same elements in the same row-major order are computed
 // by the same ops, so results are bit-identical.
 //
+// A block with no reshape in its chain is rebuilt too when its Q, K or V
+// is a reshape merging finer batch dims, or P·V's result is read by one
+// that splits them again (diffusers: heads split from [B, S, H·D],
+// transposed and merged as [B·H, S, D]): those shapes join the candidates
+// for T, and the block is rebuilt when T is finer than its own batch
+// shape. The merged views then disappear into reshapes of reshapes, and
+// attention-fusion reads the transposed operands in place instead of
+// copying each view.
+//
 // A block is left alone unless every value from the scores matmul to the
 // P·V matmul has that single reader, every reshape in the chain keeps the
 // last two dims (rows and keys) and only regroups the others, softmax is

@@ -229,6 +229,47 @@ graph @g(%q: f32[4, 5, 8], %k: f32[4, 5, 8], %v: f32[4, 5, 8],
   ExpectBitIdentical(kText, "attention-reshapes");
 }
 
+// diffusers' 3-D attention: heads split out of [B, S, H·D] and merged
+// with the batch as [B·H, S, D] for bmm, merged back after. No reshape is
+// in the chain, but the operands come from [B, H] and the result goes
+// back to it: the block is rebuilt in [B, H], so that the merged views
+// (which no stride describes after the transpose) need no copies.
+constexpr char kDiffusers3d[] = R"(
+graph @diffusers(%q: f32[2, 7, 24], %k: f32[2, 7, 24], %v: f32[2, 7, 24])
+    -> f32[2, 7, 24] {
+  %q4 = reshape(%q) {shape = [2, 7, 3, 8]}
+  %qt = transpose(%q4) {perm = [0, 2, 1, 3]}
+  %q3 = reshape(%qt) {shape = [6, 7, 8]}
+  %k4 = reshape(%k) {shape = [2, 7, 3, 8]}
+  %kt = transpose(%k4) {perm = [0, 2, 1, 3]}
+  %k3 = reshape(%kt) {shape = [6, 7, 8]}
+  %v4 = reshape(%v) {shape = [2, 7, 3, 8]}
+  %vt = transpose(%v4) {perm = [0, 2, 1, 3]}
+  %v3 = reshape(%vt) {shape = [6, 7, 8]}
+  %s = matmul(%q3, %k3) {transpose_b = true}
+  %c = constant() {value = 0.35355339059327373} : f32[]
+  %t = mul(%s, %c)
+  %p = softmax(%t) {axis = -1}
+  %o3 = matmul(%p, %v3)
+  %o4 = reshape(%o3) {shape = [2, 3, 7, 8]}
+  %ot = transpose(%o4) {perm = [0, 2, 1, 3]}
+  %o = reshape(%ot) {shape = [2, 7, 24]}
+  return %o
+}
+)";
+
+TEST(AttentionReshapesTest, MergedHeadOperandsAreSplitBack) {
+  std::string out = Optimize(kDiffusers3d, "attention-reshapes");
+  EXPECT_NE(out.find("%s = matmul(%qt, %kt) {transpose_b = true} : "
+                     "f32[2, 3, 7, 7]"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("%p = softmax(%t) : f32[2, 3, 7, 7]"), std::string::npos)
+      << out;
+  ExpectBitIdentical(kDiffusers3d, "attention-reshapes");
+  EXPECT_EQ(AttentionGroupsAtO2(kDiffusers3d), 1);
+}
+
 TEST(AttentionReshapesTest, BlocksThatStayAsTheyAre) {
   // Each graph must print the same after the pass.
   const std::vector<std::string> graphs = {

@@ -23,6 +23,12 @@ Dims BatchDims(const Shape& shape) {
   return Dims(shape.begin(), shape.end() - std::min<size_t>(2, shape.size()));
 }
 
+// All dims but the last (batch dims and rows of a matmul result or of the
+// scores: what a regroup may change, keys staying the last dim).
+Dims PrefixDims(const Shape& shape) {
+  return Dims(shape.begin(), shape.end() - std::min<size_t>(1, shape.size()));
+}
+
 // The last two dims.
 Dims MatrixDims(const Shape& shape) {
   return Dims(shape.end() - std::min<size_t>(2, shape.size()), shape.end());
@@ -60,6 +66,16 @@ bool IsBatchRegroup(const Op& op) {
   return in.size() >= 2 && out.size() >= 2 && MatrixDims(in) == MatrixDims(out);
 }
 
+// A reshape that keeps the last dim and regroups the others: batch dims,
+// or rows too (DeepSeek's MLA views scores [B, S·H, T] as [B, S, H, T]
+// around its mask).
+bool IsPrefixRegroup(const Op& op) {
+  if (op.kind_id() != OpKind::kReshape) return false;
+  const Shape& in = op.operand(0)->type().shape;
+  const Shape& out = op.result()->type().shape;
+  return in.size() >= 2 && out.size() >= 2 && in.back() == out.back();
+}
+
 // One attention block: the ops from the scores matmul to the P·V matmul.
 struct Block {
   // The scores matmul first (operand -1), each op with the operand that
@@ -72,6 +88,9 @@ struct Block {
   // back. Rebuilding the block in such a shape lets attention-fusion read
   // the operands in place instead of copying each merged view.
   std::vector<Dims> hints;
+  // Matmuls whose result a score op adds to the scores and nothing else
+  // reads (MLA's q_nope·k_nopeᵀ + q_pe·k_peᵀ): rebuilt with the block.
+  std::vector<const Op*> side_matmuls;
 };
 
 class BlockFinder {
@@ -93,8 +112,8 @@ class BlockFinder {
         },
         [](const Op& op) {
           if (op.kind_id() == OpKind::kReshape) {
-            return IsBatchRegroup(op) ? std::vector<int>{0}
-                                      : std::vector<int>{};
+            return IsPrefixRegroup(op) ? std::vector<int>{0}
+                                       : std::vector<int>{};
           }
           std::vector<int> chain;
           for (int c : ScoreChainOperands(op)) {
@@ -128,7 +147,7 @@ class BlockFinder {
         break;
       }
       if (user->kind_id() == OpKind::kReshape) {
-        if (!IsBatchRegroup(*user)) return std::nullopt;
+        if (!IsPrefixRegroup(*user)) return std::nullopt;
         block.has_reshape = true;
       } else if (user->kind_id() != OpKind::kCast) {
         return std::nullopt;
@@ -143,19 +162,38 @@ class BlockFinder {
     for (const Value* x : {qk->operand(0), qk->operand(1), pv->operand(1)}) {
       if (!IsFloat(x->type().dtype)) return std::nullopt;
     }
-    const int64_t batch = Product(BatchDims(qk->result()->type().shape));
-    auto hint = [&](const Op* op) {
+    // Hints in prefix terms: Q's and O's prefix are the scores' (batch and
+    // rows); K's and V's batch dims are followed by the rows.
+    const Shape& scores = qk->result()->type().shape;
+    const int64_t prefix = Product(PrefixDims(scores));
+    auto hint = [&](const Op* op, bool rows_follow) {
       if (op == nullptr || !IsBatchRegroup(*op)) return;
       for (const Value* v : {op->operand(0), op->result()}) {
-        Dims dims = BatchDims(v->type().shape);
-        if (Product(dims) == batch) block.hints.push_back(std::move(dims));
+        Dims dims = rows_follow ? Concat(BatchDims(v->type().shape),
+                                         {scores[scores.size() - 2]})
+                                : PrefixDims(v->type().shape);
+        if (Product(dims) == prefix) block.hints.push_back(std::move(dims));
       }
     };
-    for (const Value* x : {qk->operand(0), qk->operand(1), pv->operand(1)}) {
-      hint(x->defining_op());
-    }
+    hint(qk->operand(0)->defining_op(), false);
+    hint(qk->operand(1)->defining_op(), true);
+    hint(pv->operand(1)->defining_op(), true);
     const std::vector<Op*>& out_users = uses_.Users(pv->result());
-    if (out_users.size() == 1) hint(out_users[0]);
+    if (out_users.size() == 1) hint(out_users[0], false);
+    for (const ChainLink& link : block.links) {
+      if (link.operand < 0) continue;
+      for (int i = 0; i < link.op->num_operands(); ++i) {
+        const Value* x = link.op->operand(i);
+        const Op* def = x->defining_op();
+        if (i == link.operand || def == nullptr ||
+            def->kind_id() != OpKind::kMatmul ||
+            x->type() != link.op->result()->type() ||
+            !uses_.OnlyUsedBy(x, link.op)) {
+          continue;
+        }
+        block.side_matmuls.push_back(def);
+      }
+    }
     return block;
   }
 
@@ -163,14 +201,15 @@ class BlockFinder {
   UseInfo uses_;
 };
 
-// The batch shape to rebuild `block` in: the one with the fewest dims that
-// every batch shape of the chain merges from (an existing one when one
-// is, so that the ops keep their shapes); nullopt when the batch shapes
-// cut the flat batch index at points that do not nest ([2, 6] and [3, 4]).
+// The prefix (batch dims, then rows) to rebuild `block` in: the one with
+// the fewest dims that every prefix of the chain merges from (an existing
+// one when one is, so that the ops keep their shapes); nullopt when the
+// prefixes cut the flat row index at points that do not nest ([2, 6] and
+// [3, 4]).
 std::optional<Dims> TargetBatch(const Block& block) {
   std::vector<Dims> shapes;
   for (const ChainLink& link : block.links) {
-    shapes.push_back(BatchDims(link.op->result()->type().shape));
+    shapes.push_back(PrefixDims(link.op->result()->type().shape));
   }
   shapes.insert(shapes.end(), block.hints.begin(), block.hints.end());
   const int64_t total = Product(shapes.front());
@@ -246,11 +285,14 @@ std::optional<Dims> RegroupBatchDims(const Dims& dims, const Dims& from,
 
 namespace {
 
-// Rebuilds one block in batch shape `target`, inserting before its P·V.
+// Rebuilds one block with prefix `target` (its batch dims, then rows),
+// inserting before its P·V.
 class Rebuilder {
  public:
   Rebuilder(Graph& graph, const Block& block, Dims target)
-      : graph_(graph), block_(block), target_(std::move(target)),
+      : graph_(graph),
+        block_(block),
+        target_(std::move(target)),
         builder_(&graph, block.links.back().op) {}
 
   // Whether every operand the new shape needs regroups exactly.
@@ -258,13 +300,7 @@ class Rebuilder {
     for (const ChainLink& link : block_.links) {
       const Op& op = *link.op;
       if (op.kind_id() == OpKind::kReshape) continue;
-      const Dims from = BatchDims(op.result()->type().shape);
-      for (int i = 0; i < op.num_operands(); ++i) {
-        if (IsChain(op, link.operand, i)) continue;
-        if (!NewShape(op.operand(i), from, IsMatmul(op))) {
-          return false;
-        }
-      }
+      if (!OperandsFit(op, link.operand)) return false;
     }
     return true;
   }
@@ -274,22 +310,7 @@ class Rebuilder {
     for (const ChainLink& link : block_.links) {
       const Op& op = *link.op;
       if (op.kind_id() == OpKind::kReshape) continue;
-      const Dims from = BatchDims(op.result()->type().shape);
-      std::vector<Value*> operands;
-      for (int i = 0; i < op.num_operands(); ++i) {
-        if (IsChain(op, link.operand, i)) {
-          operands.push_back(cur);
-          continue;
-        }
-        HGC_ASSIGN_OR_RETURN(Value * x,
-                             Regrouped(op.operand(i), from, IsMatmul(op)));
-        operands.push_back(x);
-      }
-      AttrMap attrs = op.attrs();
-      if (op.kind_id() == OpKind::kSoftmax) attrs["axis"] = Attribute::Int(-1);
-      HGC_ASSIGN_OR_RETURN(
-          cur, builder_.Create(op.kind(), std::move(operands), std::move(attrs),
-                               {}, op.loc()));
+      HGC_ASSIGN_OR_RETURN(cur, Rebuild(op, link.operand, cur));
       if (&op != block_.links.back().op) cur->set_name(op.result()->name());
     }
     // P·V's readers see its old shape.
@@ -298,10 +319,10 @@ class Rebuilder {
     if (cur->type() != old->type()) {
       const Shape& s = old->type().shape;
       HGC_ASSIGN_OR_RETURN(
-          out, builder_.Create("reshape", {cur},
-                               {{"shape", Attribute::IntList(
-                                              Dims(s.begin(), s.end()))}},
-                               {}, old->defining_op()->loc()));
+          out, builder_.Create(
+                   "reshape", {cur},
+                   {{"shape", Attribute::IntList(Dims(s.begin(), s.end()))}},
+                   {}, old->defining_op()->loc()));
     }
     out->set_name(old->name());
     for (const ChainLink& link : block_.links) {
@@ -313,34 +334,114 @@ class Rebuilder {
   }
 
  private:
-  static bool IsMatmul(const Op& op) { return op.kind_id() == OpKind::kMatmul; }
+  // How an operand relates to its op's result prefix.
+  enum class Role {
+    kSide,  // broadcasts against the whole result
+    kLhs,   // a matmul's A: its batch dims and rows are the result's
+    kRhs,   // a matmul's B: its batch dims, then the rows it broadcasts over
+  };
+
+  static Role RoleOf(const Op& op, int i) {
+    if (op.kind_id() != OpKind::kMatmul) return Role::kSide;
+    return i == 0 ? Role::kLhs : Role::kRhs;
+  }
+  static bool TransposeA(const Op& op) {
+    const Attribute* ta = op.FindAttr("transpose_a");
+    return ta != nullptr && ta->is_bool() && ta->as_bool();
+  }
   // Whether operand i of `op` reads the scores (mul(s, s) reads them
   // twice; regrouping the old value would keep the old chain alive).
   static bool IsChain(const Op& op, int chain, int i) {
     return chain >= 0 && op.operand(i) == op.operand(chain);
   }
+  bool IsSideMatmul(const Value* v) const {
+    const Op* def = v->defining_op();
+    return def != nullptr &&
+           std::find(block_.side_matmuls.begin(), block_.side_matmuls.end(),
+                     def) != block_.side_matmuls.end();
+  }
 
-  // The shape operand `v` takes when its op moves from batch dims `from`
-  // to target_: a matmul operand's batch dims are those before its last
-  // two; a side operand broadcasts against the whole result. nullopt
-  // when it cannot be regrouped exactly.
-  std::optional<Dims> NewShape(const Value* v, const Dims& from,
-                               bool matmul_operand) const {
-    const Shape& shape = v->type().shape;
-    Dims batch, tail;
-    if (matmul_operand) {
-      batch = BatchDims(shape);
-      tail = MatrixDims(shape);
-    } else {
-      const size_t rank = from.size() + 2;
-      if (shape.size() > rank) return std::nullopt;
-      Dims padded(rank - shape.size(), 1);
-      padded.insert(padded.end(), shape.begin(), shape.end());
-      batch.assign(padded.begin(), padded.begin() + from.size());
-      tail.assign(padded.begin() + from.size(), padded.end());
+  // Whether every operand of `op` but the chain one takes the new shape.
+  bool OperandsFit(const Op& op, int chain) const {
+    const Dims from = PrefixDims(op.result()->type().shape);
+    for (int i = 0; i < op.num_operands(); ++i) {
+      if (IsChain(op, chain, i)) continue;
+      const Value* x = op.operand(i);
+      if (IsSideMatmul(x)) {
+        if (!OperandsFit(*x->defining_op(), -1)) return false;
+        continue;
+      }
+      if (!NewShape(x, from, RoleOf(op, i), TransposeA(op))) return false;
     }
-    std::optional<Dims> regrouped = RegroupBatchDims(batch, from, target_);
+    return true;
+  }
+
+  // `op` in the new shape, `chain` (its operand that reads `cur`) aside.
+  absl::StatusOr<Value*> Rebuild(const Op& op, int chain, Value* cur) {
+    const Dims from = PrefixDims(op.result()->type().shape);
+    std::vector<Value*> operands;
+    for (int i = 0; i < op.num_operands(); ++i) {
+      if (IsChain(op, chain, i)) {
+        operands.push_back(cur);
+        continue;
+      }
+      Value* x = op.operand(i);
+      if (IsSideMatmul(x)) {
+        HGC_ASSIGN_OR_RETURN(Value * side, Rebuild(*x->defining_op(), -1, cur));
+        side->set_name(x->name());
+        x->set_name("");
+        operands.push_back(side);
+        continue;
+      }
+      HGC_ASSIGN_OR_RETURN(Value * regrouped,
+                           Regrouped(x, from, RoleOf(op, i), TransposeA(op)));
+      operands.push_back(regrouped);
+    }
+    AttrMap attrs = op.attrs();
+    if (op.kind_id() == OpKind::kSoftmax) attrs["axis"] = Attribute::Int(-1);
+    return builder_.Create(op.kind(), std::move(operands), std::move(attrs), {},
+                           op.loc());
+  }
+
+  // The shape operand `v` of an op with result prefix `from` takes when
+  // the op moves to prefix target_ (Role above); nullopt when it cannot be
+  // regrouped exactly.
+  std::optional<Dims> NewShape(const Value* v, const Dims& from, Role role,
+                               bool transpose_a) const {
+    const Shape& shape = v->type().shape;
+    const int64_t rows = from.empty() ? 1 : from.back();
+    Dims prefix, tail;
+    switch (role) {
+      case Role::kSide: {
+        const size_t rank = from.size() + 1;
+        if (shape.size() > rank) return std::nullopt;
+        Dims padded(rank - shape.size(), 1);
+        padded.insert(padded.end(), shape.begin(), shape.end());
+        prefix.assign(padded.begin(), padded.begin() + from.size());
+        tail.assign(padded.begin() + from.size(), padded.end());
+        break;
+      }
+      case Role::kLhs:
+        // A transposed A keeps its rows as they are: [batch, K, rows].
+        if (transpose_a) {
+          if (target_.empty() || target_.back() != rows) return std::nullopt;
+          prefix = Concat(BatchDims(shape), {rows});
+          tail = MatrixDims(shape);
+        } else {
+          prefix = PrefixDims(shape);
+          tail = {shape.back()};
+        }
+        break;
+      case Role::kRhs:
+        prefix = Concat(BatchDims(shape), {1});
+        tail = MatrixDims(shape);
+        break;
+    }
+    std::optional<Dims> regrouped = RegroupBatchDims(prefix, from, target_);
     if (!regrouped.has_value()) return std::nullopt;
+    if (role == Role::kRhs || (role == Role::kLhs && transpose_a)) {
+      regrouped->pop_back();  // the rows, which B does not have
+    }
     return Concat(*std::move(regrouped), tail);
   }
 
@@ -348,9 +449,9 @@ class Rebuilder {
   // broadcasts the same way, else a reshape of it (of what it reshapes,
   // when it is a reshape), or the same literal constant declared with the
   // new shape.
-  absl::StatusOr<Value*> Regrouped(Value* v, const Dims& from,
-                                   bool matmul_operand) {
-    std::optional<Dims> shape = NewShape(v, from, matmul_operand);
+  absl::StatusOr<Value*> Regrouped(Value* v, const Dims& from, Role role,
+                                   bool transpose_a) {
+    std::optional<Dims> shape = NewShape(v, from, role, transpose_a);
     if (!shape.has_value()) {
       return absl::InternalError("attention-reshapes: operand lost its shape");
     }
@@ -363,7 +464,7 @@ class Rebuilder {
       return Dims(d.begin() + k, d.end());
     };
     const Dims old_dims(old.begin(), old.end());
-    if (old_dims.size() <= target_.size() + 2 &&
+    if (old_dims.size() <= target_.size() + 1 &&
         strip(old_dims) == strip(*shape)) {
       return v;
     }
@@ -375,16 +476,14 @@ class Rebuilder {
       return v;
     }
     if (const Op* c = LiteralConstantOp(v)) {
-      return builder_.Create("constant", {}, c->attrs(),
-                             {TensorType(v->type().dtype,
-                                         Shape(shape->begin(), shape->end()))},
-                             c->loc());
+      return builder_.Create(
+          "constant", {}, c->attrs(),
+          {TensorType(v->type().dtype, Shape(shape->begin(), shape->end()))},
+          c->loc());
     }
-    return builder_.Create("reshape", {v},
-                           {{"shape", Attribute::IntList(*shape)}}, {},
-                           v->defining_op() != nullptr
-                               ? v->defining_op()->loc()
-                               : v->loc());
+    return builder_.Create(
+        "reshape", {v}, {{"shape", Attribute::IntList(*shape)}}, {},
+        v->defining_op() != nullptr ? v->defining_op()->loc() : v->loc());
   }
 
   Graph& graph_;
@@ -416,7 +515,7 @@ absl::StatusOr<int> MoveAttentionReshapes(Graph& graph) {
       // Without reshapes in the chain, only a finer shape is worth a
       // rebuild.
       const Dims current =
-          BatchDims(block->links.front().op->result()->type().shape);
+          PrefixDims(block->links.front().op->result()->type().shape);
       if (!block->has_reshape && Cuts(*target) == Cuts(current)) continue;
       Rebuilder rebuilder(graph, *block, *std::move(target));
       if (!rebuilder.Feasible()) continue;

@@ -270,6 +270,45 @@ TEST(AttentionReshapesTest, MergedHeadOperandsAreSplitBack) {
   EXPECT_EQ(AttentionGroupsAtO2(kDiffusers3d), 1);
 }
 
+// DeepSeek's MLA: rows S·H of [B, S·H, T] scores split as [B, S, H, T]
+// around a mask; the scores are the sum of two products. Rebuilt over
+// [B, S] with H rows: K and V (and the second product's K) broadcast over
+// S, the second product rebuilt beside the first.
+constexpr char kMla[] = R"(
+graph @mla(%qn: f32[2, 12, 8], %kn: f32[2, 5, 8], %qp: f32[2, 12, 4],
+           %kp: f32[2, 5, 4], %v: f32[2, 5, 6], %mask: f32[2, 3, 1, 5])
+    -> f32[2, 12, 6] {
+  %s1 = matmul(%qn, %kn) {transpose_b = true}
+  %s2 = matmul(%qp, %kp) {transpose_b = true}
+  %s = add(%s1, %s2)
+  %t4 = reshape(%s) {shape = [2, 3, 4, 5]}
+  %m4 = add(%t4, %mask)
+  %m = reshape(%m4) {shape = [2, 12, 5]}
+  %p = softmax(%m) {axis = -1}
+  %o = matmul(%p, %v)
+  return %o
+}
+)";
+
+TEST(AttentionReshapesTest, RowsSplitAroundAMask) {
+  std::string out = Optimize(kMla, "attention-reshapes");
+  EXPECT_NE(out.find("%s1 = matmul(%0, %1) {transpose_b = true} : "
+                     "f32[2, 3, 4, 5]"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("reshape(%kn) {shape = [2, 1, 5, 8]}"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("%s2 = matmul(%2, %3) {transpose_b = true} : "
+                     "f32[2, 3, 4, 5]"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("%p = softmax(%m4) : f32[2, 3, 4, 5]"), std::string::npos)
+      << out;
+  EXPECT_FALSE(ChainHasReshapeAfterPass(kMla));
+  ExpectBitIdentical(kMla, "attention-reshapes");
+  EXPECT_EQ(AttentionGroupsAtO2(kMla), 1);
+}
+
 TEST(AttentionReshapesTest, BlocksThatStayAsTheyAre) {
   // Each graph must print the same after the pass.
   const std::vector<std::string> graphs = {

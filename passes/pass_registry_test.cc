@@ -13,11 +13,11 @@ TEST(PassRegistryTest, EveryPassIsRegisteredOnceWithConsistentNames) {
   std::vector<std::string> args = registry.Arguments();
   EXPECT_EQ(args,
             (std::vector<std::string>{
-                "attention-fusion", "attention-k-scale", "attention-reshapes",
-                "attention-transposes", "canonicalize", "cse", "dce",
-                "fold-constants", "fusion", "mlp-fusion", "quantized-matmul",
-                "recognize-softmax", "softmax-last-axis", "verify",
-                "widen-f16-matmul"}));
+                "attention-fusion", "attention-k-scale", "attention-repeat-kv",
+                "attention-reshapes", "attention-transposes", "canonicalize",
+                "cse", "dce", "fold-constants", "fusion", "mlp-fusion",
+                "quantized-matmul", "recognize-softmax", "softmax-last-axis",
+                "verify", "widen-f16-matmul"}));
   for (const std::string& arg : args) {
     std::unique_ptr<Pass> pass = *registry.Create(arg);
     EXPECT_EQ(pass->argument(), arg);

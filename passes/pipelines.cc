@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "passes/attention_fusion.h"
 #include "passes/attention_k_scale.h"
+#include "passes/attention_repeat_kv.h"
 #include "passes/attention_reshapes.h"
 #include "passes/attention_transposes.h"
 #include "passes/canonicalize.h"
@@ -42,6 +43,11 @@ void AddO2Pipeline(PassManager& pm) {
   // with softmax over axis -2) rewritten as P·V over Q·Kᵀ; the transposes
   // it leaves after P·V are merged by the canonicalize below.
   pm.AddPass<AttentionTransposesPass>();
+  // Grouped-query attention whose K and V are repeated by a mul by ones
+  // (or add of zeros) over a new dim (HF's repeat_kv without an expand op)
+  // rebuilt with Q regrouped to [B, G, R, ..] and K and V broadcast by the
+  // matmuls, so attention-fusion reads them once per kv head in place.
+  pm.AddPass<AttentionRepeatKvPass>();
   // Attention scores regrouped between [B*H, S, S] and [B, H, S, S] (CLIP,
   // BLOOM, fairseq) rebuilt in one shape, so attention-fusion sees one
   // block; the relabels it leaves at a block's ends (a reshape of a

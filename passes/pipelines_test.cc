@@ -11,7 +11,7 @@ TEST(PipelinesTest, NamedPipelines) {
   EXPECT_EQ(DescribeNamedPipeline("O0"), "verify");
   EXPECT_EQ(DescribeNamedPipeline("O2"),
             "canonicalize,fold-constants,recognize-softmax,"
-            "attention-transposes,attention-reshapes,"
+            "attention-transposes,attention-repeat-kv,attention-reshapes,"
             "attention-k-scale,canonicalize,cse,"
             "dce,attention-fusion,quantized-matmul,widen-f16-matmul,softmax-"
             "last-axis,fusion,"

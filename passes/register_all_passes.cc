@@ -2,6 +2,7 @@
 
 #include "passes/attention_fusion.h"
 #include "passes/attention_k_scale.h"
+#include "passes/attention_repeat_kv.h"
 #include "passes/attention_reshapes.h"
 #include "passes/attention_transposes.h"
 #include "passes/canonicalize.h"
@@ -26,6 +27,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   registry.Register<CsePass>();
   registry.Register<DcePass>();
   registry.Register<AttentionTransposesPass>();
+  registry.Register<AttentionRepeatKvPass>();
   registry.Register<AttentionReshapesPass>();
   registry.Register<AttentionKScalePass>();
   registry.Register<AttentionFusionPass>();

@@ -9,7 +9,7 @@
 // layer, weights and biases `const`, batch 32, 64, 128, 256, 512 (--short:
 // 32 and 512 with fewer runs, for CI: well under a minute).
 //
-// Each row comes from driver/bench.h's BenchGraph (same process, same
+// Each row comes from bench/compare.h's BenchGraph (same process, same
 // threads, same seeded inputs; constants bound outside the timed loops;
 // medians; outputs checked against each other). FLOPs are 2*M*N*K per
 // matmul (bias and ReLU not counted). "% of peak" compares GFLOP/s with

@@ -1,6 +1,6 @@
 // What the workload sweeps (bench:mlp, bench:mha) share: their flags, the
 // f32 FMA peak measured in the same process, the run of every case through
-// driver/bench.h's BenchGraph, and the report (a table on stdout, the
+// bench/compare.h's BenchGraph, and the report (a table on stdout, the
 // geomean speedup, a CSV and a gnuplot chart of speedup and % of peak per
 // batch, one line per workload).
 //
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "driver/bench.h"
+#include "bench/compare.h"
 #include "ir/graph.h"
 #include "runtime/threading.h"
 

@@ -12,9 +12,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "bench/compare.h"
 #include "codegen/compile.h"
-#include "driver/bench.h"
 #include "frontend/parser.h"
+#include "hgc/session.h"
 #include "ir/clone.h"
 #include "ir/printer.h"
 #include "passes/buffer_planning.h"
@@ -79,19 +80,6 @@ std::string DescribeTensor(const Tensor& t) {
   }
   return absl::StrFormat("min %g, max %g, mean %g", lo, hi,
                          sum / static_cast<double>(t.num_elements()));
-}
-
-// The graph to run: --graph NAME, or the first one in the file.
-absl::StatusOr<const Graph*> SelectGraph(const Module& module,
-                                         const std::string& name,
-                                         const std::string& file) {
-  if (name.empty()) return module.graphs().front().get();
-  if (const Graph* g = module.FindGraph(name)) return g;
-  std::vector<std::string> names;
-  for (const auto& g : module.graphs()) names.push_back("@" + g->name());
-  return absl::InvalidArgumentError(
-      absl::StrCat("no graph named @", name, " in ", file,
-                   " (it has: ", absl::StrJoin(names, ", "), ")"));
 }
 
 // One tensor per parameter: from --input files where given, random otherwise
@@ -217,27 +205,25 @@ void PrintCompileStats(const CompileStats& stats, std::ostream& err) {
       << " bytes)\n";
 }
 
-// --run [--check]: executes `graph` (after the passes) and reports; with
-// --check, compares with `original` (the graph as parsed). Returns the exit
-// code.
-absl::StatusOr<int> Run(const Module& module, const Graph& graph,
-                        const Graph& original,
+// --run [--check]: executes the session's entry graph (after the passes)
+// and reports; with --check, compares with `original` (the graph as
+// parsed). Returns the exit code.
+absl::StatusOr<int> Run(const CompileSession& session, const Graph& original,
                         absl::Span<const RandomFillOptions> fill,
                         const DriverOptions& options, std::ostream& out,
                         std::ostream& err) {
+  const Graph& graph = session.entry();
   HGC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
                        PrepareInputs(graph, fill, options));
   // The graph, as the passes left it, is compiled (codegen/compile.h) and
   // executed. Should the compiler refuse a graph as
   // Unimplemented, the reference interpreter runs the optimized graph
   // instead (it executes fusion ops by interpreting their bodies).
-  CompileOptions compile_options;
-  compile_options.num_threads = options.threads;
-  compile_options.threading = options.threading;
+  CompileOptions compile_options = session.options().compile_options;
   CompileStats stats;
   compile_options.stats = &stats;
   absl::StatusOr<std::unique_ptr<Executable>> exe =
-      Compile(module, graph, compile_options);
+      session.Compile(compile_options);
   std::vector<Tensor> outputs;
   if (exe.ok()) {
     if (options.stats) PrintCompileStats(stats, err);
@@ -320,15 +306,119 @@ PassManagerOptions PassOptions(const DriverOptions& options,
   return pm_options;
 }
 
-// The pass manager for the options, built (and so checked) before the input
-// is read: a bad pipeline is a flag error.
-absl::StatusOr<std::unique_ptr<PassManager>> BuildPassManager(
-    const DriverOptions& options, std::ostream& err) {
-  auto pm = std::make_unique<PassManager>(PassOptions(options, err));
+// The compile session for the options: their pipeline, the passes'
+// dumps and timings on `err`, and --run's threads.
+SessionOptions SessionOptionsFor(const DriverOptions& options,
+                                 std::ostream& err) {
+  SessionOptions session_options;
+  session_options.pipeline = PipelineText(options);
+  session_options.pass_options = PassOptions(options, err);
+  session_options.compile_options.num_threads = options.threads;
+  session_options.compile_options.threading = options.threading;
+  return session_options;
+}
+
+// --stats: the entry graph's arena plan, memory, fusion groups, and the
+// passes' notes on what they left unfused and why (an attention block whose
+// P is also returned, say), on `err`.
+void PrintPlanStats(const CompileSession& session, std::ostream& err) {
+  const MemoryPlan plan = session.PlanMemory();
+  err << "arena: " << plan.buffers.arena_size
+      << " bytes (intermediates: " << plan.buffers.sum_of_intermediates
+      << " bytes)\n";
+  const MemoryEstimate& e = plan.estimate;
+  err << "memory: " << e.total() << " bytes (arena " << e.arena_bytes
+      << ", constants " << e.constant_bytes << ", inputs " << e.param_bytes
+      << ", outputs " << e.result_bytes << ")\n";
+  err << FusionGroupsLine(session.entry()) << "\n";
+  for (const std::string& note : session.module().notes()) {
+    err << "note: " << note << "\n";
+  }
+}
+
+// --emit=llvm / --emit=asm / --emit=loops: compiles the entry graph for the
+// text alone and prints it.
+absl::Status EmitCode(const CompileSession& session,
+                      const DriverOptions& options, std::ostream& out) {
+  CompileOptions compile_options;
+  compile_options.num_threads = options.threads;
+  std::string text;
+  if (options.emit_llvm) compile_options.llvm_ir = &text;
+  if (options.emit_asm) compile_options.assembly = &text;
+  std::string loops;
+  if (options.emit_loops) compile_options.loops = &loops;
+  compile_options.emit_target_cpu = options.target_cpu;
+  HGC_RETURN_IF_ERROR(session.Compile(compile_options).status());
+  out << loops << text;
+  return absl::OkStatus();
+}
+
+// --bench: BenchGraph (bench/compare.h) on the graph as written, with the
+// options' --threads, --threading, --bench-iters, --profile, --seed,
+// --pipeline/-O and --atol/--rtol; prints the report. Returns the exit
+// code: 0 when the outputs agree, else 1.
+absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
+                             const DriverOptions& options, std::ostream& out) {
+  // Both sides hold the graph's buffers at once (sharing the inputs).
+  MemoryEstimate e = EstimateMemory(entry);
   HGC_RETURN_IF_ERROR(
-      AddPipeline(PipelineText(options), GlobalPassRegistry(), *pm));
-  HGC_RETURN_IF_ERROR(pm->ValidateOptions());
-  return pm;
+      CheckMemoryBudget(entry, e.total() - e.param_bytes, "oneDNN baseline"));
+  BenchConfig config;
+  config.threads = options.threads;
+  config.threading = options.threading;
+  config.pipeline = options.pipeline.empty() ? "O2" : options.pipeline;
+  config.iters = options.bench_iters;
+  config.profile = options.profile;
+  config.seed = options.seed;
+  if (options.atol >= 0) config.atol = options.atol;
+  if (options.rtol >= 0) config.rtol = options.rtol;
+  HGC_ASSIGN_OR_RETURN(BenchResult result, BenchGraph(module, entry, config));
+  PrintBenchResult(result, out);
+  return result.agree ? 0 : 1;
+}
+
+// Everything after parsing but --bench: the passes over `module` in
+// `session`, what --emit and --stats print, and --run [--check] of `graph`
+// (the entry graph as parsed). Returns the exit code.
+absl::StatusOr<int> CompileAndRun(Module module, const Graph& graph,
+                                  CompileSession& session,
+                                  const DriverOptions& options,
+                                  std::ostream& out, std::ostream& err) {
+  const std::string entry_name = graph.name();
+  // Seeded inputs take their ranges from the graph as written, so that
+  // --run gives the same numbers whatever the pipeline.
+  std::vector<RandomFillOptions> fill;
+  for (int i = 0; i < graph.num_params(); ++i) {
+    fill.push_back(InputFillOptions(graph, i));
+  }
+  // --check compares against the graph as written, so keep a copy.
+  Module original;
+  if (options.check) original = CloneModule(module);
+  HGC_RETURN_IF_ERROR(session.Load(std::move(module), entry_name));
+  HGC_RETURN_IF_ERROR(session.RunPasses());
+  const Graph& entry = session.entry();
+  if (options.emit_ir) out << PrintModule(session.module());
+  if (options.stats) PrintPlanStats(session, err);
+  if (options.emit_llvm || options.emit_asm || options.emit_loops) {
+    HGC_RETURN_IF_ERROR(EmitCode(session, options, out));
+  }
+  if (!options.run) return 0;
+  const Graph* reference =
+      options.check ? original.FindGraph(entry_name) : &entry;
+  // Refuse at once what the process cannot hold, rather than be killed
+  // part-way. --check also runs the reference interpreter, which keeps
+  // every value of the original graph (the inputs are shared) and, beside
+  // each, its f32 error bound (reference/error_bound.h): counted as twice
+  // the values' bytes.
+  int64_t reference_bytes = 0;
+  if (options.check) {
+    MemoryEstimate r = EstimateMemory(*reference);
+    reference_bytes = 2 * (r.total() - r.param_bytes - r.arena_bytes +
+                           PlanBuffers(*reference).sum_of_intermediates);
+  }
+  HGC_RETURN_IF_ERROR(
+      session.CheckMemoryBudget(reference_bytes, "reference check"));
+  return Run(session, *reference, fill, options, out, err);
 }
 
 }  // namespace
@@ -361,10 +451,10 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     return 0;
   }
   // Pipeline errors are flag errors: report them before reading the input.
-  absl::StatusOr<std::unique_ptr<PassManager>> pm =
-      BuildPassManager(options, err);
-  if (!pm.ok()) {
-    err << "hgc: error: " << pm.status().message() << "\n";
+  absl::StatusOr<CompileSession> session =
+      CompileSession::Create(SessionOptionsFor(options, err));
+  if (!session.ok()) {
+    err << "hgc: error: " << session.status().message() << "\n";
     return 1;
   }
   SourceManager sm;
@@ -384,93 +474,13 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     return 1;
   }
   absl::StatusOr<const Graph*> graph =
-      SelectGraph(*module, options.graph, options.input_file);
+      SelectEntryGraph(*module, options.graph, options.input_file);
   if (!graph.ok()) return fail(graph.status());
-  const std::string entry_name = (*graph)->name();
-  // --bench compiles and times the graph as written (driver/bench.h).
-  if (options.bench) {
-    // Both sides hold the graph's buffers at once (sharing the inputs).
-    MemoryEstimate e = EstimateMemory(**graph);
-    absl::Status fits = CheckMemoryBudget(**graph, e.total() - e.param_bytes,
-                                          "oneDNN baseline");
-    if (!fits.ok()) return fail(fits);
-    absl::StatusOr<int> code = RunBench(*module, **graph, options, out);
-    if (!code.ok()) return fail(code.status());
-    return *code;
-  }
-  // Seeded inputs take their ranges from the graph as written, so that
-  // --run gives the same numbers whatever the pipeline.
-  std::vector<RandomFillOptions> fill;
-  for (int i = 0; i < (*graph)->num_params(); ++i) {
-    fill.push_back(InputFillOptions(**graph, i));
-  }
-  // --check compares against the graph as written, so keep a copy.
-  Module original;
-  if (options.check) original = CloneModule(*module);
-  bool has_passes = !(*pm)->passes().empty() || !options.stop_after.empty() ||
-                    !options.print_ir_after.empty();
-  if (has_passes) {
-    absl::Status s = RunPipeline(PipelineText(options), GlobalPassRegistry(),
-                                 *module, PassOptions(options, err));
-    if (!s.ok()) return fail(s);
-  }
-  const Graph* entry = module->FindGraph(entry_name);
-  if (entry == nullptr) {
-    return fail(absl::InternalError(
-        absl::StrCat("the passes removed the entry graph @", entry_name)));
-  }
-  if (options.emit_ir) out << PrintModule(*module);
-  if (options.stats) {
-    BufferPlan plan = PlanBuffers(*entry);
-    err << "arena: " << plan.arena_size
-        << " bytes (intermediates: " << plan.sum_of_intermediates
-        << " bytes)\n";
-    MemoryEstimate e = EstimateMemory(*entry);
-    err << "memory: " << e.total() << " bytes (arena " << e.arena_bytes
-        << ", constants " << e.constant_bytes << ", inputs " << e.param_bytes
-        << ", outputs " << e.result_bytes << ")\n";
-    err << FusionGroupsLine(*entry) << "\n";
-    // What the passes left unfused, and why (an attention block whose P is
-    // also returned, say).
-    for (const std::string& note : module->notes()) {
-      err << "note: " << note << "\n";
-    }
-  }
-  if (options.emit_llvm || options.emit_asm || options.emit_loops) {
-    CompileOptions compile_options;
-    compile_options.num_threads = options.threads;
-    std::string text;
-    if (options.emit_llvm) compile_options.llvm_ir = &text;
-    if (options.emit_asm) compile_options.assembly = &text;
-    std::string loops;
-    if (options.emit_loops) compile_options.loops = &loops;
-    compile_options.emit_target_cpu = options.target_cpu;
-    absl::StatusOr<std::unique_ptr<Executable>> exe =
-        Compile(*module, *entry, compile_options);
-    if (!exe.ok()) return fail(exe.status());
-    out << loops << text;
-  }
-  if (!options.run) return 0;
-  const Graph* reference =
-      options.check ? original.FindGraph(entry_name) : entry;
-  // Refuse at once what the process cannot hold, rather than be killed
-  // part-way. --check also runs the reference interpreter, which keeps
-  // every value of the original graph (the inputs are shared) and, beside
-  // each, its f32 error bound (reference/error_bound.h): counted as twice
-  // the values' bytes.
-  int64_t reference_bytes = 0;
-  if (options.check) {
-    MemoryEstimate r = EstimateMemory(*reference);
-    reference_bytes = 2 * (r.total() - r.param_bytes - r.arena_bytes +
-                           PlanBuffers(*reference).sum_of_intermediates);
-  }
-  if (absl::Status fits =
-          CheckMemoryBudget(*entry, reference_bytes, "reference check");
-      !fits.ok()) {
-    return fail(fits);
-  }
-  absl::StatusOr<int> code =
-      Run(*module, *entry, *reference, fill, options, out, err);
+  // --bench compiles and times the graph as written (bench/compare.h).
+  absl::StatusOr<int> code = options.bench
+                                 ? RunBench(*module, **graph, options, out)
+                                 : CompileAndRun(std::move(*module), **graph,
+                                                 *session, options, out, err);
   if (!code.ok()) return fail(code.status());
   return *code;
 }

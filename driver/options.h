@@ -56,7 +56,7 @@ struct DriverOptions {
   // --stats: print the entry graph's arena plan and fusion groups to stderr.
   bool stats = false;
 
-  // --bench: compile, time against the primitive baseline (driver/bench.h).
+  // --bench: compile, time against the primitive baseline (bench/compare.h).
   bool bench = false;
   // --bench-iters N: timed runs per side (0: about 0.5 s each).
   int bench_iters = 0;

@@ -1,21 +1,17 @@
-// The public facade over frontend/ (parsing), ir/ (verification), codegen/
-// (the compiler proper) and runtime/ (the executable). It adds argument
-// checking with messages for API users and formats located errors for text
-// input; everything else is delegated.
+// The public facade over frontend/ (parsing), ir/ (verification), the
+// compile session (hgc/session.h: passes and codegen) and runtime/ (the
+// executable). It adds argument checking with messages for API users and
+// formats located errors for text input; everything else is delegated.
 #include "hgc/hgc.h"
 
 #include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "codegen/compile.h"
 #include "frontend/parser.h"
-#include "ir/clone.h"
+#include "hgc/session.h"
 #include "ir/verifier.h"
 #include "passes/memory_budget.h"
-#include "passes/pipelines.h"
-#include "passes/register_all_passes.h"
 #include "runtime/executable.h"
 #include "support/diagnostics.h"
 #include "support/source_location.h"
@@ -24,22 +20,6 @@
 
 namespace hgc {
 namespace {
-
-// The entry graph: `name`, or the module's first graph.
-absl::StatusOr<const Graph*> SelectEntry(const Module& module,
-                                         const std::string& name) {
-  if (module.graphs().empty()) {
-    return absl::InvalidArgumentError("the module has no graphs");
-  }
-  if (name.empty()) return module.graphs().front().get();
-  std::string bare = name[0] == '@' ? name.substr(1) : name;
-  if (const Graph* g = module.FindGraph(bare)) return g;
-  std::vector<std::string> names;
-  for (const auto& g : module.graphs()) names.push_back("@" + g->name());
-  return absl::InvalidArgumentError(
-      absl::StrCat("no graph named @", bare,
-                   " (the module has: ", absl::StrJoin(names, ", "), ")"));
-}
 
 // A located error becomes "FILE:LINE:COL: error: ..." with the source line
 // and a caret; other errors keep their code and message.
@@ -178,25 +158,20 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Module& module,
         absl::StrCat("Options::compile_threads must be in [0, 64], not ",
                      options.compile_threads));
   }
-  HGC_ASSIGN_OR_RETURN(const Graph* entry, SelectEntry(module, options.graph));
+  HGC_ASSIGN_OR_RETURN(const Graph* entry,
+                       SelectEntryGraph(module, options.graph));
   HGC_RETURN_IF_ERROR(Verify(module));
-  // Refused here, before the constant cache is allocated, rather than
-  // killed by the kernel in SetConstants or Execute.
+  // Refused here, before the module is copied and the constant cache
+  // allocated, rather than killed by the kernel in SetConstants or Execute.
   HGC_RETURN_IF_ERROR(CheckMemoryBudget(*entry));
 
-  Module optimized = CloneModule(module);
-  HGC_RETURN_IF_ERROR(
-      RunPipeline(options.pipeline, GlobalPassRegistry(), optimized));
-  if (optimized.FindGraph(entry->name()) == nullptr) {
-    return absl::InternalError(
-        absl::StrCat("the passes removed the entry graph @", entry->name()));
-  }
-  CompileOptions compile_options;
-  compile_options.num_threads = options.num_threads;
-  compile_options.threading = options.threading;
-  compile_options.compile_threads = options.compile_threads;
+  SessionOptions session_options;
+  session_options.pipeline = options.pipeline;
+  session_options.compile_options.num_threads = options.num_threads;
+  session_options.compile_options.threading = options.threading;
+  session_options.compile_options.compile_threads = options.compile_threads;
   HGC_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
-                       hgc::Compile(optimized, *entry, compile_options));
+                       CompileEntry(module, entry->name(), session_options));
 
   std::unique_ptr<CompiledGraph> compiled(new CompiledGraph());
   compiled->name_ = entry->name();

@@ -1,4 +1,4 @@
-#include "driver/bench.h"
+#include "bench/compare.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,13 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "baseline/primitive_executor.h"
-#include "codegen/compile.h"
-#include "ir/clone.h"
+#include "hgc/session.h"
 #include "ir/dtype.h"
 #include "ir/op_kind.h"
 #include "ir/tensor.h"
-#include "passes/pipelines.h"
-#include "passes/register_all_passes.h"
 #include "reference/check.h"
 #include "reference/reference_interpreter.h"
 #include "runtime/executable.h"
@@ -120,19 +117,17 @@ namespace {
 absl::StatusOr<std::unique_ptr<Executable>> CompileTimed(
     const Module& module, const Graph& entry, const BenchConfig& config,
     BenchResult& result) {
-  CompileOptions compile_options;
-  compile_options.num_threads = config.threads;
-  compile_options.threading = config.threading;
+  SessionOptions session_options;
+  session_options.pipeline = config.pipeline.empty() ? "O2" : config.pipeline;
+  session_options.compile_options.num_threads = config.threads;
+  session_options.compile_options.threading = config.threading;
   constexpr int kCompileRuns = 3;
   std::vector<double> compile_seconds;
   std::unique_ptr<Executable> exe;
   for (int run = 0; run < kCompileRuns; ++run) {
     double start = NowSeconds();
-    Module optimized = CloneModule(module);
-    HGC_RETURN_IF_ERROR(
-        RunPipeline(config.pipeline.empty() ? "O2" : config.pipeline,
-                    GlobalPassRegistry(), optimized));
-    HGC_ASSIGN_OR_RETURN(exe, Compile(optimized, entry, compile_options));
+    HGC_ASSIGN_OR_RETURN(exe,
+                         CompileEntry(module, entry.name(), session_options));
     compile_seconds.push_back(NowSeconds() - start);
   }
   result.compile_ms = Median(compile_seconds) * 1e3;
@@ -389,22 +384,6 @@ void PrintProfile(const BenchResult& r, std::ostream& out) {
   }
   out << absl::StrFormat("  %4s  %-6s  %10.4f  (median of the runs' sums)\n",
                          "", "total", total);
-}
-
-absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
-                             const DriverOptions& options, std::ostream& out) {
-  BenchConfig config;
-  config.threads = options.threads;
-  config.threading = options.threading;
-  config.pipeline = options.pipeline.empty() ? "O2" : options.pipeline;
-  config.iters = options.bench_iters;
-  config.profile = options.profile;
-  config.seed = options.seed;
-  if (options.atol >= 0) config.atol = options.atol;
-  if (options.rtol >= 0) config.rtol = options.rtol;
-  HGC_ASSIGN_OR_RETURN(BenchResult result, BenchGraph(module, entry, config));
-  PrintBenchResult(result, out);
-  return result.agree ? 0 : 1;
 }
 
 }  // namespace hgc

@@ -1,8 +1,10 @@
-// `hgc FILE --bench`: the compiled graph against the primitive baseline.
+// The compiled graph against the primitive baseline: what `hgc FILE
+// --bench` (driver/driver.cc) and the workload sweeps (bench/sweep.h) run.
 //
-// BenchGraph compiles the entry graph (timing the compile), builds the
-// oneDNN primitive-per-op baseline (baseline/primitive_executor.h) on the
-// same graph as written, binds the constants of both OUTSIDE the timed
+// BenchGraph compiles the entry graph (timing the compile session,
+// hgc/session.h: passes and codegen), builds the oneDNN primitive-per-op
+// baseline (baseline/primitive_executor.h) on the same graph as written,
+// binds the constants of both OUTSIDE the timed
 // loops (the compiled graph's init steps prepack; the baseline reorders its
 // weights), runs both on the same seeded random inputs (support/
 // random_fill.h: seed, parameter name) with the same thread count in this
@@ -32,8 +34,8 @@
 // data-movement ops count 0 (the convention of the oneDNN Graph Compiler
 // paper, which reports matmul throughput). GFLOP/s = flops / median time.
 // Graphs without matmuls report no GFLOP/s.
-#ifndef HGC_DRIVER_BENCH_H_
-#define HGC_DRIVER_BENCH_H_
+#ifndef HGC_BENCH_COMPARE_H_
+#define HGC_BENCH_COMPARE_H_
 
 #include <cstdint>
 #include <functional>
@@ -43,8 +45,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "driver/options.h"
 #include "ir/graph.h"
+#include "runtime/threading.h"
 #include "support/tensor_compare.h"
 
 namespace hgc {
@@ -160,12 +162,6 @@ void PrintBenchResult(const BenchResult& result, std::ostream& out);
 // Its profile table alone (PrintBenchResult ends with it when there is one).
 void PrintProfile(const BenchResult& result, std::ostream& out);
 
-// The driver's --bench: BenchGraph with the options' --threads,
-// --bench-iters, --seed, --pipeline/-O, --atol/--rtol; prints the report.
-// Returns the exit code: 0 when the outputs agree (`agree`), else 1.
-absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
-                             const DriverOptions& options, std::ostream& out);
-
 }  // namespace hgc
 
-#endif  // HGC_DRIVER_BENCH_H_
+#endif  // HGC_BENCH_COMPARE_H_

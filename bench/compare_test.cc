@@ -1,7 +1,7 @@
-// Tests of driver/bench.h: the FLOP count, the median, and small BenchGraph
+// Tests of bench/compare.h: the FLOP count, the median, and small BenchGraph
 // runs (both sides agree, timings are positive; where oneDNN rounds bf16
 // otherwise, the reference interpreter decides).
-#include "driver/bench.h"
+#include "bench/compare.h"
 
 #include <string>
 #include <utility>

@@ -106,38 +106,41 @@ class CopyStep : public Step {
 
 using OpBuilderFn = absl::StatusOr<Built> (*)(const Op&, BuildContext&);
 
-OpBuilderFn BuilderFor(const std::string& kind) {
+// The primitive builder of `kind`; nullptr for the kinds that run as
+// reference steps (or as views: reshape).
+OpBuilderFn BuilderFor(OpKind kind) {
   using namespace primitive_internal;  // NOLINT
-  static const auto* builders = [] {
-    auto* m = new absl::flat_hash_map<std::string, OpBuilderFn>;
-    (*m)["matmul"] = BuildMatmul;
-    for (const char* k : {"relu", "sigmoid", "tanh", "exp", "log", "sqrt",
-                          "rsqrt", "neg", "abs", "gelu", "clamp"}) {
-      (*m)[k] = BuildEltwise;
-    }
-    for (const char* k : {"add", "sub", "mul", "div", "max", "min", "equal",
-                          "greater", "greater_equal", "less", "less_equal"}) {
-      (*m)[k] = BuildBinary;
-    }
-    (*m)["softmax"] = BuildSoftmax;
-    (*m)["layernorm"] = BuildLayernorm;
-    for (const char* k : {"reduce_sum", "reduce_max", "reduce_mean"}) {
-      (*m)[k] = BuildReduce;
-    }
-    (*m)["transpose"] = BuildTranspose;
-    (*m)["cast"] = BuildCast;
-    (*m)["quantize"] = BuildQuantize;
-    (*m)["dequantize"] = BuildDequantize;
-    return m;
-  }();
-  auto it = builders->find(kind);
-  return it == builders->end() ? nullptr : it->second;
+  switch (OpClassOf(kind)) {
+    case OpClass::kMatmul:
+      return BuildMatmul;
+    case OpClass::kUnary:
+      return BuildEltwise;
+    case OpClass::kBinary:
+    case OpClass::kComparison:
+      return BuildBinary;
+    case OpClass::kNormalization:
+      return kind == OpKind::kSoftmax ? BuildSoftmax : BuildLayernorm;
+    case OpClass::kReduction:
+      return BuildReduce;
+    case OpClass::kShape:
+      return kind == OpKind::kTranspose ? BuildTranspose : nullptr;
+    case OpClass::kCast:
+      return BuildCast;
+    case OpClass::kQuant:
+      return kind == OpKind::kQuantize ? BuildQuantize : BuildDequantize;
+    case OpClass::kSelect:
+    case OpClass::kConstant:
+    case OpClass::kFusion:
+    case OpClass::kUnknown:
+      return nullptr;
+  }
+  return nullptr;
 }
 
 // Ops the executor cannot run at all.
 absl::Status CheckSupported(const Op& op) {
   if (op.kind_id() == OpKind::kFusion ||
-      OpRegistry::Get().Find(op.kind()) == nullptr ||
+      OpRegistry::Get().Find(op.kind_id()) == nullptr ||
       !HasReferenceKernel(op.kind())) {
     return absl::UnimplementedError(absl::StrCat(
         "primitive executor: op '", op.kind(), "' (", OpLabel(op),
@@ -237,7 +240,7 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
         op.kind_id() == OpKind::kReshape) {
       continue;
     }
-    OpBuilderFn builder = BuilderFor(op.kind());
+    OpBuilderFn builder = BuilderFor(op.kind_id());
     absl::StatusOr<Built> built =
         builder != nullptr ? builder(op, ctx)
                            : absl::StatusOr<Built>(absl::UnimplementedError(

@@ -33,7 +33,7 @@ double NowSeconds() {
 double MatmulFlopsDepth(const Graph& graph, int depth) {
   double flops = 0;
   for (const auto& op : graph.ops()) {
-    if (op->kind() == "matmul" && op->num_operands() == 2) {
+    if (op->kind_id() == OpKind::kMatmul && op->num_operands() == 2) {
       const Shape& a = op->operand(0)->type().shape;
       const Attribute* ta = op->FindAttr("transpose_a");
       bool transpose_a = ta != nullptr && ta->is_bool() && ta->as_bool();
@@ -42,7 +42,7 @@ double MatmulFlopsDepth(const Graph& graph, int depth) {
       double n = 1;
       for (int64_t d : op->result()->type().shape) n *= static_cast<double>(d);
       flops += 2.0 * n * k;
-    } else if (op->kind() == "fusion" && depth < 64) {
+    } else if (op->kind_id() == OpKind::kFusion && depth < 64) {
       if (const Graph* g = FusionBody(*op)) {
         flops += MatmulFlopsDepth(*g, depth + 1);
       }

@@ -289,7 +289,7 @@ absl::StatusOr<llvm::Value*> EvaluateRowVector(llvm::IRBuilder<>& b,
                              op->result()->type().dtype)
               : EmitDequantize(b, operands[0], dtypes[0], scale, zp);
     } else {
-      y = EmitElementwise(b, op->kind(), dtypes, op->result()->type().dtype,
+      y = EmitElementwise(b, op->kind_id(), dtypes, op->result()->type().dtype,
                           operands, op->attrs());
     }
     if (!y.ok()) return y.status();

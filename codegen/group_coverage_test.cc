@@ -74,7 +74,7 @@ TEST(GroupCoverageTest, EveryPointwiseKindHasAnElementalEmitter) {
     std::vector<llvm::Value*> operands;
     for (DType d : c.dtypes) operands.push_back(lanes(d));
     absl::StatusOr<llvm::Value*> v = codegen::EmitElementwise(
-        b, OpKindName(kind), c.dtypes, c.result, operands, c.attrs);
+        b, kind, c.dtypes, c.result, operands, c.attrs);
     EXPECT_TRUE(v.ok()) << v.status();
   }
   EXPECT_GT(pointwise, 20);

@@ -280,7 +280,7 @@ absl::StatusOr<llvm::Value*> HorizontalMax(llvm::IRBuilder<>& b,
     std::vector<int> upper(kVectorWidth);
     for (int i = 0; i < kVectorWidth; ++i)
       upper[i] = (i + width) % kVectorWidth;
-    HGC_ASSIGN_OR_RETURN(v, EmitBinary(b, "max", DType::kF32, v,
+    HGC_ASSIGN_OR_RETURN(v, EmitBinary(b, BinaryKind::kMax, DType::kF32, v,
                                        b.CreateShuffleVector(v, upper)));
   }
   return b.CreateExtractElement(v, uint64_t{0});

@@ -141,7 +141,7 @@ absl::StatusOr<llvm::Value*> RowEmitter::RowMax(llvm::Value* src,
   absl::Status status = absl::OkStatus();
   ForVectors(len, [&](llvm::Value* col, llvm::Value* mask) {
     absl::StatusOr<llvm::Value*> m =
-        EmitBinary(b_, "max", DType::kF32, b_.CreateLoad(vt_, acc_),
+        EmitBinary(b_, BinaryKind::kMax, DType::kF32, b_.CreateLoad(vt_, acc_),
                    Load(src, col, mask, -kInf));
     if (!m.ok()) {
       status = m.status();
@@ -167,7 +167,7 @@ absl::Status RowEmitter::Emit(const tile::RowReduce& r) {
     result = *m;
     if (r.accumulate) {
       absl::StatusOr<llvm::Value*> both =
-          EmitBinary(b_, "max", DType::kF32, Scalar(r.acc), result);
+          EmitBinary(b_, BinaryKind::kMax, DType::kF32, Scalar(r.acc), result);
       if (!both.ok()) return both.status();
       result = *both;
     }

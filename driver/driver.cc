@@ -183,7 +183,7 @@ absl::Status WriteOutputs(const std::vector<Tensor>& outputs,
 std::string FusionGroupsLine(const Graph& graph) {
   std::map<std::string, int> counts;
   for (const auto& op : graph.ops()) {
-    if (op->kind() != "fusion") continue;
+    if (op->kind_id() != OpKind::kFusion) continue;
     const Attribute* kind = op->FindAttr("kind");
     ++counts[kind != nullptr && kind->is_string() ? kind->as_string() : "?"];
   }

@@ -97,6 +97,107 @@ constexpr bool IsRowOp(OpKind kind) {
   return OpClassOf(kind) == OpClass::kNormalization || IsReduction(kind);
 }
 
+// The families code dispatches on member by member, each an enum of its own
+// listing the family's rows of op_kinds.def, so that a `switch` over one
+// without `default` (the build has -Werror=switch) fails to compile until
+// every member has its case: a kind added to the table is flagged at every
+// site that must handle it.
+enum class UnaryKind : uint8_t {
+#define HGC_UNARY_OP_KIND(e, name) e,
+#include "ir/op_kinds.def"
+};
+enum class BinaryKind : uint8_t {  // arithmetic; comparisons are apart
+#define HGC_BINARY_OP_KIND(e, name) e,
+#include "ir/op_kinds.def"
+};
+enum class CompareKind : uint8_t {
+#define HGC_COMPARE_OP_KIND(e, name) e,
+#include "ir/op_kinds.def"
+};
+enum class ReduceKind : uint8_t {
+#define HGC_REDUCE_OP_KIND(e, name) e,
+#include "ir/op_kinds.def"
+};
+
+namespace op_kind_internal {
+// For each OpKind, its index in its family's enum, or -1.
+inline constexpr int8_t kUnaryIndex[] = {
+#define HGC_OP_KIND(e, name, cls) -1,
+#define HGC_UNARY_OP_KIND(e, name) static_cast<int8_t>(UnaryKind::e),
+#include "ir/op_kinds.def"
+    -1};
+inline constexpr int8_t kBinaryIndex[] = {
+#define HGC_OP_KIND(e, name, cls) -1,
+#define HGC_BINARY_OP_KIND(e, name) static_cast<int8_t>(BinaryKind::e),
+#include "ir/op_kinds.def"
+    -1};
+inline constexpr int8_t kCompareIndex[] = {
+#define HGC_OP_KIND(e, name, cls) -1,
+#define HGC_COMPARE_OP_KIND(e, name) static_cast<int8_t>(CompareKind::e),
+#include "ir/op_kinds.def"
+    -1};
+inline constexpr int8_t kReduceIndex[] = {
+#define HGC_OP_KIND(e, name, cls) -1,
+#define HGC_REDUCE_OP_KIND(e, name) static_cast<int8_t>(ReduceKind::e),
+#include "ir/op_kinds.def"
+    -1};
+
+template <typename Family>
+constexpr std::optional<Family> InFamily(const int8_t* index, OpKind kind) {
+  const int8_t i = index[static_cast<int>(kind)];
+  if (i < 0) return std::nullopt;
+  return static_cast<Family>(i);
+}
+}  // namespace op_kind_internal
+
+// The family member `kind` is, or nullopt when it is not in the family.
+constexpr std::optional<UnaryKind> AsUnary(OpKind kind) {
+  return op_kind_internal::InFamily<UnaryKind>(op_kind_internal::kUnaryIndex,
+                                               kind);
+}
+constexpr std::optional<BinaryKind> AsBinary(OpKind kind) {
+  return op_kind_internal::InFamily<BinaryKind>(op_kind_internal::kBinaryIndex,
+                                                kind);
+}
+constexpr std::optional<CompareKind> AsCompare(OpKind kind) {
+  return op_kind_internal::InFamily<CompareKind>(
+      op_kind_internal::kCompareIndex, kind);
+}
+constexpr std::optional<ReduceKind> AsReduce(OpKind kind) {
+  return op_kind_internal::InFamily<ReduceKind>(op_kind_internal::kReduceIndex,
+                                                kind);
+}
+
+// The OpKind of a family member.
+constexpr OpKind ToOpKind(UnaryKind k) {
+  constexpr OpKind kKinds[] = {
+#define HGC_UNARY_OP_KIND(e, name) OpKind::e,
+#include "ir/op_kinds.def"
+  };
+  return kKinds[static_cast<int>(k)];
+}
+constexpr OpKind ToOpKind(BinaryKind k) {
+  constexpr OpKind kKinds[] = {
+#define HGC_BINARY_OP_KIND(e, name) OpKind::e,
+#include "ir/op_kinds.def"
+  };
+  return kKinds[static_cast<int>(k)];
+}
+constexpr OpKind ToOpKind(CompareKind k) {
+  constexpr OpKind kKinds[] = {
+#define HGC_COMPARE_OP_KIND(e, name) OpKind::e,
+#include "ir/op_kinds.def"
+  };
+  return kKinds[static_cast<int>(k)];
+}
+constexpr OpKind ToOpKind(ReduceKind k) {
+  constexpr OpKind kKinds[] = {
+#define HGC_REDUCE_OP_KIND(e, name) OpKind::e,
+#include "ir/op_kinds.def"
+  };
+  return kKinds[static_cast<int>(k)];
+}
+
 // What a `fusion` op's `kind` attribute says: how codegen lowers the group
 // (docs/compiler.md §1).
 enum class FusionKind : uint8_t {

@@ -28,12 +28,49 @@ TEST(OpKindTest, MatchesTheRegistry) {
   for (OpKind k : AllOpKinds()) {
     const OpInfo* info = registry.Find(OpKindName(k));
     ASSERT_NE(info, nullptr) << OpKindName(k) << " is not registered";
+    EXPECT_EQ(registry.Find(k), info) << OpKindName(k);
+    EXPECT_EQ(info->kind, k) << OpKindName(k);
     EXPECT_EQ(info->elementwise, IsElementwise(k)) << OpKindName(k);
   }
   for (const std::string& name : registry.Names()) {
     EXPECT_TRUE(OpKindFromName(name).has_value())
         << name << " is registered but not in ir/op_kinds.def";
   }
+}
+
+// Each family enum lists exactly the kinds of its class, and converts back.
+TEST(OpKindTest, FamiliesMatchTheClasses) {
+  int unary = 0, binary = 0, compare = 0, reduce = 0;
+  for (OpKind k : AllOpKinds()) {
+    SCOPED_TRACE(OpKindName(k));
+    EXPECT_EQ(AsUnary(k).has_value(), IsUnary(k));
+    EXPECT_EQ(AsBinary(k).has_value(), OpClassOf(k) == OpClass::kBinary);
+    EXPECT_EQ(AsCompare(k).has_value(), IsComparison(k));
+    EXPECT_EQ(AsReduce(k).has_value(), IsReduction(k));
+    if (auto u = AsUnary(k)) {
+      EXPECT_EQ(ToOpKind(*u), k);
+      ++unary;
+    }
+    if (auto b = AsBinary(k)) {
+      EXPECT_EQ(ToOpKind(*b), k);
+      ++binary;
+    }
+    if (auto c = AsCompare(k)) {
+      EXPECT_EQ(ToOpKind(*c), k);
+      ++compare;
+    }
+    if (auto r = AsReduce(k)) {
+      EXPECT_EQ(ToOpKind(*r), k);
+      ++reduce;
+    }
+  }
+  EXPECT_EQ(unary, 11);
+  EXPECT_EQ(binary, 6);
+  EXPECT_EQ(compare, 5);
+  EXPECT_EQ(reduce, 3);
+  EXPECT_EQ(AsUnary(OpKind::kUnknown), std::nullopt);
+  EXPECT_EQ(ToOpKind(UnaryKind::kGelu), OpKind::kGelu);
+  EXPECT_EQ(ToOpKind(CompareKind::kLessEqual), OpKind::kLessEqual);
 }
 
 TEST(OpKindTest, Predicates) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "support/check.h"
 
 namespace hgc {
 
@@ -51,20 +52,33 @@ const OpRegistry& OpRegistry::Get() {
   return *registry;
 }
 
+const OpInfo* OpRegistry::Find(OpKind kind) const {
+  if (kind == OpKind::kUnknown) return nullptr;
+  return ops_[static_cast<int>(kind)].get();
+}
+
 const OpInfo* OpRegistry::Find(absl::string_view name) const {
-  auto it = ops_.find(name);
-  return it == ops_.end() ? nullptr : it->second.get();
+  std::optional<OpKind> kind = OpKindFromName(name);
+  return kind.has_value() ? Find(*kind) : nullptr;
 }
 
 std::vector<std::string> OpRegistry::Names() const {
   std::vector<std::string> names;
-  for (const auto& entry : ops_) names.push_back(entry.first);
+  for (const auto& info : ops_) {
+    if (info != nullptr) names.push_back(info->name);
+  }
+  std::sort(names.begin(), names.end());
   return names;
 }
 
 void OpRegistry::Register(OpInfo info) {
-  std::string name = info.name;
-  ops_[name] = std::make_unique<OpInfo>(std::move(info));
+  // The registrations in ir/ops/ name kinds of ir/op_kinds.def, once each.
+  std::optional<OpKind> kind = OpKindFromName(info.name);
+  HGC_CHECK(kind.has_value());
+  std::unique_ptr<OpInfo>& slot = ops_[static_cast<int>(*kind)];
+  HGC_CHECK(slot == nullptr);
+  info.kind = *kind;
+  slot = std::make_unique<OpInfo>(std::move(info));
 }
 
 namespace {

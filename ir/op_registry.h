@@ -5,8 +5,8 @@
 #ifndef HGC_IR_OP_REGISTRY_H_
 #define HGC_IR_OP_REGISTRY_H_
 
+#include <array>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/attribute.h"
+#include "ir/op_kind.h"
 #include "ir/tensor_type.h"
 
 namespace hgc {
@@ -77,6 +78,7 @@ using InferFn =
 
 struct OpInfo {
   std::string name;
+  OpKind kind = OpKind::kUnknown;  // set by OpRegistry::Register
   int min_operands = 0;
   int max_operands = 0;
   std::vector<AttrSpec> attrs;
@@ -96,6 +98,7 @@ class OpRegistry {
   static const OpRegistry& Get();
 
   // nullptr for an unknown kind.
+  const OpInfo* Find(OpKind kind) const;
   const OpInfo* Find(absl::string_view name) const;
   // Sorted names, e.g. for "did you mean" suggestions.
   std::vector<std::string> Names() const;
@@ -104,7 +107,8 @@ class OpRegistry {
   void Register(OpInfo info);
 
  private:
-  std::map<std::string, std::unique_ptr<OpInfo>, std::less<>> ops_;
+  // Indexed by OpKind.
+  std::array<std::unique_ptr<OpInfo>, kNumOpKinds> ops_;
 };
 
 // Checks `attrs` against `info`'s schema: no unknown names, the right kinds,

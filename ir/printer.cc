@@ -43,7 +43,7 @@ class Namer {
 };
 
 std::string PrintAttrs(const Op& op) {
-  const OpInfo* info = OpRegistry::Get().Find(op.kind());
+  const OpInfo* info = OpRegistry::Get().Find(op.kind_id());
   std::vector<std::string> parts;
   for (const auto& [name, value] : op.attrs()) {
     const AttrSpec* spec = info ? info->FindAttr(name) : nullptr;

@@ -127,7 +127,7 @@ absl::Status VerifyCalls(const Module& module) {
       callees;
   for (const auto& g : module.graphs()) {
     for (const auto& op : g->ops()) {
-      if (op->kind() != "fusion") continue;
+      if (op->kind_id() != OpKind::kFusion) continue;
       const Attribute* body_attr = op->FindAttr("body");
       if (body_attr == nullptr || !body_attr->is_symbol()) continue;
       const Graph* body = module.FindGraph(body_attr->as_symbol());

@@ -18,7 +18,7 @@ std::string OpKey(const Op& op) {
   for (const Value* v : op.operands()) {
     absl::StrAppend(&key, "|", reinterpret_cast<uintptr_t>(v));
   }
-  const OpInfo* info = OpRegistry::Get().Find(op.kind());
+  const OpInfo* info = OpRegistry::Get().Find(op.kind_id());
   for (const auto& [name, value] : op.attrs()) {
     const AttrSpec* spec = info ? info->FindAttr(name) : nullptr;
     if (spec && spec->default_value && *spec->default_value == value) continue;

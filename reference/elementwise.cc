@@ -20,50 +20,14 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPi = 3.14159265358979323846;
 
-enum class UnaryKind {
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kExp,
-  kLog,
-  kSqrt,
-  kRsqrt,
-  kNeg,
-  kAbs
-};
-enum class BinaryKind { kAdd, kSub, kMul, kDiv, kMax, kMin };
-enum class CompareKind { kEq, kGt, kGe, kLt, kLe };
-
-absl::StatusOr<UnaryKind> ParseUnary(absl::string_view k) {
-  if (k == "relu") return UnaryKind::kRelu;
-  if (k == "sigmoid") return UnaryKind::kSigmoid;
-  if (k == "tanh") return UnaryKind::kTanh;
-  if (k == "exp") return UnaryKind::kExp;
-  if (k == "log") return UnaryKind::kLog;
-  if (k == "sqrt") return UnaryKind::kSqrt;
-  if (k == "rsqrt") return UnaryKind::kRsqrt;
-  if (k == "neg") return UnaryKind::kNeg;
-  if (k == "abs") return UnaryKind::kAbs;
-  return absl::InternalError(absl::StrCat("not a unary op: ", k));
-}
-
-absl::StatusOr<BinaryKind> ParseBinary(absl::string_view k) {
-  if (k == "add") return BinaryKind::kAdd;
-  if (k == "sub") return BinaryKind::kSub;
-  if (k == "mul") return BinaryKind::kMul;
-  if (k == "div") return BinaryKind::kDiv;
-  if (k == "max") return BinaryKind::kMax;
-  if (k == "min") return BinaryKind::kMin;
-  return absl::InternalError(absl::StrCat("not a binary op: ", k));
-}
-
-absl::StatusOr<CompareKind> ParseCompare(absl::string_view k) {
-  if (k == "equal") return CompareKind::kEq;
-  if (k == "greater") return CompareKind::kGt;
-  if (k == "greater_equal") return CompareKind::kGe;
-  if (k == "less") return CompareKind::kLt;
-  if (k == "less_equal") return CompareKind::kLe;
-  return absl::InternalError(absl::StrCat("not a comparison: ", k));
+// The family member a kernel was called for; Internal when the dispatch
+// (KernelFor) sent it an op of another family.
+template <typename FamilyKind>
+absl::StatusOr<FamilyKind> Family(std::optional<FamilyKind> k,
+                                  const KernelArgs& args) {
+  if (k.has_value()) return *k;
+  return absl::InternalError(
+      absl::StrCat("no such kernel for '", args.kind_name(), "'"));
 }
 
 double UnaryFloat(UnaryKind k, double x) {
@@ -86,6 +50,9 @@ double UnaryFloat(UnaryKind k, double x) {
       return -x;
     case UnaryKind::kAbs:
       return std::fabs(x);
+    case UnaryKind::kGelu:
+    case UnaryKind::kClamp:
+      break;  // their own kernels: EvalGelu, EvalClamp
   }
   return kNaN;
 }
@@ -131,15 +98,15 @@ int64_t BinaryInt(BinaryKind k, int64_t a, int64_t b) {
 template <typename T>
 bool Compare(CompareKind k, T a, T b) {
   switch (k) {
-    case CompareKind::kEq:
+    case CompareKind::kEqual:
       return a == b;
-    case CompareKind::kGt:
+    case CompareKind::kGreater:
       return a > b;
-    case CompareKind::kGe:
+    case CompareKind::kGreaterEqual:
       return a >= b;
-    case CompareKind::kLt:
+    case CompareKind::kLess:
       return a < b;
-    case CompareKind::kLe:
+    case CompareKind::kLessEqual:
       return a <= b;
   }
   return false;
@@ -179,7 +146,7 @@ double Gelu(double x, bool tanh_form) {
 }
 
 absl::StatusOr<Tensor> EvalUnary(const KernelArgs& args) {
-  HGC_ASSIGN_OR_RETURN(UnaryKind k, ParseUnary(args.kind));
+  HGC_ASSIGN_OR_RETURN(UnaryKind k, Family(AsUnary(args.kind), args));
   const Tensor& x = args.operand(0);
   HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
   const int64_t n = out.num_elements();
@@ -201,9 +168,16 @@ absl::StatusOr<Tensor> EvalUnary(const KernelArgs& args) {
       case UnaryKind::kAbs:
         v = v < 0 ? -v : v;
         break;  // s8 -128 -> -128
-      default:
+      case UnaryKind::kSigmoid:
+      case UnaryKind::kTanh:
+      case UnaryKind::kExp:
+      case UnaryKind::kLog:
+      case UnaryKind::kSqrt:
+      case UnaryKind::kRsqrt:
+      case UnaryKind::kGelu:
+      case UnaryKind::kClamp:  // float-only (registry) or their own kernels
         return absl::InternalError(
-            absl::StrCat("'", args.kind, "' on ", DTypeName(x.dtype())));
+            absl::StrCat("'", args.kind_name(), "' on ", DTypeName(x.dtype())));
     }
     StoreWrapped(out, i, v);
   }
@@ -211,7 +185,7 @@ absl::StatusOr<Tensor> EvalUnary(const KernelArgs& args) {
 }
 
 absl::StatusOr<Tensor> EvalBinary(const KernelArgs& args) {
-  HGC_ASSIGN_OR_RETURN(BinaryKind k, ParseBinary(args.kind));
+  HGC_ASSIGN_OR_RETURN(BinaryKind k, Family(AsBinary(args.kind), args));
   const Tensor& a = args.operand(0);
   const Tensor& b = args.operand(1);
   HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
@@ -239,7 +213,7 @@ absl::StatusOr<Tensor> EvalBinary(const KernelArgs& args) {
 }
 
 absl::StatusOr<Tensor> EvalCompare(const KernelArgs& args) {
-  HGC_ASSIGN_OR_RETURN(CompareKind k, ParseCompare(args.kind));
+  HGC_ASSIGN_OR_RETURN(CompareKind k, Family(AsCompare(args.kind), args));
   const Tensor& a = args.operand(0);
   const Tensor& b = args.operand(1);
   HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));

@@ -3,11 +3,14 @@
 // dequantize.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "ir/op_kind.h"
 #include "reference/kernels.h"
 #include "reference/op_bounds_internal.h"
 #include "support/status_macros.h"
@@ -110,27 +113,42 @@ std::pair<double, double> ScaleRange(const Op& op) {
 absl::StatusOr<Tensor> MathFunctionBound(const Op& op, const Tensor& x,
                                          const Tensor& ex, const Tensor& r,
                                          int64_t max_bytes) {
-  const absl::string_view kind = op.kind();
+  const UnaryKind kind = *AsUnary(op.kind_id());
   const DType dt = r.dtype();
   const Attribute* approx = op.FindAttr("approximate");
   const bool tanh_form =
       approx != nullptr && approx->is_string() && approx->as_string() == "tanh";
   auto fn = [kind, tanh_form](double v) -> double {
-    if (kind == "exp") return std::exp(v);
-    if (kind == "log") return std::log(v);
-    if (kind == "sqrt") return std::sqrt(v);
-    if (kind == "rsqrt") return 1.0 / std::sqrt(v);
-    if (kind == "tanh") return std::tanh(v);
-    if (kind == "sigmoid") return 1.0 / (1.0 + std::exp(-v));
-    return Gelu(v, tanh_form);
+    switch (kind) {
+      case UnaryKind::kExp:
+        return std::exp(v);
+      case UnaryKind::kLog:
+        return std::log(v);
+      case UnaryKind::kSqrt:
+        return std::sqrt(v);
+      case UnaryKind::kRsqrt:
+        return 1.0 / std::sqrt(v);
+      case UnaryKind::kTanh:
+        return std::tanh(v);
+      case UnaryKind::kSigmoid:
+        return 1.0 / (1.0 + std::exp(-v));
+      case UnaryKind::kGelu:
+        return Gelu(v, tanh_form);
+      case UnaryKind::kRelu:  // exact: OpBound passes their bound through
+      case UnaryKind::kNeg:
+      case UnaryKind::kAbs:
+      case UnaryKind::kClamp:
+        break;
+    }
+    return std::numeric_limits<double>::quiet_NaN();
   };
   // Compiled code evaluates these to within a few ulp, not correctly
   // rounded (codegen/llvm/vector_math.h), so even an exact input carries
   // that much into what follows (a cancellation downstream amplifies it).
-  const double ulps = kind == "sqrt"      ? 0
-                      : kind == "gelu"    ? 4
-                      : kind == "sigmoid" ? 2
-                                          : 1;
+  const double ulps = kind == UnaryKind::kSqrt      ? 0
+                      : kind == UnaryKind::kGelu    ? 4
+                      : kind == UnaryKind::kSigmoid ? 2
+                                                    : 1;
   auto fn1 = [&fn](const double* v) { return fn(v[0]); };
   const bool in_error = Has(ex);
   HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
@@ -156,58 +174,9 @@ absl::StatusOr<Tensor> BroadcastOpBound(const Op& op,
                                         absl::Span<const Tensor> xs,
                                         absl::Span<const Tensor> es,
                                         const Tensor& r, int64_t max_bytes) {
-  const absl::string_view kind = op.kind();
+  const OpKind kind = op.kind_id();
   const DType dt = r.dtype();
-  if (kind == "add" || kind == "sub") {
-    const bool add = kind == "add";
-    return BroadcastBound(
-        xs, es, r, max_bytes,
-        [&](const double*, const double* b, double rv) {
-          const double s = b[0] + b[1];
-          return s == 0 ? 0.0 : s + Flip(dt, rv);
-        },
-        [add](const double* v) { return add ? v[0] + v[1] : v[0] - v[1]; });
-  }
-  if (kind == "mul") {
-    return BroadcastBound(
-        xs, es, r, max_bytes,
-        [&](const double* v, const double* b, double rv) {
-          const double s = Mul0(b[0], std::fabs(v[1])) +
-                           Mul0(b[1], std::fabs(v[0])) + b[0] * b[1];
-          if (s == 0) {
-            // 0 times a factor of uncertain sign: a zero of either sign.
-            const bool sign =
-                rv == 0 && (ReachesZero(v[0], b[0]) || ReachesZero(v[1], b[1]));
-            return sign ? kSignOfZero : 0.0;
-          }
-          return s + Flip(dt, rv);
-        },
-        [](const double* v) { return v[0] * v[1]; });
-  }
-  if (kind == "div") {
-    return BroadcastBound(
-        xs, es, r, max_bytes,
-        [&](const double* v, const double* b, double rv) {
-          if (b[0] == 0 && b[1] == 0) return 0.0;
-          const double den = std::fabs(v[1]) - b[1];
-          if (!(den > 0)) return kInf;
-          return (b[0] + Mul0(b[1], std::fabs(rv))) / den + Flip(dt, rv);
-        },
-        [](const double* v) { return v[0] / v[1]; });
-  }
-  if (kind == "max" || kind == "min") {
-    const bool is_max = kind == "max";
-    return BroadcastBound(
-        xs, es, r, max_bytes,
-        [](const double*, const double* b, double) {
-          return std::max(b[0], b[1]);
-        },
-        [is_max](const double* v) {
-          if (std::isnan(v[0]) || std::isnan(v[1])) return v[0] + v[1];
-          return is_max ? std::max(v[0], v[1]) : std::min(v[0], v[1]);
-        });
-  }
-  if (kind == "select") {
+  if (kind == OpKind::kSelect) {
     return BroadcastBound(
         xs, es, r, max_bytes,
         [](const double* v, const double* b, double) {
@@ -219,8 +188,7 @@ absl::StatusOr<Tensor> BroadcastOpBound(const Op& op,
         },
         [](const double* v) { return v[0] != 0 ? v[1] : v[2]; });
   }
-  if (kind == "equal" || kind == "greater" || kind == "greater_equal" ||
-      kind == "less" || kind == "less_equal") {
+  if (IsComparison(kind)) {
     // The operands' intervals reach each other: either answer is right.
     auto flips = [](const double* v, const double* b) {
       const double reach = b[0] + b[1];
@@ -233,8 +201,63 @@ absl::StatusOr<Tensor> BroadcastOpBound(const Op& op,
         },
         [](const double* v) { return v[0]; });
   }
-  return absl::InternalError(
-      absl::StrCat("op '", kind, "' is not a broadcast elementwise op"));
+  const std::optional<BinaryKind> binary = AsBinary(kind);
+  if (!binary.has_value()) {
+    return absl::InternalError(
+        absl::StrCat("op '", op.kind(), "' is not a broadcast elementwise op"));
+  }
+  switch (*binary) {
+    case BinaryKind::kAdd:
+    case BinaryKind::kSub: {
+      const bool add = *binary == BinaryKind::kAdd;
+      return BroadcastBound(
+          xs, es, r, max_bytes,
+          [&](const double*, const double* b, double rv) {
+            const double s = b[0] + b[1];
+            return s == 0 ? 0.0 : s + Flip(dt, rv);
+          },
+          [add](const double* v) { return add ? v[0] + v[1] : v[0] - v[1]; });
+    }
+    case BinaryKind::kMul:
+      return BroadcastBound(
+          xs, es, r, max_bytes,
+          [&](const double* v, const double* b, double rv) {
+            const double s = Mul0(b[0], std::fabs(v[1])) +
+                             Mul0(b[1], std::fabs(v[0])) + b[0] * b[1];
+            if (s == 0) {
+              // 0 times a factor of uncertain sign: a zero of either sign.
+              const bool sign = rv == 0 && (ReachesZero(v[0], b[0]) ||
+                                            ReachesZero(v[1], b[1]));
+              return sign ? kSignOfZero : 0.0;
+            }
+            return s + Flip(dt, rv);
+          },
+          [](const double* v) { return v[0] * v[1]; });
+    case BinaryKind::kDiv:
+      return BroadcastBound(
+          xs, es, r, max_bytes,
+          [&](const double* v, const double* b, double rv) {
+            if (b[0] == 0 && b[1] == 0) return 0.0;
+            const double den = std::fabs(v[1]) - b[1];
+            if (!(den > 0)) return kInf;
+            return (b[0] + Mul0(b[1], std::fabs(rv))) / den + Flip(dt, rv);
+          },
+          [](const double* v) { return v[0] / v[1]; });
+    case BinaryKind::kMax:
+    case BinaryKind::kMin: {
+      const bool is_max = *binary == BinaryKind::kMax;
+      return BroadcastBound(
+          xs, es, r, max_bytes,
+          [](const double*, const double* b, double) {
+            return std::max(b[0], b[1]);
+          },
+          [is_max](const double* v) {
+            if (std::isnan(v[0]) || std::isnan(v[1])) return v[0] + v[1];
+            return is_max ? std::max(v[0], v[1]) : std::min(v[0], v[1]);
+          });
+    }
+  }
+  return absl::InternalError("unreachable");
 }
 
 absl::StatusOr<Tensor> CastBound(const Tensor& x, const Tensor& ex,
@@ -274,7 +297,7 @@ absl::StatusOr<Tensor> QuantizeBound(const Op& op, const Tensor& x,
                                      int64_t max_bytes) {
   const DType dt = r.dtype();
   auto identity = [](const double* v) { return v[0]; };
-  if (op.kind() == "quantize") {
+  if (op.kind_id() == OpKind::kQuantize) {
     // Integer results: always finite.
     const double smallest = ScaleRange(op).first;
     return UnaryBound(

@@ -110,7 +110,7 @@ absl::StatusOr<BoundedResults> InterpretAt(const Graph& graph,
       es.push_back(it->second.bound);
     }
     Entry entry;
-    if (op.kind() == "fusion" && op.num_results() == 1) {
+    if (op.kind_id() == OpKind::kFusion && op.num_results() == 1) {
       absl::StatusOr<BoundedResults> r = FusionBody(op, xs, es, options, depth);
       if (!r.ok()) return with_context(r.status());
       entry = {std::move(r->values[0]), std::move(r->bounds[0])};

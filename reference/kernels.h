@@ -19,6 +19,7 @@
 #include "absl/types/span.h"
 #include "ir/attribute.h"
 #include "ir/graph.h"
+#include "ir/op_kind.h"
 #include "ir/tensor.h"
 
 namespace hgc {
@@ -37,13 +38,14 @@ std::string OpContext(const Op& op, int index);
 // re-runs it for every op), so kernels may rely on the registry's checks:
 // arity, dtypes, attribute kinds and values, shapes.
 struct KernelArgs {
-  absl::string_view kind;
+  OpKind kind;
   const AttrMap& attrs;
   absl::Span<const Tensor> operands;
   const TensorType& result_type;
   int64_t max_bytes;
 
   const Tensor& operand(int i) const { return operands[i]; }
+  absl::string_view kind_name() const { return OpKindName(kind); }
   // The attribute as written, or nullptr.
   const Attribute* Find(absl::string_view name) const {
     auto it = attrs.find(name);

@@ -49,10 +49,11 @@ namespace {
 // result within E of the exact one may have wrapped to the range's other
 // end (a quantized value one step off, times 24 in u8, lands 232 away), so
 // the element may be anything there: E = inf.
-bool Wraps(absl::string_view kind, DType dtype) {
+bool Wraps(OpKind kind, DType dtype) {
   if (IsFloat(dtype) || dtype == DType::kBool) return false;
-  return kind == "add" || kind == "sub" || kind == "mul" || kind == "neg" ||
-         kind == "abs" || kind == "matmul" || kind == "reduce_sum";
+  return kind == OpKind::kAdd || kind == OpKind::kSub || kind == OpKind::kMul ||
+         kind == OpKind::kNeg || kind == OpKind::kAbs ||
+         kind == OpKind::kMatmul || kind == OpKind::kReduceSum;
 }
 
 // `e` (which may be an operand's bound: neg and abs pass theirs on) with
@@ -77,39 +78,54 @@ absl::StatusOr<Tensor> UnwrappedOpBound(const Op& op,
                                         absl::Span<const Tensor> es,
                                         const Tensor& r,
                                         const InterpretOptions& options) {
-  const absl::string_view kind = op.kind();
   const int64_t max_bytes = options.max_tensor_bytes;
-  if (kind == "constant") return Tensor();
-  if (kind == "relu" || kind == "neg" || kind == "abs" || kind == "clamp") {
-    if (!Has(es[0])) return Tensor();
-    return es[0];  // Same shape; these ops neither round nor amplify.
-  }
-  if (kind == "exp" || kind == "log" || kind == "sqrt" || kind == "rsqrt" ||
-      kind == "tanh" || kind == "sigmoid" || kind == "gelu") {
-    return MathFunctionBound(op, xs[0], es[0], r, max_bytes);
-  }
-  if (kind == "add" || kind == "sub" || kind == "mul" || kind == "div" ||
-      kind == "max" || kind == "min" || kind == "select" || kind == "equal" ||
-      kind == "greater" || kind == "greater_equal" || kind == "less" ||
-      kind == "less_equal") {
-    return BroadcastOpBound(op, xs, es, r, max_bytes);
-  }
-  if (kind == "cast") return CastBound(xs[0], es[0], r, max_bytes);
-  if (kind == "quantize" || kind == "dequantize") {
-    return QuantizeBound(op, xs[0], es[0], r, max_bytes);
-  }
-  if (kind == "matmul") return MatmulBound(op, xs, es, r, options);
-  if (kind == "reduce_sum" || kind == "reduce_mean" || kind == "reduce_max") {
-    return ReduceBound(op, xs[0], es[0], r, options);
-  }
-  if (kind == "softmax") return SoftmaxBound(op, xs[0], es[0], r, max_bytes);
-  if (kind == "layernorm") return LayernormBound(op, xs, es, r, max_bytes);
-  if (kind == "reshape" || kind == "transpose") {
-    if (!Has(es[0])) return Tensor();
-    return RunF32(kind, {es[0]}, op.attrs(), r.shape(), options);
+  switch (OpClassOf(op.kind_id())) {
+    case OpClass::kConstant:
+      return Tensor();
+    case OpClass::kUnary:
+      switch (*AsUnary(op.kind_id())) {
+        case UnaryKind::kRelu:
+        case UnaryKind::kNeg:
+        case UnaryKind::kAbs:
+        case UnaryKind::kClamp:
+          if (!Has(es[0])) return Tensor();
+          return es[0];  // Same shape; these ops neither round nor amplify.
+        case UnaryKind::kExp:
+        case UnaryKind::kLog:
+        case UnaryKind::kSqrt:
+        case UnaryKind::kRsqrt:
+        case UnaryKind::kTanh:
+        case UnaryKind::kSigmoid:
+        case UnaryKind::kGelu:
+          return MathFunctionBound(op, xs[0], es[0], r, max_bytes);
+      }
+      break;
+    case OpClass::kBinary:
+    case OpClass::kComparison:
+    case OpClass::kSelect:
+      return BroadcastOpBound(op, xs, es, r, max_bytes);
+    case OpClass::kCast:
+      return CastBound(xs[0], es[0], r, max_bytes);
+    case OpClass::kQuant:
+      return QuantizeBound(op, xs[0], es[0], r, max_bytes);
+    case OpClass::kMatmul:
+      return MatmulBound(op, xs, es, r, options);
+    case OpClass::kReduction:
+      return ReduceBound(op, xs[0], es[0], r, options);
+    case OpClass::kNormalization:
+      if (op.kind_id() == OpKind::kSoftmax) {
+        return SoftmaxBound(op, xs[0], es[0], r, max_bytes);
+      }
+      return LayernormBound(op, xs, es, r, max_bytes);
+    case OpClass::kShape:
+      if (!Has(es[0])) return Tensor();
+      return RunF32(op.kind(), {es[0]}, op.attrs(), r.shape(), options);
+    case OpClass::kFusion:  // the interpreter loop runs its body
+    case OpClass::kUnknown:
+      break;
   }
   return absl::UnimplementedError(
-      absl::StrCat("no error-bound rule for op '", kind, "'"));
+      absl::StrCat("no error-bound rule for op '", op.kind(), "'"));
 }
 
 }  // namespace
@@ -120,7 +136,7 @@ absl::StatusOr<Tensor> OpBound(const Op& op, absl::Span<const Tensor> xs,
                                absl::Span<const Tensor> es, const Tensor& r,
                                const InterpretOptions& options) {
   HGC_ASSIGN_OR_RETURN(Tensor e, UnwrappedOpBound(op, xs, es, r, options));
-  if (!Has(e) || !Wraps(op.kind(), r.dtype())) return e;
+  if (!Has(e) || !Wraps(op.kind_id(), r.dtype())) return e;
   return WidenWrapped(e, r);
 }
 

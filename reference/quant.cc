@@ -51,9 +51,9 @@ absl::StatusOr<QuantParams> GetParams(const KernelArgs& args,
   for (double s : scales) p.scales.push_back(static_cast<float>(s));
   for (double z : zps) p.zero_points.push_back(static_cast<int64_t>(z));
   if (scale->is_list() || (zp != nullptr && zp->is_list())) {
-    HGC_ASSIGN_OR_RETURN(int64_t axis,
-                         NormalizeAxis(args.kind, args.GetInt("axis", 0),
-                                       shape.size()));
+    HGC_ASSIGN_OR_RETURN(
+        int64_t axis,
+        NormalizeAxis(args.kind_name(), args.GetInt("axis", 0), shape.size()));
     p.channels = shape[axis];
     for (size_t d = axis + 1; d < shape.size(); ++d) p.inner *= shape[d];
     if (p.channels == 0) p.channels = 1;  // empty tensor: nothing to index

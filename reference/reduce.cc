@@ -22,7 +22,7 @@ absl::StatusOr<Tensor> EvalReduce(const KernelArgs& args) {
   const Tensor& x = args.operand(0);
   const int64_t rank = x.shape().size();
   HGC_ASSIGN_OR_RETURN(std::vector<bool> reduced,
-                       ReducedAxes(args.kind, args.Find("axes"), rank));
+                       ReducedAxes(args.kind_name(), args.Find("axes"), rank));
   HGC_ASSIGN_OR_RETURN(Tensor out, NewTensor(args.result_type, args.max_bytes));
   const int64_t out_n = out.num_elements();
   if (out_n == 0) return out;
@@ -46,7 +46,7 @@ absl::StatusOr<Tensor> EvalReduce(const KernelArgs& args) {
   const int64_t in_n = x.num_elements();
 
   if (IsFloat(x.dtype())) {
-    const bool is_max = args.kind == "reduce_max";
+    const bool is_max = args.kind == OpKind::kReduceMax;
     HGC_ASSIGN_OR_RETURN(std::unique_ptr<double[]> acc,
                          AllocScratch<double>(out_n, args.max_bytes));
     for (int64_t o = 0; o < out_n; ++o) acc[o] = is_max ? -kInf : 0.0;
@@ -61,7 +61,7 @@ absl::StatusOr<Tensor> EvalReduce(const KernelArgs& args) {
         a = v;
       }
     }
-    const bool is_mean = args.kind == "reduce_mean";
+    const bool is_mean = args.kind == OpKind::kReduceMean;
     for (int64_t o = 0; o < out_n; ++o) {
       // Mean over zero elements is 0/0 = NaN.
       double v = is_mean ? acc[o] / static_cast<double>(count) : acc[o];
@@ -71,7 +71,7 @@ absl::StatusOr<Tensor> EvalReduce(const KernelArgs& args) {
   }
 
   // Integers: sum modulo 2^64 (then wrapped to the dtype), max exact.
-  const bool is_max = args.kind == "reduce_max";
+  const bool is_max = args.kind == OpKind::kReduceMax;
   HGC_ASSIGN_OR_RETURN(std::unique_ptr<uint64_t[]> acc,
                        AllocScratch<uint64_t>(out_n, args.max_bytes));
   const uint64_t init =

@@ -330,8 +330,9 @@ absl::StatusOr<Tensor> ReduceBound(const Op& op, const Tensor& x,
                                    const Tensor& ex, const Tensor& r,
                                    const InterpretOptions& options) {
   const absl::string_view kind = op.kind();
+  const bool is_mean = op.kind_id() == OpKind::kReduceMean;
   const int64_t max_bytes = options.max_tensor_bytes;
-  if (kind == "reduce_max") {
+  if (op.kind_id() == OpKind::kReduceMax) {
     if (!Has(ex)) return Tensor();
     return RunF32("reduce_max", {ex}, op.attrs(), r.shape(), options);
   }
@@ -343,7 +344,7 @@ absl::StatusOr<Tensor> ReduceBound(const Op& op, const Tensor& x,
   if (n == 0) return e;
   if (floating) {
     const int64_t count = x.num_elements() / n;
-    const double per = kind == "reduce_mean" ? static_cast<double>(count) : 1;
+    const double per = is_mean ? static_cast<double>(count) : 1;
     HGC_ASSIGN_OR_RETURN(Tensor abs_x, AbsF32(x, max_bytes));
     HGC_ASSIGN_OR_RETURN(Tensor sq_x, Squared(abs_x, max_bytes));
     HGC_ASSIGN_OR_RETURN(Tensor terms, RunF32("reduce_sum", {sq_x}, op.attrs(),
@@ -351,8 +352,7 @@ absl::StatusOr<Tensor> ReduceBound(const Op& op, const Tensor& x,
     for (int64_t i = 0; i < n; ++i) {
       out[i] += SumOrder(count, r.GetDouble(i) * per, terms.GetDouble(i)) / per;
       // Zeros of reduce_sum: ReduceZeroBound.
-      if (r.dtype() != DType::kF32 &&
-          (r.GetDouble(i) != 0 || kind == "reduce_mean")) {
+      if (r.dtype() != DType::kF32 && (r.GetDouble(i) != 0 || is_mean)) {
         out[i] += Flip(r.dtype(), r.GetDouble(i));
       }
     }
@@ -364,11 +364,11 @@ absl::StatusOr<Tensor> ReduceBound(const Op& op, const Tensor& x,
                          RunF32(kind, {sq}, op.attrs(), r.shape(), options));
     const double count = static_cast<double>(x.num_elements() / n);
     for (int64_t i = 0; i < n; ++i) {
-      out[i] += kind == "reduce_mean" ? std::sqrt(var.GetDouble(i) / count)
-                                      : std::sqrt(var.GetDouble(i));
+      out[i] += is_mean ? std::sqrt(var.GetDouble(i) / count)
+                        : std::sqrt(var.GetDouble(i));
     }
   }
-  if (floating && kind == "reduce_sum") {
+  if (floating && op.kind_id() == OpKind::kReduceSum) {
     HGC_RETURN_IF_ERROR(ReduceZeroBound(op, x, ex, r, options, out));
   }
   if (floating) {

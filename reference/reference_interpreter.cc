@@ -1,12 +1,12 @@
 #include "reference/reference_interpreter.h"
 
-#include <map>
 #include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "ir/op_kind.h"
 #include "ir/op_registry.h"
 #include "reference/kernels.h"
 #include "support/status_macros.h"
@@ -16,38 +16,60 @@ namespace {
 
 using reference::KernelFn;
 
-const std::map<std::string, KernelFn, std::less<>>& Kernels() {
-  static const auto* kernels = [] {
-    auto* m = new std::map<std::string, KernelFn, std::less<>>;
-    for (const char* k : {"relu", "sigmoid", "tanh", "exp", "log", "sqrt",
-                          "rsqrt", "neg", "abs"}) {
-      (*m)[k] = reference::EvalUnary;
-    }
-    for (const char* k : {"add", "sub", "mul", "div", "max", "min"}) {
-      (*m)[k] = reference::EvalBinary;
-    }
-    for (const char* k :
-         {"equal", "greater", "greater_equal", "less", "less_equal"}) {
-      (*m)[k] = reference::EvalCompare;
-    }
-    (*m)["select"] = reference::EvalSelect;
-    (*m)["gelu"] = reference::EvalGelu;
-    (*m)["clamp"] = reference::EvalClamp;
-    (*m)["cast"] = reference::EvalCast;
-    (*m)["matmul"] = reference::EvalMatmul;
-    for (const char* k : {"reduce_sum", "reduce_max", "reduce_mean"}) {
-      (*m)[k] = reference::EvalReduce;
-    }
-    (*m)["softmax"] = reference::EvalSoftmax;
-    (*m)["layernorm"] = reference::EvalLayernorm;
-    (*m)["reshape"] = reference::EvalReshape;
-    (*m)["transpose"] = reference::EvalTranspose;
-    (*m)["constant"] = reference::EvalConstant;
-    (*m)["quantize"] = reference::EvalQuantize;
-    (*m)["dequantize"] = reference::EvalDequantize;
-    return m;
-  }();
-  return *kernels;
+KernelFn UnaryKernel(UnaryKind kind) {
+  switch (kind) {
+    case UnaryKind::kRelu:
+    case UnaryKind::kSigmoid:
+    case UnaryKind::kTanh:
+    case UnaryKind::kExp:
+    case UnaryKind::kLog:
+    case UnaryKind::kSqrt:
+    case UnaryKind::kRsqrt:
+    case UnaryKind::kNeg:
+    case UnaryKind::kAbs:
+      return reference::EvalUnary;
+    case UnaryKind::kGelu:
+      return reference::EvalGelu;
+    case UnaryKind::kClamp:
+      return reference::EvalClamp;
+  }
+  return nullptr;
+}
+
+// The kernel that evaluates `kind`; nullptr for fusion (evaluated through
+// its body) and kUnknown.
+KernelFn KernelFor(OpKind kind) {
+  switch (OpClassOf(kind)) {
+    case OpClass::kMatmul:
+      return reference::EvalMatmul;
+    case OpClass::kBinary:
+      return reference::EvalBinary;
+    case OpClass::kUnary:
+      return UnaryKernel(*AsUnary(kind));
+    case OpClass::kComparison:
+      return reference::EvalCompare;
+    case OpClass::kSelect:
+      return reference::EvalSelect;
+    case OpClass::kCast:
+      return reference::EvalCast;
+    case OpClass::kQuant:
+      return kind == OpKind::kQuantize ? reference::EvalQuantize
+                                       : reference::EvalDequantize;
+    case OpClass::kNormalization:
+      return kind == OpKind::kSoftmax ? reference::EvalSoftmax
+                                      : reference::EvalLayernorm;
+    case OpClass::kReduction:
+      return reference::EvalReduce;
+    case OpClass::kShape:
+      return kind == OpKind::kReshape ? reference::EvalReshape
+                                      : reference::EvalTranspose;
+    case OpClass::kConstant:
+      return reference::EvalConstant;
+    case OpClass::kFusion:
+    case OpClass::kUnknown:
+      return nullptr;
+  }
+  return nullptr;
 }
 
 // A tensor that really holds the data its type promises (a default-
@@ -117,7 +139,8 @@ absl::StatusOr<Tensor> EvaluateOpAt(const Op& op,
 
 bool HasReferenceKernel(absl::string_view kind) {
   // fusion has no kernel of its own: EvaluateOp(const Op&) runs its body.
-  return kind == "fusion" || Kernels().find(kind) != Kernels().end();
+  const OpKind id = OpKindFromName(kind).value_or(OpKind::kUnknown);
+  return id == OpKind::kFusion || KernelFor(id) != nullptr;
 }
 
 absl::StatusOr<Tensor> EvaluateOp(absl::string_view kind,
@@ -141,19 +164,20 @@ absl::StatusOr<Tensor> EvaluateOp(absl::string_view kind,
         absl::StrCat("the reference interpreter supports single-result ops; '",
                      kind, "' has ", types.size()));
   }
-  auto it = Kernels().find(kind);
-  if (kind == "fusion") {
+  const OpKind id = OpKindFromName(kind).value_or(OpKind::kUnknown);
+  const KernelFn kernel = KernelFor(id);
+  if (id == OpKind::kFusion) {
     return absl::UnimplementedError(
         "'fusion' is evaluated through its op (EvaluateOp(const Op&) or "
         "Interpret), which knows the module holding its body");
   }
-  if (it == Kernels().end()) {
+  if (kernel == nullptr) {
     return absl::UnimplementedError(absl::StrCat(
         "the reference interpreter has no kernel for op '", kind, "'"));
   }
-  reference::KernelArgs args{kind, attrs, operands, types[0],
+  reference::KernelArgs args{id, attrs, operands, types[0],
                              options.max_tensor_bytes};
-  return it->second(args);
+  return kernel(args);
 }
 
 absl::StatusOr<Tensor> EvaluateOp(const Op& op,

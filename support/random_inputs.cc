@@ -19,8 +19,8 @@ void SmallestScale(const Graph& graph, const Value* v, int depth,
   for (const auto& op : graph.ops()) {
     for (int i = 0; i < op->num_operands(); ++i) {
       if (op->operand(i) != v) continue;
-      const std::string& kind = op->kind();
-      if (kind == "matmul" && i < 2) {
+      const OpKind kind = op->kind_id();
+      if (kind == OpKind::kMatmul && i < 2) {
         const Shape& shape = v->type().shape;
         const Attribute* t =
             op->FindAttr(i == 0 ? "transpose_a" : "transpose_b");
@@ -31,11 +31,11 @@ void SmallestScale(const Graph& graph, const Value* v, int depth,
           const int64_t k = shape[shape.size() - (k_last ? 1 : 2)];
           if (k > 0) scale = std::min(scale, std::pow(double(k), -0.25));
         }
-      } else if ((kind == "reshape" || kind == "transpose" ||
-                  kind == "cast") &&
+      } else if ((kind == OpKind::kReshape || kind == OpKind::kTranspose ||
+                  kind == OpKind::kCast) &&
                  op->num_results() == 1) {
         SmallestScale(graph, op->result(0), depth + 1, scale);
-      } else if (kind == "fusion") {
+      } else if (kind == OpKind::kFusion) {
         const Attribute* body = op->FindAttr("body");
         const Module* module = graph.module();
         const Graph* g = body != nullptr && body->is_symbol() && module

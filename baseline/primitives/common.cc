@@ -108,34 +108,46 @@ const Op* BuildContext::SoleUser(const Value* v) const {
 
 std::optional<EltwiseParams> EltwiseFor(const Op& op) {
   using dnnl::algorithm;
-  const std::string& k = op.kind();
-  if (k == "relu") return EltwiseParams{algorithm::eltwise_relu, 0, 0};
-  if (k == "sigmoid") return EltwiseParams{algorithm::eltwise_logistic, 0, 0};
-  if (k == "tanh") return EltwiseParams{algorithm::eltwise_tanh, 0, 0};
-  if (k == "exp") return EltwiseParams{algorithm::eltwise_exp, 0, 0};
-  if (k == "log") return EltwiseParams{algorithm::eltwise_log, 0, 0};
-  if (k == "sqrt") return EltwiseParams{algorithm::eltwise_sqrt, 0, 0};
-  // x^-0.5 = alpha * x^beta with alpha = 1.
-  if (k == "rsqrt") return EltwiseParams{algorithm::eltwise_pow, 1.f, -0.5f};
-  if (k == "neg") return EltwiseParams{algorithm::eltwise_linear, -1.f, 0.f};
-  if (k == "abs") return EltwiseParams{algorithm::eltwise_abs, 0, 0};
-  if (k == "gelu") {
-    const Attribute* approx = op.FindAttr("approximate");
-    bool tanh = approx != nullptr && approx->is_string() &&
-                approx->as_string() == "tanh";
-    return EltwiseParams{
-        tanh ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf, 0,
-        0};
-  }
-  if (k == "clamp") {
-    const Attribute* lo = op.FindAttr("min");
-    const Attribute* hi = op.FindAttr("max");
-    // clip(x) = min(max(x, alpha), beta); an absent bound is unbounded.
-    float alpha = lo != nullptr ? static_cast<float>(lo->as_number())
-                                : -std::numeric_limits<float>::infinity();
-    float beta = hi != nullptr ? static_cast<float>(hi->as_number())
-                               : std::numeric_limits<float>::infinity();
-    return EltwiseParams{algorithm::eltwise_clip, alpha, beta};
+  const std::optional<UnaryKind> kind = AsUnary(op.kind_id());
+  if (!kind.has_value()) return std::nullopt;
+  switch (*kind) {
+    case UnaryKind::kRelu:
+      return EltwiseParams{algorithm::eltwise_relu, 0, 0};
+    case UnaryKind::kSigmoid:
+      return EltwiseParams{algorithm::eltwise_logistic, 0, 0};
+    case UnaryKind::kTanh:
+      return EltwiseParams{algorithm::eltwise_tanh, 0, 0};
+    case UnaryKind::kExp:
+      return EltwiseParams{algorithm::eltwise_exp, 0, 0};
+    case UnaryKind::kLog:
+      return EltwiseParams{algorithm::eltwise_log, 0, 0};
+    case UnaryKind::kSqrt:
+      return EltwiseParams{algorithm::eltwise_sqrt, 0, 0};
+    case UnaryKind::kRsqrt:
+      // x^-0.5 = alpha * x^beta with alpha = 1.
+      return EltwiseParams{algorithm::eltwise_pow, 1.f, -0.5f};
+    case UnaryKind::kNeg:
+      return EltwiseParams{algorithm::eltwise_linear, -1.f, 0.f};
+    case UnaryKind::kAbs:
+      return EltwiseParams{algorithm::eltwise_abs, 0, 0};
+    case UnaryKind::kGelu: {
+      const Attribute* approx = op.FindAttr("approximate");
+      bool tanh = approx != nullptr && approx->is_string() &&
+                  approx->as_string() == "tanh";
+      return EltwiseParams{
+          tanh ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf, 0,
+          0};
+    }
+    case UnaryKind::kClamp: {
+      const Attribute* lo = op.FindAttr("min");
+      const Attribute* hi = op.FindAttr("max");
+      // clip(x) = min(max(x, alpha), beta); an absent bound is unbounded.
+      float alpha = lo != nullptr ? static_cast<float>(lo->as_number())
+                                  : -std::numeric_limits<float>::infinity();
+      float beta = hi != nullptr ? static_cast<float>(hi->as_number())
+                                 : std::numeric_limits<float>::infinity();
+      return EltwiseParams{algorithm::eltwise_clip, alpha, beta};
+    }
   }
   return std::nullopt;
 }

@@ -22,28 +22,43 @@ struct BinaryAlgInfo {
   algorithm swapped;
 };
 
-std::optional<BinaryAlgInfo> BinaryFor(const std::string& k) {
-  struct Entry {
-    const char* kind;
-    algorithm alg;
-    algorithm swapped;
-  };
-  static constexpr Entry kTable[] = {
-      {"add", algorithm::binary_add, algorithm::binary_add},
-      {"mul", algorithm::binary_mul, algorithm::binary_mul},
-      {"max", algorithm::binary_max, algorithm::binary_max},
-      {"min", algorithm::binary_min, algorithm::binary_min},
-      {"sub", algorithm::binary_sub, algorithm::undef},
-      {"div", algorithm::binary_div, algorithm::undef},
-      {"equal", algorithm::binary_eq, algorithm::binary_eq},
-      {"greater", algorithm::binary_gt, algorithm::binary_lt},
-      {"greater_equal", algorithm::binary_ge, algorithm::binary_le},
-      {"less", algorithm::binary_lt, algorithm::binary_gt},
-      {"less_equal", algorithm::binary_le, algorithm::binary_ge},
-  };
-  for (const Entry& e : kTable) {
-    if (k == e.kind) return BinaryAlgInfo{e.alg, e.swapped};
+BinaryAlgInfo ArithmeticAlg(BinaryKind kind) {
+  switch (kind) {
+    case BinaryKind::kAdd:
+      return {algorithm::binary_add, algorithm::binary_add};
+    case BinaryKind::kMul:
+      return {algorithm::binary_mul, algorithm::binary_mul};
+    case BinaryKind::kMax:
+      return {algorithm::binary_max, algorithm::binary_max};
+    case BinaryKind::kMin:
+      return {algorithm::binary_min, algorithm::binary_min};
+    case BinaryKind::kSub:
+      return {algorithm::binary_sub, algorithm::undef};
+    case BinaryKind::kDiv:
+      return {algorithm::binary_div, algorithm::undef};
   }
+  return {algorithm::undef, algorithm::undef};
+}
+
+BinaryAlgInfo CompareAlg(CompareKind kind) {
+  switch (kind) {
+    case CompareKind::kEqual:
+      return {algorithm::binary_eq, algorithm::binary_eq};
+    case CompareKind::kGreater:
+      return {algorithm::binary_gt, algorithm::binary_lt};
+    case CompareKind::kGreaterEqual:
+      return {algorithm::binary_ge, algorithm::binary_le};
+    case CompareKind::kLess:
+      return {algorithm::binary_lt, algorithm::binary_gt};
+    case CompareKind::kLessEqual:
+      return {algorithm::binary_le, algorithm::binary_ge};
+  }
+  return {algorithm::undef, algorithm::undef};
+}
+
+std::optional<BinaryAlgInfo> BinaryFor(OpKind kind) {
+  if (std::optional<BinaryKind> b = AsBinary(kind)) return ArithmeticAlg(*b);
+  if (std::optional<CompareKind> c = AsCompare(kind)) return CompareAlg(*c);
   return std::nullopt;
 }
 
@@ -81,7 +96,7 @@ absl::StatusOr<Built> BuildEltwise(const Op& op, BuildContext& ctx) {
 
 absl::StatusOr<Built> BuildBinary(const Op& op, BuildContext& ctx) {
   HGC_RETURN_IF_ERROR(CheckDnnlTypes(op));
-  std::optional<BinaryAlgInfo> info = BinaryFor(op.kind());
+  std::optional<BinaryAlgInfo> info = BinaryFor(op.kind_id());
   if (!info.has_value()) return absl::UnimplementedError("no binary algorithm");
   const Value* a = op.operand(0);
   const Value* b = op.operand(1);

@@ -77,19 +77,23 @@ dnnl::matmul::primitive_desc MakePd(const MatmulPlan& plan,
   return dnnl::matmul::primitive_desc(desc, attr, engine);
 }
 
-dnnl::algorithm BinaryAlg(const std::string& kind) {
+dnnl::algorithm BinaryAlg(BinaryKind kind) {
   using dnnl::algorithm;
-  if (kind == "add") return algorithm::binary_add;
-  if (kind == "sub") return algorithm::binary_sub;
-  if (kind == "mul") return algorithm::binary_mul;
-  if (kind == "div") return algorithm::binary_div;
-  if (kind == "max") return algorithm::binary_max;
-  return algorithm::binary_min;
-}
-
-bool IsBinaryPostOpKind(const std::string& k) {
-  return k == "add" || k == "sub" || k == "mul" || k == "div" || k == "max" ||
-         k == "min";
+  switch (kind) {
+    case BinaryKind::kAdd:
+      return algorithm::binary_add;
+    case BinaryKind::kSub:
+      return algorithm::binary_sub;
+    case BinaryKind::kMul:
+      return algorithm::binary_mul;
+    case BinaryKind::kDiv:
+      return algorithm::binary_div;
+    case BinaryKind::kMax:
+      return algorithm::binary_max;
+    case BinaryKind::kMin:
+      return algorithm::binary_min;
+  }
+  return algorithm::undef;
 }
 
 // Whether `v` padded to `rank` dims is a row vector [1, ..., 1, n].
@@ -154,7 +158,7 @@ absl::StatusOr<Built> BuildMatmul(const Op& op, BuildContext& ctx) {
         PostOpSpec spec;
         spec.eltwise = *e;
         trial.post_ops.push_back(spec);
-      } else if (IsBinaryPostOpKind(next->kind()) &&
+      } else if (AsBinary(next->kind_id()).has_value() &&
                  next->num_operands() == 2) {
         const int self = next->operand(0) == cur ? 0 : 1;
         const Value* other = next->operand(1 - self);
@@ -176,7 +180,7 @@ absl::StatusOr<Built> BuildMatmul(const Op& op, BuildContext& ctx) {
           post.post_op_index = static_cast<int>(trial.post_ops.size());
           PostOpSpec spec;
           spec.binary = true;
-          spec.binary_alg = BinaryAlg(next->kind());
+          spec.binary_alg = BinaryAlg(*AsBinary(next->kind_id()));
           spec.src1 = post.operand_desc;
           trial.post_ops.push_back(spec);
         }

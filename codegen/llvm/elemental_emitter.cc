@@ -13,34 +13,6 @@ namespace hgc {
 namespace codegen {
 namespace {
 
-// The kinds the dispatch of EmitUnary*, EmitBinary and EmitElementwise
-// handles (each dispatch's last case takes whatever is left, so a kind is
-// listed here only once its case exists).
-constexpr OpKind kUnaryKinds[] = {
-    OpKind::kRelu, OpKind::kSigmoid, OpKind::kTanh,  OpKind::kExp,
-    OpKind::kLog,  OpKind::kSqrt,    OpKind::kRsqrt, OpKind::kNeg,
-    OpKind::kAbs,  OpKind::kGelu,    OpKind::kClamp};
-constexpr OpKind kArithmeticKinds[] = {OpKind::kAdd, OpKind::kSub,
-                                       OpKind::kMul, OpKind::kDiv,
-                                       OpKind::kMax, OpKind::kMin};
-constexpr OpKind kCompareKinds[] = {OpKind::kEqual, OpKind::kGreater,
-                                    OpKind::kGreaterEqual, OpKind::kLess,
-                                    OpKind::kLessEqual};
-constexpr OpKind kOtherKinds[] = {OpKind::kSelect, OpKind::kCast,
-                                  OpKind::kQuantize, OpKind::kDequantize};
-
-template <size_t N>
-bool Contains(const OpKind (&list)[N], OpKind kind) {
-  for (OpKind k : list) {
-    if (k == kind) return true;
-  }
-  return false;
-}
-
-OpKind KindOf(absl::string_view name) {
-  return OpKindFromName(name).value_or(OpKind::kUnknown);
-}
-
 bool IsUnsigned(DType dtype) {
   return dtype == DType::kU8 || dtype == DType::kBool;
 }
@@ -131,55 +103,77 @@ absl::StatusOr<llvm::Value*> EmitGelu(llvm::IRBuilder<>& b, llvm::Value* x,
 }
 
 absl::StatusOr<llvm::Value*> EmitUnaryFloat(llvm::IRBuilder<>& b,
-                                            absl::string_view kind,
-                                            llvm::Value* x,
+                                            UnaryKind kind, llvm::Value* x,
                                             const AttrMap& attrs) {
-  if (kind == "relu") {
-    // ugt keeps NaN; relu(-0) is +0 as in the reference (x > 0 ? x : 0).
-    llvm::Value* zero = F32Const(x->getType(), 0.0);
-    return b.CreateSelect(b.CreateFCmpUGT(x, zero), x, zero);
+  switch (kind) {
+    case UnaryKind::kRelu: {
+      // ugt keeps NaN; relu(-0) is +0 as in the reference (x > 0 ? x : 0).
+      llvm::Value* zero = F32Const(x->getType(), 0.0);
+      return b.CreateSelect(b.CreateFCmpUGT(x, zero), x, zero);
+    }
+    case UnaryKind::kSigmoid:
+      return EmitSigmoid(b, x);
+    case UnaryKind::kTanh:
+      return EmitTanh(b, x);
+    case UnaryKind::kExp:
+      return EmitExp(b, x);
+    case UnaryKind::kLog:
+      return EmitLog(b, x);
+    case UnaryKind::kSqrt:
+      return EmitSqrt(b, x);
+    case UnaryKind::kRsqrt:
+      return EmitRsqrt(b, x);
+    case UnaryKind::kNeg:
+      return b.CreateFNeg(x);
+    case UnaryKind::kAbs:
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    case UnaryKind::kGelu:
+      return EmitGelu(b, x, attrs);
+    case UnaryKind::kClamp: {
+      HGC_ASSIGN_OR_RETURN(std::optional<double> lo,
+                           NumberAttr("clamp", attrs, "min"));
+      HGC_ASSIGN_OR_RETURN(std::optional<double> hi,
+                           NumberAttr("clamp", attrs, "max"));
+      return ClampFloat(b, x, lo, hi);
+    }
   }
-  if (kind == "sigmoid") return EmitSigmoid(b, x);
-  if (kind == "tanh") return EmitTanh(b, x);
-  if (kind == "exp") return EmitExp(b, x);
-  if (kind == "log") return EmitLog(b, x);
-  if (kind == "sqrt") return EmitSqrt(b, x);
-  if (kind == "rsqrt") return EmitRsqrt(b, x);
-  if (kind == "neg") return b.CreateFNeg(x);
-  if (kind == "abs") return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-  if (kind == "gelu") return EmitGelu(b, x, attrs);
-  HGC_ASSIGN_OR_RETURN(std::optional<double> lo,
-                       NumberAttr(kind, attrs, "min"));
-  HGC_ASSIGN_OR_RETURN(std::optional<double> hi,
-                       NumberAttr(kind, attrs, "max"));
-  return ClampFloat(b, x, lo, hi);
+  return absl::InternalError("unreachable");
 }
 
-absl::StatusOr<llvm::Value*> EmitUnaryInt(llvm::IRBuilder<>& b,
-                                          absl::string_view kind, DType dtype,
-                                          llvm::Value* x,
+absl::StatusOr<llvm::Value*> EmitUnaryInt(llvm::IRBuilder<>& b, UnaryKind kind,
+                                          DType dtype, llvm::Value* x,
                                           const AttrMap& attrs) {
   const bool u = IsUnsigned(dtype);
-  if (kind == "relu") {
-    if (u) return x;
-    return b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x,
-                                   IntConst(x->getType(), 0));
+  switch (kind) {
+    case UnaryKind::kRelu:
+      if (u) return x;
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x,
+                                     IntConst(x->getType(), 0));
+    case UnaryKind::kNeg:
+      return b.CreateNeg(x);  // wraps, as the reference
+    case UnaryKind::kAbs:
+      if (u) return x;
+      // is_int_min_poison = false: abs(INT_MIN) wraps to INT_MIN.
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
+    case UnaryKind::kClamp: {
+      HGC_ASSIGN_OR_RETURN(std::optional<double> lo,
+                           NumberAttr("clamp", attrs, "min"));
+      HGC_ASSIGN_OR_RETURN(std::optional<double> hi,
+                           NumberAttr("clamp", attrs, "max"));
+      return ClampInt(b, x, dtype, lo, hi);
+    }
+    case UnaryKind::kSigmoid:
+    case UnaryKind::kTanh:
+    case UnaryKind::kExp:
+    case UnaryKind::kLog:
+    case UnaryKind::kSqrt:
+    case UnaryKind::kRsqrt:
+    case UnaryKind::kGelu:
+      break;
   }
-  if (kind == "neg") return b.CreateNeg(x);  // wraps, as the reference
-  if (kind == "abs") {
-    if (u) return x;
-    // is_int_min_poison = false: abs(INT_MIN) wraps to INT_MIN.
-    return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
-  }
-  if (kind == "clamp") {
-    HGC_ASSIGN_OR_RETURN(std::optional<double> lo,
-                         NumberAttr(kind, attrs, "min"));
-    HGC_ASSIGN_OR_RETURN(std::optional<double> hi,
-                         NumberAttr(kind, attrs, "max"));
-    return ClampInt(b, x, dtype, lo, hi);
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      kind, " takes floating-point operands, found ", DTypeName(dtype)));
+  return absl::InvalidArgumentError(
+      absl::StrCat(OpKindName(ToOpKind(kind)),
+                   " takes floating-point operands, found ", DTypeName(dtype)));
 }
 
 // The scalar quantization attribute `name` (default `fallback`).
@@ -212,105 +206,142 @@ llvm::Value* RoundToDType(llvm::IRBuilder<>& b, llvm::Value* x, DType dtype,
   }
 }
 
-bool IsElementalUnary(OpKind kind) { return Contains(kUnaryKinds, kind); }
-
-bool IsElementalUnary(absl::string_view kind) {
-  return IsElementalUnary(KindOf(kind));
-}
-
-bool IsElementalBinary(OpKind kind) {
-  return Contains(kArithmeticKinds, kind) || Contains(kCompareKinds, kind);
-}
-
-bool IsElementalBinary(absl::string_view kind) {
-  return IsElementalBinary(KindOf(kind));
-}
-
 bool IsElementalOp(OpKind kind) {
-  return IsElementalUnary(kind) || IsElementalBinary(kind) ||
-         Contains(kOtherKinds, kind);
-}
-
-bool IsElementalOp(absl::string_view kind) {
-  return IsElementalOp(KindOf(kind));
-}
-
-absl::StatusOr<llvm::Value*> EmitUnary(llvm::IRBuilder<>& b,
-                                       absl::string_view kind, DType dtype,
-                                       llvm::Value* x, const AttrMap& attrs) {
-  if (!IsElementalUnary(kind)) {
-    return absl::UnimplementedError(
-        absl::StrCat("no elemental emitter for unary op '", kind, "'"));
+  switch (OpClassOf(kind)) {
+    case OpClass::kUnary:
+    case OpClass::kBinary:
+    case OpClass::kComparison:
+    case OpClass::kSelect:
+    case OpClass::kCast:
+    case OpClass::kQuant:
+      return true;
+    case OpClass::kMatmul:
+    case OpClass::kNormalization:
+    case OpClass::kReduction:
+    case OpClass::kShape:
+    case OpClass::kConstant:
+    case OpClass::kFusion:
+    case OpClass::kUnknown:
+      return false;
   }
+  return false;
+}
+
+absl::StatusOr<llvm::Value*> EmitUnary(llvm::IRBuilder<>& b, UnaryKind kind,
+                                       DType dtype, llvm::Value* x,
+                                       const AttrMap& attrs) {
+  const absl::string_view name = OpKindName(ToOpKind(kind));
   if (dtype == DType::kBool) {
     return absl::InvalidArgumentError(
-        absl::StrCat(kind, " does not take bool operands"));
+        absl::StrCat(name, " does not take bool operands"));
   }
-  HGC_RETURN_IF_ERROR(CheckOperand(kind, dtype, x));
+  HGC_RETURN_IF_ERROR(CheckOperand(name, dtype, x));
   if (IsFloat(dtype)) return EmitUnaryFloat(b, kind, x, attrs);
   return EmitUnaryInt(b, kind, dtype, x, attrs);
 }
 
-absl::StatusOr<llvm::Value*> EmitBinary(llvm::IRBuilder<>& b,
-                                        absl::string_view kind, DType dtype,
-                                        llvm::Value* lhs, llvm::Value* rhs) {
-  if (!IsElementalBinary(kind)) {
-    return absl::UnimplementedError(
-        absl::StrCat("no elemental emitter for binary op '", kind, "'"));
-  }
-  HGC_RETURN_IF_ERROR(CheckOperand(kind, dtype, lhs));
-  HGC_RETURN_IF_ERROR(CheckOperand(kind, dtype, rhs));
+namespace {
+
+// max / min on floats: a > b ? a : b (ties give b, as the reference), then
+// NaN if either is NaN: llvm.maximum would order -0 < +0 and differ on ties.
+llvm::Value* FloatMaxMin(llvm::IRBuilder<>& b, bool is_max, llvm::Value* lhs,
+                         llvm::Value* rhs) {
+  llvm::Value* pick =
+      is_max ? b.CreateFCmpOGT(lhs, rhs) : b.CreateFCmpOLT(lhs, rhs);
+  llvm::Value* r = b.CreateSelect(pick, lhs, rhs);
+  return b.CreateSelect(b.CreateFCmpUNO(lhs, rhs), b.CreateFAdd(lhs, rhs), r);
+}
+
+absl::Status CheckBinaryOperands(absl::string_view name, DType dtype,
+                                 llvm::Value* lhs, llvm::Value* rhs) {
+  HGC_RETURN_IF_ERROR(CheckOperand(name, dtype, lhs));
+  HGC_RETURN_IF_ERROR(CheckOperand(name, dtype, rhs));
   if (lhs->getType() != rhs->getType()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(kind, ": operands have different shapes"));
+        absl::StrCat(name, ": operands have different shapes"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<llvm::Value*> EmitBinary(llvm::IRBuilder<>& b, BinaryKind kind,
+                                        DType dtype, llvm::Value* lhs,
+                                        llvm::Value* rhs) {
+  const absl::string_view name = OpKindName(ToOpKind(kind));
+  HGC_RETURN_IF_ERROR(CheckBinaryOperands(name, dtype, lhs, rhs));
   if (IsFloat(dtype)) {
-    if (kind == "add") return b.CreateFAdd(lhs, rhs);
-    if (kind == "sub") return b.CreateFSub(lhs, rhs);
-    if (kind == "mul") return b.CreateFMul(lhs, rhs);
-    if (kind == "div") return b.CreateFDiv(lhs, rhs);
-    if (kind == "max" || kind == "min") {
-      // a > b ? a : b (ties give b, as the reference), then NaN if either
-      // is NaN: llvm.maximum would order -0 < +0 and differ on ties.
-      llvm::Value* pick =
-          kind == "max" ? b.CreateFCmpOGT(lhs, rhs) : b.CreateFCmpOLT(lhs, rhs);
-      llvm::Value* r = b.CreateSelect(pick, lhs, rhs);
-      return b.CreateSelect(b.CreateFCmpUNO(lhs, rhs), b.CreateFAdd(lhs, rhs),
-                            r);
+    switch (kind) {
+      case BinaryKind::kAdd:
+        return b.CreateFAdd(lhs, rhs);
+      case BinaryKind::kSub:
+        return b.CreateFSub(lhs, rhs);
+      case BinaryKind::kMul:
+        return b.CreateFMul(lhs, rhs);
+      case BinaryKind::kDiv:
+        return b.CreateFDiv(lhs, rhs);
+      case BinaryKind::kMax:
+      case BinaryKind::kMin:
+        return FloatMaxMin(b, kind == BinaryKind::kMax, lhs, rhs);
     }
-    if (kind == "equal") return b.CreateFCmpOEQ(lhs, rhs);
-    if (kind == "greater") return b.CreateFCmpOGT(lhs, rhs);
-    if (kind == "greater_equal") return b.CreateFCmpOGE(lhs, rhs);
-    if (kind == "less") return b.CreateFCmpOLT(lhs, rhs);
-    return b.CreateFCmpOLE(lhs, rhs);
   }
   const bool u = IsUnsigned(dtype);
-  if (kind == "equal") return b.CreateICmpEQ(lhs, rhs);
-  if (kind == "greater") {
-    return u ? b.CreateICmpUGT(lhs, rhs) : b.CreateICmpSGT(lhs, rhs);
-  }
-  if (kind == "greater_equal") {
-    return u ? b.CreateICmpUGE(lhs, rhs) : b.CreateICmpSGE(lhs, rhs);
-  }
-  if (kind == "less") {
-    return u ? b.CreateICmpULT(lhs, rhs) : b.CreateICmpSLT(lhs, rhs);
-  }
-  if (kind == "less_equal") {
-    return u ? b.CreateICmpULE(lhs, rhs) : b.CreateICmpSLE(lhs, rhs);
-  }
-  if (dtype == DType::kBool || kind == "div") {
+  if (dtype == DType::kBool || kind == BinaryKind::kDiv) {
     return absl::InvalidArgumentError(
-        absl::StrCat(kind, " does not take ", DTypeName(dtype), " operands"));
+        absl::StrCat(name, " does not take ", DTypeName(dtype), " operands"));
   }
-  if (kind == "add") return b.CreateAdd(lhs, rhs);
-  if (kind == "sub") return b.CreateSub(lhs, rhs);
-  if (kind == "mul") return b.CreateMul(lhs, rhs);
-  if (kind == "max") {
-    return b.CreateBinaryIntrinsic(
-        u ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, lhs, rhs);
+  switch (kind) {
+    case BinaryKind::kAdd:
+      return b.CreateAdd(lhs, rhs);
+    case BinaryKind::kSub:
+      return b.CreateSub(lhs, rhs);
+    case BinaryKind::kMul:
+      return b.CreateMul(lhs, rhs);
+    case BinaryKind::kMax:
+      return b.CreateBinaryIntrinsic(
+          u ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, lhs, rhs);
+    case BinaryKind::kMin:
+      return b.CreateBinaryIntrinsic(
+          u ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, lhs, rhs);
+    case BinaryKind::kDiv:
+      break;  // refused above
   }
-  return b.CreateBinaryIntrinsic(
-      u ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, lhs, rhs);
+  return absl::InternalError("unreachable");
+}
+
+absl::StatusOr<llvm::Value*> EmitCompare(llvm::IRBuilder<>& b, CompareKind kind,
+                                         DType dtype, llvm::Value* lhs,
+                                         llvm::Value* rhs) {
+  HGC_RETURN_IF_ERROR(
+      CheckBinaryOperands(OpKindName(ToOpKind(kind)), dtype, lhs, rhs));
+  if (IsFloat(dtype)) {
+    switch (kind) {
+      case CompareKind::kEqual:
+        return b.CreateFCmpOEQ(lhs, rhs);
+      case CompareKind::kGreater:
+        return b.CreateFCmpOGT(lhs, rhs);
+      case CompareKind::kGreaterEqual:
+        return b.CreateFCmpOGE(lhs, rhs);
+      case CompareKind::kLess:
+        return b.CreateFCmpOLT(lhs, rhs);
+      case CompareKind::kLessEqual:
+        return b.CreateFCmpOLE(lhs, rhs);
+    }
+  }
+  const bool u = IsUnsigned(dtype);
+  switch (kind) {
+    case CompareKind::kEqual:
+      return b.CreateICmpEQ(lhs, rhs);
+    case CompareKind::kGreater:
+      return u ? b.CreateICmpUGT(lhs, rhs) : b.CreateICmpSGT(lhs, rhs);
+    case CompareKind::kGreaterEqual:
+      return u ? b.CreateICmpUGE(lhs, rhs) : b.CreateICmpSGE(lhs, rhs);
+    case CompareKind::kLess:
+      return u ? b.CreateICmpULT(lhs, rhs) : b.CreateICmpSLT(lhs, rhs);
+    case CompareKind::kLessEqual:
+      return u ? b.CreateICmpULE(lhs, rhs) : b.CreateICmpSLE(lhs, rhs);
+  }
+  return absl::InternalError("unreachable");
 }
 
 llvm::Value* EmitSelect(llvm::IRBuilder<>& b, llvm::Value* cond,
@@ -318,64 +349,97 @@ llvm::Value* EmitSelect(llvm::IRBuilder<>& b, llvm::Value* cond,
   return b.CreateSelect(cond, on_true, on_false);
 }
 
+namespace {
+
+// The operands EmitElementwise takes for `kind` (an IsElementalOp kind).
+size_t ElementwiseArity(OpKind kind) {
+  if (IsBinary(kind)) return 2;
+  return kind == OpKind::kSelect ? 3 : 1;
+}
+
+absl::StatusOr<llvm::Value*> EmitQuantOp(llvm::IRBuilder<>& b, OpKind kind,
+                                         DType dtype, DType result_dtype,
+                                         llvm::Value* x, const AttrMap& attrs) {
+  const absl::string_view name = OpKindName(kind);
+  HGC_ASSIGN_OR_RETURN(double scale, ScalarQuantAttr(name, attrs, "scale", 1));
+  HGC_ASSIGN_OR_RETURN(double zp,
+                       ScalarQuantAttr(name, attrs, "zero_point", 0));
+  llvm::Value* zero_point =
+      IntConst(IntTypeLike(x->getType(), 32), static_cast<int64_t>(zp));
+  if (kind == OpKind::kQuantize) {
+    HGC_RETURN_IF_ERROR(CheckOperand(name, DType::kF32, x));
+    return EmitQuantize(b, x, F32Const(x->getType(), scale), zero_point,
+                        result_dtype);
+  }
+  HGC_RETURN_IF_ERROR(CheckOperand(name, dtype, x));
+  llvm::Type* f32 = WithElementType(x->getType(), b.getFloatTy());
+  return EmitDequantize(b, x, dtype, F32Const(f32, scale), zero_point);
+}
+
+absl::StatusOr<llvm::Value*> EmitCastOp(llvm::IRBuilder<>& b, DType dtype,
+                                        DType result_dtype, llvm::Value* x,
+                                        const CastOptions& cast_options) {
+  HGC_RETURN_IF_ERROR(CheckOperand("cast", dtype, x));
+  // Floats arrive as f32 holding a value of their dtype exactly.
+  HGC_ASSIGN_OR_RETURN(llvm::Value * r,
+                       EmitCast(b, IsFloat(dtype) ? DType::kF32 : dtype,
+                                result_dtype, x, cast_options));
+  if (result_dtype == DType::kBF16 || result_dtype == DType::kF16) {
+    HGC_ASSIGN_OR_RETURN(r, EmitCast(b, result_dtype, DType::kF32, r));
+  }
+  return r;
+}
+
+}  // namespace
+
 absl::StatusOr<llvm::Value*> EmitElementwise(
-    llvm::IRBuilder<>& b, absl::string_view kind,
-    const std::vector<DType>& operand_dtypes, DType result_dtype,
-    const std::vector<llvm::Value*>& operands, const AttrMap& attrs,
-    const CastOptions& cast_options) {
-  const size_t arity = IsElementalUnary(kind) || kind == "cast" ||
-                               kind == "quantize" || kind == "dequantize"
-                           ? 1
-                       : kind == "select" ? 3
-                                          : 2;
+    llvm::IRBuilder<>& b, OpKind kind, const std::vector<DType>& operand_dtypes,
+    DType result_dtype, const std::vector<llvm::Value*>& operands,
+    const AttrMap& attrs, const CastOptions& cast_options) {
   if (!IsElementalOp(kind)) {
     return absl::UnimplementedError(
-        absl::StrCat("no elemental emitter for op '", kind, "'"));
+        absl::StrCat("no elemental emitter for op '", OpKindName(kind), "'"));
   }
+  const size_t arity = ElementwiseArity(kind);
   if (operands.size() != arity || operand_dtypes.size() != arity) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kind, " takes ", arity, " operands, got ", operands.size()));
+    return absl::InvalidArgumentError(absl::StrCat(OpKindName(kind), " takes ",
+                                                   arity, " operands, got ",
+                                                   operands.size()));
   }
   const DType dtype = operand_dtypes[0];
   llvm::Value* x = operands[0];
   llvm::Value* r = nullptr;
-  if (kind == "select") {
-    // The branches already hold values of the result dtype.
-    HGC_RETURN_IF_ERROR(CheckOperand(kind, DType::kBool, x));
-    return EmitSelect(b, x, operands[1], operands[2]);
-  } else if (kind == "cast") {
-    HGC_RETURN_IF_ERROR(CheckOperand(kind, dtype, x));
-    // Floats arrive as f32 holding a value of their dtype exactly.
-    HGC_ASSIGN_OR_RETURN(r, EmitCast(b, IsFloat(dtype) ? DType::kF32 : dtype,
-                                     result_dtype, x, cast_options));
-    if (result_dtype == DType::kBF16 || result_dtype == DType::kF16) {
-      HGC_ASSIGN_OR_RETURN(r, EmitCast(b, result_dtype, DType::kF32, r));
+  switch (OpClassOf(kind)) {
+    case OpClass::kSelect:
+      // The branches already hold values of the result dtype.
+      HGC_RETURN_IF_ERROR(CheckOperand("select", DType::kBool, x));
+      return EmitSelect(b, x, operands[1], operands[2]);
+    case OpClass::kCast:
+      return EmitCastOp(b, dtype, result_dtype, x, cast_options);
+    case OpClass::kQuant:
+      return EmitQuantOp(b, kind, dtype, result_dtype, x, attrs);
+    case OpClass::kUnary: {
+      HGC_ASSIGN_OR_RETURN(r, EmitUnary(b, *AsUnary(kind), dtype, x, attrs));
+      break;
     }
-    return r;
-  } else if (kind == "quantize") {
-    HGC_RETURN_IF_ERROR(CheckOperand(kind, DType::kF32, x));
-    HGC_ASSIGN_OR_RETURN(double scale,
-                         ScalarQuantAttr(kind, attrs, "scale", 1));
-    HGC_ASSIGN_OR_RETURN(double zp,
-                         ScalarQuantAttr(kind, attrs, "zero_point", 0));
-    return EmitQuantize(
-        b, x, F32Const(x->getType(), scale),
-        IntConst(IntTypeLike(x->getType(), 32), static_cast<int64_t>(zp)),
-        result_dtype);
-  } else if (kind == "dequantize") {
-    HGC_RETURN_IF_ERROR(CheckOperand(kind, dtype, x));
-    HGC_ASSIGN_OR_RETURN(double scale,
-                         ScalarQuantAttr(kind, attrs, "scale", 1));
-    HGC_ASSIGN_OR_RETURN(double zp,
-                         ScalarQuantAttr(kind, attrs, "zero_point", 0));
-    llvm::Type* f32 = WithElementType(x->getType(), b.getFloatTy());
-    return EmitDequantize(
-        b, x, dtype, F32Const(f32, scale),
-        IntConst(IntTypeLike(x->getType(), 32), static_cast<int64_t>(zp)));
-  } else if (arity == 1) {
-    HGC_ASSIGN_OR_RETURN(r, EmitUnary(b, kind, dtype, x, attrs));
-  } else {
-    HGC_ASSIGN_OR_RETURN(r, EmitBinary(b, kind, dtype, x, operands[1]));
+    case OpClass::kBinary: {
+      HGC_ASSIGN_OR_RETURN(
+          r, EmitBinary(b, *AsBinary(kind), dtype, x, operands[1]));
+      break;
+    }
+    case OpClass::kComparison: {
+      HGC_ASSIGN_OR_RETURN(
+          r, EmitCompare(b, *AsCompare(kind), dtype, x, operands[1]));
+      break;
+    }
+    case OpClass::kMatmul:
+    case OpClass::kNormalization:
+    case OpClass::kReduction:
+    case OpClass::kShape:
+    case OpClass::kConstant:
+    case OpClass::kFusion:
+    case OpClass::kUnknown:
+      return absl::InternalError("not elemental");  // IsElementalOp refused
   }
   return RoundToDType(b, r, result_dtype, cast_options);
 }

@@ -32,41 +32,35 @@
 namespace hgc {
 namespace codegen {
 
-// True for the kinds EmitUnary accepts: relu, sigmoid, tanh, exp, log,
-// sqrt, rsqrt, neg, abs, gelu, clamp.
-bool IsElementalUnary(OpKind kind);
-bool IsElementalUnary(absl::string_view kind);
-
-// True for the kinds EmitBinary accepts: add, sub, mul, div, max, min and
-// the comparisons equal, greater, greater_equal, less, less_equal.
-bool IsElementalBinary(OpKind kind);
-bool IsElementalBinary(absl::string_view kind);
-
-// True for every kind EmitElementwise lowers: the unary and binary kinds,
-// select, cast, quantize, dequantize. These are the emitter's own lists (a
-// kind joins them when the dispatch below handles it); the fusion pass may
-// group only kinds listed here (codegen/group_coverage_test.cc).
+// True for every kind EmitElementwise lowers: the unary, binary and
+// comparison families, select, cast, quantize, dequantize (a switch over
+// the op classes; each family's emitter switches over all its members). The
+// fusion pass may group only these kinds (codegen/group_coverage_test.cc).
 bool IsElementalOp(OpKind kind);
-bool IsElementalOp(absl::string_view kind);
 
 // A unary op on `x` of operand dtype `dtype`. Attributes: gelu's
 // `approximate` ("none", the default, or "tanh"); clamp's `min` / `max`
 // (numbers, each optional). Integer operands allow relu, neg, abs and clamp
 // (neg and abs wrap: abs(-128) is -128 in s8). InvalidArgument for a math
 // function on integers, a bad attribute, or a value whose LLVM type does
-// not match `dtype`; Unimplemented for a kind this emitter does not know.
-absl::StatusOr<llvm::Value*> EmitUnary(llvm::IRBuilder<>& b,
-                                       absl::string_view kind, DType dtype,
-                                       llvm::Value* x,
+// not match `dtype`.
+absl::StatusOr<llvm::Value*> EmitUnary(llvm::IRBuilder<>& b, UnaryKind kind,
+                                       DType dtype, llvm::Value* x,
                                        const AttrMap& attrs = {});
 
-// A binary op on `lhs`, `rhs` (same shape, operand dtype `dtype`).
-// Arithmetic results have the operands' representation; comparisons return
-// i1 (false when either float operand is NaN). Integer add/sub/mul wrap;
-// div is float-only. max/min propagate NaN like numpy.maximum / minimum.
-absl::StatusOr<llvm::Value*> EmitBinary(llvm::IRBuilder<>& b,
-                                        absl::string_view kind, DType dtype,
-                                        llvm::Value* lhs, llvm::Value* rhs);
+// A binary arithmetic op on `lhs`, `rhs` (same shape, operand dtype
+// `dtype`); results have the operands' representation. Integer add/sub/mul
+// wrap; div is float-only. max/min propagate NaN like numpy.maximum /
+// minimum.
+absl::StatusOr<llvm::Value*> EmitBinary(llvm::IRBuilder<>& b, BinaryKind kind,
+                                        DType dtype, llvm::Value* lhs,
+                                        llvm::Value* rhs);
+
+// A comparison of `lhs`, `rhs` (same shape, operand dtype `dtype`): i1,
+// false when either float operand is NaN.
+absl::StatusOr<llvm::Value*> EmitCompare(llvm::IRBuilder<>& b, CompareKind kind,
+                                         DType dtype, llvm::Value* lhs,
+                                         llvm::Value* rhs);
 
 // An f32 value of a bf16 / f16 op rounded to that dtype and widened back
 // to f32 (every op rounds once at its end, as the reference does); other
@@ -86,10 +80,9 @@ llvm::Value* EmitSelect(llvm::IRBuilder<>& b, llvm::Value* cond,
 // the loop emitter passes per-lane vectors to EmitQuantize/EmitDequantize
 // itself.
 absl::StatusOr<llvm::Value*> EmitElementwise(
-    llvm::IRBuilder<>& b, absl::string_view kind,
-    const std::vector<DType>& operand_dtypes, DType result_dtype,
-    const std::vector<llvm::Value*>& operands, const AttrMap& attrs = {},
-    const CastOptions& cast_options = {});
+    llvm::IRBuilder<>& b, OpKind kind, const std::vector<DType>& operand_dtypes,
+    DType result_dtype, const std::vector<llvm::Value*>& operands,
+    const AttrMap& attrs = {}, const CastOptions& cast_options = {});
 
 }  // namespace codegen
 }  // namespace hgc

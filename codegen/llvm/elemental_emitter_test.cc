@@ -41,8 +41,8 @@ std::vector<Out> RunOp(absl::string_view kind, std::vector<DType> dtypes,
   absl::StatusOr<ArrayKernel> kernel = ArrayKernel::Create(
       std::vector<Elem>(inputs.size(), in_elem), out_elem,
       [&](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& in) {
-        absl::StatusOr<llvm::Value*> r =
-            EmitElementwise(b, kind, dtypes, result, in, attrs);
+        absl::StatusOr<llvm::Value*> r = EmitElementwise(
+            b, *OpKindFromName(kind), dtypes, result, in, attrs);
         EXPECT_TRUE(r.ok()) << r.status();
         return r.ok() ? *r : in[0];
       });
@@ -169,7 +169,7 @@ TEST(ElementalEmitterTest, SelectCastQuantizeAndBf16Rounding) {
       [](llvm::IRBuilder<>& bld, const std::vector<llvm::Value*>& in) {
         llvm::Value* c = bld.CreateICmpNE(
             in[0], llvm::ConstantInt::get(in[0]->getType(), 0));
-        return *EmitElementwise(bld, "select",
+        return *EmitElementwise(bld, OpKind::kSelect,
                                 {DType::kBool, DType::kF32, DType::kF32},
                                 DType::kF32, {c, in[1], in[2]});
       });
@@ -208,52 +208,50 @@ TEST(ElementalEmitterTest, ErrorsAreStatuses) {
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
   llvm::Value* x = fn->getArg(0);
   llvm::Value* n = fn->getArg(1);
-  EXPECT_EQ(EmitUnary(b, "exp", DType::kS32, n).status().code(),
+  EXPECT_EQ(EmitUnary(b, UnaryKind::kExp, DType::kS32, n).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(EmitUnary(b, "exp", DType::kS32, x).status().code(),
+  EXPECT_EQ(EmitUnary(b, UnaryKind::kExp, DType::kS32, x).status().code(),
             absl::StatusCode::kInvalidArgument);  // type mismatch
-  EXPECT_EQ(EmitUnary(b, "softmax", DType::kF32, x).status().code(),
-            absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(EmitUnary(b, "gelu", DType::kF32, x,
+  EXPECT_EQ(
+      EmitElementwise(b, OpKind::kSoftmax, {DType::kF32}, DType::kF32, {x})
+          .status()
+          .code(),
+      absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(EmitUnary(b, UnaryKind::kGelu, DType::kF32, x,
                       {{"approximate", Attribute::String("fast")}})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(EmitUnary(b, "clamp", DType::kF32, x,
+  EXPECT_EQ(EmitUnary(b, UnaryKind::kClamp, DType::kF32, x,
                       {{"min", Attribute::String("zero")}})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(EmitBinary(b, "div", DType::kS32, n, n).status().code(),
+  EXPECT_EQ(EmitBinary(b, BinaryKind::kDiv, DType::kS32, n, n).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(EmitElementwise(b, "add", {DType::kF32}, DType::kF32, {x})
+  EXPECT_EQ(EmitElementwise(b, OpKind::kAdd, {DType::kF32}, DType::kF32, {x})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(EmitElementwise(b, "quantize", {DType::kF32}, DType::kS8, {x},
-                            {{"scale", Attribute::FloatList({0.5, 0.25})},
-                             {"axis", Attribute::Int(0)}})
-                .status()
-                .code(),
-            absl::StatusCode::kUnimplemented);
-  EXPECT_TRUE(EmitUnary(b, "gelu", DType::kF32, x,
+  EXPECT_EQ(
+      EmitElementwise(b, OpKind::kQuantize, {DType::kF32}, DType::kS8, {x},
+                      {{"scale", Attribute::FloatList({0.5, 0.25})},
+                       {"axis", Attribute::Int(0)}})
+          .status()
+          .code(),
+      absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(EmitUnary(b, UnaryKind::kGelu, DType::kF32, x,
                         {{"approximate", Attribute::String("tanh")}})
                   .ok());
 }
 
+// The emitter lowers exactly the pointwise kinds (elementwise ops, quantize
+// and dequantize), and each of them through EmitElementwise.
 TEST(ElementalEmitterTest, KindLists) {
-  for (const char* k : {"relu", "gelu", "clamp", "rsqrt"}) {
-    EXPECT_TRUE(IsElementalUnary(k)) << k;
+  for (OpKind k : AllOpKinds()) {
+    EXPECT_EQ(IsElementalOp(k), IsPointwise(k)) << OpKindName(k);
   }
-  for (const char* k : {"add", "min", "less_equal"}) {
-    EXPECT_TRUE(IsElementalBinary(k)) << k;
-  }
-  for (const char* k : {"select", "cast", "quantize", "dequantize"}) {
-    EXPECT_TRUE(IsElementalOp(k)) << k;
-  }
-  for (const char* k : {"matmul", "softmax", "reduce_sum", "transpose"}) {
-    EXPECT_FALSE(IsElementalOp(k)) << k;
-  }
+  EXPECT_FALSE(IsElementalOp(OpKind::kUnknown));
 }
 
 }  // namespace

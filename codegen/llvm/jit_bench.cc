@@ -26,15 +26,16 @@ namespace {
 // tail (so each body is emitted twice).
 struct KernelCase {
   const char* name;
-  std::vector<const char*> unary_chain;  // applied in order
+  std::vector<UnaryKind> unary_chain;  // applied in order
 };
 
 const KernelCase kCases[] = {
     {"add", {}},
-    {"relu", {"relu"}},
-    {"exp", {"exp"}},
-    {"gelu", {"gelu"}},
-    {"bias_gelu_tanh_sigmoid", {"gelu", "tanh", "sigmoid"}},
+    {"relu", {UnaryKind::kRelu}},
+    {"exp", {UnaryKind::kExp}},
+    {"gelu", {UnaryKind::kGelu}},
+    {"bias_gelu_tanh_sigmoid",
+     {UnaryKind::kGelu, UnaryKind::kTanh, UnaryKind::kSigmoid}},
 };
 
 std::unique_ptr<llvm::Module> BuildCase(llvm::LLVMContext& ctx,
@@ -42,8 +43,9 @@ std::unique_ptr<llvm::Module> BuildCase(llvm::LLVMContext& ctx,
   return BuildArrayModule(
       ctx, "kernel", {Elem::kF32, Elem::kF32}, Elem::kF32,
       [&c](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& in) {
-        llvm::Value* v = *EmitBinary(b, "add", DType::kF32, in[0], in[1]);
-        for (const char* kind : c.unary_chain) {
+        llvm::Value* v =
+            *EmitBinary(b, BinaryKind::kAdd, DType::kF32, in[0], in[1]);
+        for (UnaryKind kind : c.unary_chain) {
           v = *EmitUnary(b, kind, DType::kF32, v, {});
         }
         return v;
@@ -86,8 +88,9 @@ void BM_CompileThreeLayers(benchmark::State& state) {
           *ctx, "layer" + std::to_string(layer), {Elem::kF32, Elem::kF32},
           Elem::kF32,
           [&c](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& in) {
-            llvm::Value* v = *EmitBinary(b, "add", DType::kF32, in[0], in[1]);
-            for (const char* kind : c.unary_chain) {
+            llvm::Value* v =
+                *EmitBinary(b, BinaryKind::kAdd, DType::kF32, in[0], in[1]);
+            for (UnaryKind kind : c.unary_chain) {
               v = *EmitUnary(b, kind, DType::kF32, v, {});
             }
             return v;

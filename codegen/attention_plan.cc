@@ -116,12 +116,12 @@ absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
 // itself), row statistics (max, then sum), Kᵀ of
 // one head when K is keys-major or not f32 (and K widened first when
 // both), V rows when copied, and Q rows after the Q ops or widened.
-void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
+void AddScratch(LowerState& state, tile::Nest& nest, int num_threads,
+                AttentionPlan& p) {
   const AttentionMatch& m = p.m;
   const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
   auto per_thread = [&](int64_t floats, const char* name, std::string note) {
-    return tile::AddThreadScratch(state, nest, floats * 4, name,
-                                  std::move(note));
+    return nest.AddPerThread(floats * 4, name, std::move(note));
   };
   p.s = per_thread(mb * p.s_ld, "s",
                    absl::StrCat("f32[", mb, ", ", nb, "] score tile, rows ",
@@ -131,10 +131,10 @@ void AddScratch(LowerState& state, tile::Nest& nest, AttentionPlan& p) {
         mb * m.head_dim_v, "acc",
         absl::StrCat("f32[", mb, ", ", m.head_dim_v, "] output accumulator"));
   }
-  if (state.num_threads > 1) {
+  if (num_threads > 1) {
     p.claims = nest.AddFrameBuffer(
-        BufferRef::Arena(state.AllocArena(64 * state.num_threads)), "claims",
-        absl::StrCat("i64[", state.num_threads,
+        BufferRef::Arena(state.AllocArena(64 * num_threads)), "claims",
+        absl::StrCat("i64[", num_threads,
                      "] item claims, one per thread, 64 bytes apart"));
   }
   p.stats = nest.AddLocal(
@@ -383,7 +383,7 @@ absl::Status AddScoreAndProbPrograms(LowerState& state, const Op& op,
 }  // namespace
 
 absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
-                                            tile::Nest& nest) {
+                                            int num_threads, tile::Nest& nest) {
   const Graph* body = FusionBody(op);
   if (body == nullptr) return absl::UnimplementedError("no body");
   AttentionPlan p;
@@ -396,7 +396,7 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   // on AVX2 reads K's rows as stored (1031 keys, head 128, Zen 3: pairs of
   // heads ran 0.8-0.9x as fast as rows, groups of 4 1.1x, of 8 1.2-1.5x).
   if (m.seq_q == 1 && m.group >= 4 &&
-      m.batch * (m.heads / m.group) >= state.num_threads) {
+      m.batch * (m.heads / m.group) >= num_threads) {
     GroupHeadsAsRows(p);
   }
   if (m.batch * m.heads * m.seq_q * m.seq_kv * m.head_dim * m.head_dim_v == 0) {
@@ -419,7 +419,7 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.k = operand(m.k.param);
   p.v = operand(m.v.param);
   p.out = ValueBuffer(state, nest, op.result());
-  AddScratch(state, nest, p);
+  AddScratch(state, nest, num_threads, p);
   HGC_RETURN_IF_ERROR(AddQProgram(state, op, nest, p));
   HGC_RETURN_IF_ERROR(PlanKernelScores(state, op, nest, p));
   HGC_RETURN_IF_ERROR(AddScoreAndProbPrograms(state, op, nest, p));

@@ -120,13 +120,14 @@ struct AttentionPlan {
   std::vector<DType> out_casts;
 };
 
-// Plans `op` (a fusion op of kind "attention") into `nest`: its frame
-// buffers, per-thread scratch, programs and kernels. Unimplemented for
+// Plans `op` (a fusion op of kind "attention") for a step on
+// `num_threads` threads into `nest`: its frame buffers, per-thread
+// scratch, programs and kernels. Unimplemented for
 // what the kernel does not cover (integer types, a bf16 / f16 Q or V with
 // neither its rows nor its columns contiguous, a rounded softmax or P over
 // more than 65536 keys, ...).
 absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
-                                            tile::Nest& nest);
+                                            int num_threads, tile::Nest& nest);
 
 }  // namespace codegen
 }  // namespace hgc

@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/jit_steps.h"
 #include "codegen/llvm/elemental_emitter.h"
@@ -18,6 +17,9 @@
 #include "codegen/lower_matmul.h"
 #include "codegen/lower_rowwise.h"
 #include "codegen/reduce_step.h"
+#include "codegen/tile_emitter.h"
+#include "codegen/tile_ir.h"
+#include "codegen/tile_verifier.h"
 #include "codegen/transpose_step.h"
 #include "ir/clone.h"
 #include "passes/buffer_planning.h"
@@ -243,29 +245,78 @@ bool SmallGroup(const Op& op) {
   return bytes <= kSmallBytes;
 }
 
-// The steps of one op of the entry graph: its native lowering, else a copy,
-// reduce or transpose host step, else an interpreter fallback.
-absl::Status LowerOp(LowerState& state, const Op& op, CompileStats& stats) {
+// The nest of `op`'s native lowering for a step on `num_threads` threads
+// (none for an op with nothing to compute); Unimplemented when no lowering
+// covers it.
+absl::StatusOr<std::optional<codegen::tile::Nest>> LowerToNest(
+    LowerState& state, const Op& op, int num_threads) {
+  if (IsMatmulGroup(op)) {
+    return codegen::LowerMatmulGroup(state, op, num_threads);
+  }
+  if (IsAttentionGroup(op)) {
+    return codegen::LowerAttention(state, op, num_threads);
+  }
+  if (IsRowGroup(op)) return codegen::LowerRowwise(state, op);
+  if (IsElementwiseGroup(op)) {
+    return codegen::LowerElementwise(state, op, num_threads);
+  }
+  return absl::UnimplementedError("no native lowering");
+}
+
+// The bytes of frame buffer `ref` as the program lays it out so far (an
+// arena region: up to the arena's end).
+int64_t FrameBytes(const LowerState& state, const BufferRef& ref) {
+  const Program& program = *state.program;
+  switch (ref.kind) {
+    case BufferRef::Kind::kInput:
+      return program.param_types.at(ref.index).SizeInBytes();
+    case BufferRef::Kind::kOutput:
+      return program.result_types.at(ref.index).SizeInBytes();
+    case BufferRef::Kind::kConstant:
+      return program.constants.at(ref.index).size_in_bytes();
+    case BufferRef::Kind::kArena:
+      return state.arena_bytes - ref.offset;
+  }
+  return -1;
+}
+
+// The stage after a lowering: verifies `nest` (an error is a bug of the
+// lowering), places its per-thread buffers in the arena, then emits it as
+// the op's steps.
+absl::Status VerifyPlaceAndEmit(LowerState& state, codegen::tile::Nest& nest,
+                                int num_threads, bool on_caller) {
+  codegen::tile::VerifyOptions verify;
+  verify.num_threads = num_threads;
+  verify.frame_bytes = [&state](const BufferRef& ref) {
+    return FrameBytes(state, ref);
+  };
+  HGC_RETURN_IF_ERROR(codegen::tile::VerifyNest(nest, verify));
+  for (size_t i = 0; i < nest.buffers().size(); ++i) {
+    const codegen::tile::Buffer& b = nest.buffers()[i];
+    if (b.kind != codegen::tile::Buffer::Kind::kPerThread) continue;
+    int64_t stride = 0;
+    const int64_t offset = state.AllocPerThread(b.bytes, num_threads, &stride);
+    nest.PlacePerThread(static_cast<int>(i), offset, stride);
+  }
+  return codegen::EmitNest(state, nest, on_caller);
+}
+
+// The steps of one op of the entry graph, on `num_threads` threads: its
+// native lowering, else a copy, reduce or transpose host step, else an
+// interpreter fallback.
+absl::Status LowerOp(LowerState& state, const Op& op, int num_threads,
+                     CompileStats& stats) {
   Program& program = *state.program;
   // A small group's steps are compiled for one thread and run on the caller.
-  const int num_threads = state.num_threads;
-  state.on_caller = num_threads > 1 && SmallGroup(op);
-  if (state.on_caller) state.num_threads = 1;
-  absl::Cleanup restore = [&] {
-    state.num_threads = num_threads;
-    state.on_caller = false;
-  };
+  const bool on_caller = num_threads > 1 && SmallGroup(op);
+  const int step_threads = on_caller ? 1 : num_threads;
   const size_t before = program.steps.size();
   const size_t constants_before = program.constants.size();
-  absl::Status lowered = absl::UnimplementedError("no native lowering");
-  if (IsMatmulGroup(op)) {
-    lowered = codegen::LowerMatmulGroup(state, op);
-  } else if (IsAttentionGroup(op)) {
-    lowered = codegen::LowerAttention(state, op);
-  } else if (IsRowGroup(op)) {
-    lowered = codegen::LowerRowwise(state, op);
-  } else if (IsElementwiseGroup(op)) {
-    lowered = codegen::LowerElementwise(state, op);
+  absl::StatusOr<std::optional<codegen::tile::Nest>> nest =
+      LowerToNest(state, op, step_threads);
+  absl::Status lowered = nest.status();
+  if (nest.ok() && nest->has_value()) {
+    lowered = VerifyPlaceAndEmit(state, **nest, step_threads, on_caller);
   }
   if (lowered.ok()) {
     for (size_t s = before; s < program.steps.size(); ++s) {
@@ -396,7 +447,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   BufferPlan plan = PlanBuffers(*graph);
   LowerState state;
   state.program = &program;
-  state.num_threads = options.num_threads < 1 ? 1 : options.num_threads;
+  const int num_threads = std::max(options.num_threads, 1);
   state.const_only = &const_only;
   state.arena_bytes = plan.arena_size;
   state.loops = options.loops;
@@ -428,7 +479,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
       continue;
     }
     step_modules.Next(state);
-    HGC_RETURN_IF_ERROR(LowerOp(state, *o, stats));
+    HGC_RETURN_IF_ERROR(LowerOp(state, *o, num_threads, stats));
   }
   const auto& results = graph->results();
   for (size_t i = 0; i < results.size(); ++i) {
@@ -456,7 +507,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
           .count();
   if (options.stats) *options.stats = stats;
   return std::make_unique<Executable>(std::move(program), std::move(owner),
-                                      state.num_threads, options.threading);
+                                      num_threads, options.threading);
 }
 
 }  // namespace hgc

@@ -426,11 +426,13 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
 
 }  // namespace
 
-absl::Status LowerAttention(LowerState& state, const Op& op) {
+absl::StatusOr<tile::Nest> LowerAttention(LowerState& state, const Op& op,
+                                          int num_threads) {
   tile::Nest nest(state.StepName("attention"));
   // A plan that fails leaves no scratch behind: the group falls back.
   const int64_t arena_mark = state.arena_bytes;
-  absl::StatusOr<AttentionPlan> plan = PlanAttention(state, op, nest);
+  absl::StatusOr<AttentionPlan> plan =
+      PlanAttention(state, op, num_threads, nest);
   if (!plan.ok()) {
     state.arena_bytes = arena_mark;
     return plan.status();
@@ -444,7 +446,7 @@ absl::Status LowerAttention(LowerState& state, const Op& op) {
       p.kt_per_block ? "; Kᵀ packed per key block" : ""));
   tile::NestBuilder nb(nest);
   BuildLoop(nb, p);
-  return EmitNest(state, nest);
+  return nest;
 }
 
 }  // namespace codegen

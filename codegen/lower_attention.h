@@ -40,18 +40,20 @@
 
 #include <cstdint>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "codegen/attention_plan.h"
 #include "codegen/lower_common.h"
+#include "codegen/tile_ir.h"
 #include "ir/graph.h"
 
 namespace hgc {
 namespace codegen {
 
-// Adds the steps for `op` (a fusion op of kind "attention") to
-// state.program. Unimplemented (nothing added) for what the kernel does not
-// cover (PlanAttention says what).
-absl::Status LowerAttention(LowerState& state, const Op& op);
+// The nest of `op` (a fusion op of kind "attention") for a step on
+// `num_threads` threads. Unimplemented (and no arena region left behind)
+// for what the kernel does not cover (PlanAttention says what).
+absl::StatusOr<tile::Nest> LowerAttention(LowerState& state, const Op& op,
+                                          int num_threads);
 
 }  // namespace codegen
 }  // namespace hgc

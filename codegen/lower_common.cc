@@ -28,7 +28,8 @@ int64_t LowerState::AllocArena(int64_t bytes) {
   return offset;
 }
 
-int64_t LowerState::AllocPerThread(int64_t bytes, int64_t* thread_stride) {
+int64_t LowerState::AllocPerThread(int64_t bytes, int num_threads,
+                                   int64_t* thread_stride) {
   const int64_t slice = (bytes + 63) / 64 * 64;
   *thread_stride = num_threads > 1 ? slice + kThreadSliceGap : slice;
   return AllocArena(*thread_stride * num_threads);

@@ -50,7 +50,6 @@ struct LowerState {
   llvm::LLVMContext* context = nullptr;
   llvm::Module* module = nullptr;
   Program* program = nullptr;
-  int num_threads = 1;
   // Where each value of the entry graph lives.
   absl::flat_hash_map<const Value*, BufferRef> refs;
   // Which entry values depend only on constants.
@@ -64,9 +63,6 @@ struct LowerState {
   int next_step_id = 0;
   // When set, the tile IR of every step is appended here (--emit=loops).
   std::string* loops = nullptr;
-  // The op being lowered is small: its steps are compiled for one thread
-  // (num_threads is 1 meanwhile) and run on the calling thread alone.
-  bool on_caller = false;
   // Bytes of per-thread arena slices and stack locals, summed over steps.
   int64_t per_thread_scratch_bytes = 0;
   // The JIT target (and the --emit target, when one is named) has
@@ -76,16 +72,18 @@ struct LowerState {
 
   // Appends a 64-byte aligned scratch region to the main arena.
   int64_t AllocArena(int64_t bytes);
-  // Appends a region of one `bytes` slice per thread and returns its
-  // offset; the slices lie `*thread_stride` apart. With several threads
-  // the slices are kThreadSliceGap apart beyond their size: a thread
-  // walking its slice with a stride (rows of a score tile, of a transposed
-  // K) makes AMD's stride prefetchers read lines past its end, and when
-  // those are the next thread's, each write of that thread has to take
-  // them back. With slices back to back, two-thread attention ran 30 %
-  // slower than two single-thread runs side by side on a Zen 5; with 32
-  // KiB between them, as fast (the gap is twice that, for longer strides).
-  int64_t AllocPerThread(int64_t bytes, int64_t* thread_stride);
+  // Appends a region of one `bytes` slice for each of `num_threads` threads
+  // and returns its offset; the slices lie `*thread_stride` apart. With
+  // several threads the slices are kThreadSliceGap apart beyond their
+  // size: a thread walking its slice with a stride (rows of a score tile,
+  // of a transposed K) makes AMD's stride prefetchers read lines past its
+  // end, and when those are the next thread's, each write of that thread
+  // has to take them back. With slices back to back, two-thread attention
+  // ran 30 % slower than two single-thread runs side by side on a Zen 5;
+  // with 32 KiB between them, as fast (the gap is twice that, for longer
+  // strides).
+  int64_t AllocPerThread(int64_t bytes, int num_threads,
+                         int64_t* thread_stride);
   // Appends a constant-cache slot of `bytes` bytes (contents written by an
   // init step) and returns its index.
   int64_t AddConstantSlot(int64_t bytes);

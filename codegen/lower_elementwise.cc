@@ -32,7 +32,9 @@ ConstantBinder NestConstantBinder(LowerState& state, tile::Nest& nest) {
   };
 }
 
-absl::Status LowerElementwise(LowerState& state, const Op& op) {
+absl::StatusOr<std::optional<tile::Nest>> LowerElementwise(LowerState& state,
+                                                           const Op& op,
+                                                           int num_threads) {
   std::vector<const Op*> ops;
   std::vector<const Value*> params;
   const Value* result = op.result();
@@ -53,7 +55,7 @@ absl::Status LowerElementwise(LowerState& state, const Op& op) {
     return absl::UnimplementedError("body result type differs");
   }
   if (result->type().NumElements() == 0) {
-    return absl::OkStatus();  // nothing to compute: no step
+    return std::nullopt;  // nothing to compute: no step
   }
   tile::Nest nest(state.StepName("elementwise"));
   std::vector<int> param_buffers;
@@ -77,8 +79,8 @@ absl::Status LowerElementwise(LowerState& state, const Op& op) {
   // gets a share of a long 1-D output.
   const int64_t cols = shape.back();
   int64_t chunk = cols;
-  if (rows < 2 * state.num_threads && cols > 2 * kVectorWidth) {
-    int64_t pieces = (2 * state.num_threads + rows - 1) / rows;
+  if (rows < 2 * num_threads && cols > 2 * kVectorWidth) {
+    int64_t pieces = (2 * num_threads + rows - 1) / rows;
     chunk = (cols + pieces - 1) / pieces;
     chunk = (chunk + kVectorWidth - 1) / kVectorWidth * kVectorWidth;
   }
@@ -92,7 +94,7 @@ absl::Status LowerElementwise(LowerState& state, const Op& op) {
     map.col_end = tile::Min(map.col_begin + chunk, cols);
     nb.Append(tile::Stmt{std::move(map)});
   });
-  return EmitNest(state, nest);
+  return std::optional<tile::Nest>(std::move(nest));
 }
 
 }  // namespace codegen

@@ -8,7 +8,9 @@
 #ifndef HGC_CODEGEN_LOWER_ELEMENTWISE_H_
 #define HGC_CODEGEN_LOWER_ELEMENTWISE_H_
 
-#include "absl/status/status.h"
+#include <optional>
+
+#include "absl/status/statusor.h"
 #include "codegen/lower_common.h"
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
@@ -16,12 +18,14 @@
 namespace hgc {
 namespace codegen {
 
-// Adds the step for `op` (a fusion op of kind "elementwise" or an op for
-// which IsElementalOp holds) to state.program->steps; its buffers come from
-// state.refs. A rank-0 result is one row of one element. Unimplemented (and
-// nothing added) for what the row evaluator does not cover: a per-channel
-// quantize of a broadcast value.
-absl::Status LowerElementwise(LowerState& state, const Op& op);
+// The nest of `op` (a fusion op of kind "elementwise" or an op for which
+// IsElementalOp holds) for a step on `num_threads` threads, or none when
+// the result has no elements; its buffers come from state.refs. A rank-0
+// result is one row of one element. Unimplemented for what the row
+// evaluator does not cover: a per-channel quantize of a broadcast value.
+absl::StatusOr<std::optional<tile::Nest>> LowerElementwise(LowerState& state,
+                                                           const Op& op,
+                                                           int num_threads);
 
 // The ConstantBinder (lower_common.h) of `nest`'s row programs: each
 // literal table gets a constant-cache slot of its own holding its value,

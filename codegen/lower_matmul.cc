@@ -355,7 +355,8 @@ void BuildTileLoop(tile::NestBuilder& nb, const LayerPlan& p) {
 
 }  // namespace
 
-absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
+absl::StatusOr<tile::Nest> LowerMatmulGroup(LowerState& state, const Op& op,
+                                            int num_threads) {
   using microkernels::BrgemmDataType;
   const Graph* body = FusionBody(op);
   if (body == nullptr) return absl::UnimplementedError("no body");
@@ -385,7 +386,7 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
     p.blocked = p.b_const || p.b_transposed || l.kind != BrgemmDataType::kF32;
     const int64_t g = microkernels::VnniGranularity(l.kind);
     p.padded_k = (l.k + g - 1) / g * g;
-    HGC_RETURN_IF_ERROR(PlanKernels(nest, p, state.num_threads));
+    HGC_RETURN_IF_ERROR(PlanKernels(nest, p, num_threads));
   }
   // Buffers: A, each layer's output (the group's result for the last, arena
   // otherwise) and, where the kernel cannot write its C there, a C scratch.
@@ -424,13 +425,12 @@ absl::Status LowerMatmulGroup(LowerState& state, const Op& op) {
   for (size_t i = 0; i < plans.size(); ++i) {
     // Between layers that give every thread the same rows, a thread reads
     // only rows it wrote itself: no barrier.
-    if (i > 0 &&
-        !SameRowsPerThread(plans[i - 1], plans[i], state.num_threads)) {
+    if (i > 0 && !SameRowsPerThread(plans[i - 1], plans[i], num_threads)) {
       nb.Append(tile::Stmt{tile::Barrier{}});
     }
     BuildTileLoop(nb, plans[i]);
   }
-  return EmitNest(state, nest);
+  return nest;
 }
 
 }  // namespace codegen

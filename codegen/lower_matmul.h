@@ -60,7 +60,9 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "codegen/lower_common.h"
+#include "codegen/tile_ir.h"
 #include "ir/graph.h"
 
 namespace hgc {
@@ -85,13 +87,15 @@ TileSizes ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k,
 // shorter (K not a multiple of the chunk).
 int64_t ChooseKChunk(int64_t k);
 
-// Adds the init steps (weight packing), host steps (per-call packing) and
-// the LLVM step for `op`, a fusion op of kind "matmul" or "mlp". Its
-// buffers come from state.refs. Unimplemented (nothing added) for what this
-// lowering does not cover (SplitLayers, matmul_layers.h): other dtypes
-// (f16), transpose_a on a later layer of an mlp, post-ops that change the
-// shape.
-absl::Status LowerMatmulGroup(LowerState& state, const Op& op);
+// The nest of `op`, a fusion op of kind "matmul" or "mlp", for a step on
+// `num_threads` threads: its packs (weight packing once, per-call
+// packing), kernels and tile loops. Its buffers come from state.refs;
+// packed weights and C scratch get constant slots and arena regions of
+// `state`. Unimplemented for what this lowering does not cover
+// (SplitLayers, matmul_layers.h): other dtypes (f16), transpose_a on a
+// later layer of an mlp, post-ops that change the shape.
+absl::StatusOr<tile::Nest> LowerMatmulGroup(LowerState& state, const Op& op,
+                                            int num_threads);
 
 }  // namespace codegen
 }  // namespace hgc

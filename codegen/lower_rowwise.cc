@@ -281,8 +281,8 @@ absl::Status AddInputRows(const RowContext& ctx, const RowGroup& g,
                          ctx.BuildProgram(pre, extra, x->type().shape, x, -1));
     program.result_in_f32 = true;
     parts.pre_program = ctx.nest.AddProgram(std::move(program), "pre");
-    parts.x = tile::AddThreadScratch(
-        ctx.state, ctx.nest, g.len * 4, "x_row",
+    parts.x = ctx.nest.AddPerThread(
+        g.len * 4, "x_row",
         g.pre.empty() ? "f32 row of x" : "f32 row of the producers");
   }
   if (row_op->kind_id() == OpKind::kLayernorm) {
@@ -318,9 +318,8 @@ absl::Status AddOutputRows(const RowContext& ctx, const RowGroup& g,
   if (path == ResultPath::kThroughRow ||
       (path == ResultPath::kRounded && kind == OpKind::kSoftmax &&
        !parts.exps_in_x)) {
-    parts.y =
-        tile::AddThreadScratch(ctx.state, ctx.nest, out_len * 4, "y_row",
-                               absl::StrCat("f32 row of the ", row_op->kind()));
+    parts.y = ctx.nest.AddPerThread(
+        out_len * 4, "y_row", absl::StrCat("f32 row of the ", row_op->kind()));
   }
   if (g.post.empty() && path != ResultPath::kThroughRow) {
     return absl::OkStatus();
@@ -407,7 +406,7 @@ void BuildRowLoop(tile::Nest& nest, const RowGroup& g, ResultPath path,
 
 }  // namespace
 
-absl::Status LowerRowwise(LowerState& state, const Op& op) {
+absl::StatusOr<tile::Nest> LowerRowwise(LowerState& state, const Op& op) {
   HGC_ASSIGN_OR_RETURN(RowGroup g, SplitRowGroup(op));
   const ResultPath path = ChooseResultPath(g, op);
   tile::Nest nest(state.StepName(g.row_op->kind()));
@@ -417,7 +416,7 @@ absl::Status LowerRowwise(LowerState& state, const Op& op) {
   HGC_RETURN_IF_ERROR(AddInputRows(ctx, g, parts));
   HGC_RETURN_IF_ERROR(AddOutputRows(ctx, g, path, parts));
   BuildRowLoop(nest, g, path, parts, op.result()->type().dtype);
-  return EmitNest(state, nest);
+  return nest;
 }
 
 }  // namespace codegen

@@ -16,16 +16,17 @@
 #ifndef HGC_CODEGEN_LOWER_ROWWISE_H_
 #define HGC_CODEGEN_LOWER_ROWWISE_H_
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "codegen/lower_common.h"
+#include "codegen/tile_ir.h"
 #include "ir/graph.h"
 
 namespace hgc {
 namespace codegen {
 
-// Adds the step for `op`, a fusion op of kind "softmax", "layernorm" or
-// "reduce". Unimplemented (nothing added) outside the cases above.
-absl::Status LowerRowwise(LowerState& state, const Op& op);
+// The nest of `op`, a fusion op of kind "softmax", "layernorm" or
+// "reduce". Unimplemented outside the cases above.
+absl::StatusOr<tile::Nest> LowerRowwise(LowerState& state, const Op& op);
 
 }  // namespace codegen
 }  // namespace hgc

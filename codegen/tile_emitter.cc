@@ -8,7 +8,6 @@
 #include "codegen/copy_emitter.h"
 #include "codegen/llvm/vector_math.h"
 #include "codegen/row_emitter.h"
-#include "codegen/tile_verifier.h"
 #include "llvm/IR/Constants.h"
 #include "support/status_macros.h"
 
@@ -291,32 +290,9 @@ class Emitter {
   absl::Status status_;
 };
 
-// The bytes of frame buffer `ref` as the program lays it out so far (an
-// arena region: up to the arena's end).
-int64_t FrameBytes(const LowerState& state, const BufferRef& ref) {
-  const Program& program = *state.program;
-  switch (ref.kind) {
-    case BufferRef::Kind::kInput:
-      return program.param_types.at(ref.index).SizeInBytes();
-    case BufferRef::Kind::kOutput:
-      return program.result_types.at(ref.index).SizeInBytes();
-    case BufferRef::Kind::kConstant:
-      return program.constants.at(ref.index).size_in_bytes();
-    case BufferRef::Kind::kArena:
-      return state.arena_bytes - ref.offset;
-  }
-  return -1;
-}
-
 }  // namespace
 
-absl::Status EmitNest(LowerState& state, tile::Nest& nest) {
-  tile::VerifyOptions verify;
-  verify.num_threads = state.num_threads;
-  verify.frame_bytes = [&state](const BufferRef& ref) {
-    return FrameBytes(state, ref);
-  };
-  HGC_RETURN_IF_ERROR(tile::VerifyNest(nest, verify));
+absl::Status EmitNest(LowerState& state, tile::Nest& nest, bool on_caller) {
   llvm::IRBuilder<> b(*state.context);
   FrameValues frame;
   llvm::Function* fn = BeginStepFunction(state, nest.name(), b, frame);
@@ -332,7 +308,7 @@ absl::Status EmitNest(LowerState& state, tile::Nest& nest) {
     step.kernels.push_back(reinterpret_cast<const void*>(k.code->fn()));
     state.kernels.push_back(k.code);
   }
-  step.on_caller = state.on_caller;
+  step.on_caller = on_caller;
   if (state.loops != nullptr) {
     if (step.on_caller) {
       absl::StrAppend(state.loops, "// step @", nest.name(),

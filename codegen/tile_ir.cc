@@ -133,21 +133,25 @@ int Nest::AddFrameBuffer(const BufferRef& ref, std::string name,
   return static_cast<int>(buffers_.size()) - 1;
 }
 
-int Nest::AddPerThread(int64_t arena_offset, int64_t bytes,
-                       int64_t thread_stride, std::string name,
-                       std::string note) {
+int Nest::AddPerThread(int64_t bytes, std::string name, std::string note) {
   // The arena region itself is a frame buffer; the buffer is its slice.
   Buffer b;
   b.kind = Buffer::Kind::kPerThread;
-  b.ref = BufferRef::Arena(arena_offset);
   b.bytes = bytes;
-  b.thread_stride = thread_stride;
   b.name = std::move(name);
   b.note = std::move(note);
   buffers_.push_back(std::move(b));
   frame_index_.push_back(static_cast<int>(frame_refs_.size()));
-  frame_refs_.push_back(BufferRef::Arena(arena_offset));
+  frame_refs_.push_back(BufferRef::Arena(0));
   return static_cast<int>(buffers_.size()) - 1;
+}
+
+void Nest::PlacePerThread(int buffer, int64_t arena_offset,
+                          int64_t thread_stride) {
+  Buffer& b = buffers_[buffer];
+  b.ref = BufferRef::Arena(arena_offset);
+  b.thread_stride = thread_stride;
+  frame_refs_[frame_index_[buffer]] = b.ref;
 }
 
 int Nest::AddLocal(int64_t bytes, std::string name, std::string note) {
@@ -216,14 +220,6 @@ Expr NestBuilder::Mutable(const std::string& name, Expr init) {
 
 void NestBuilder::Assign(const Expr& var, Expr value) {
   Append(Stmt{tile::Assign{var.var(), std::move(value)}});
-}
-
-int AddThreadScratch(LowerState& state, Nest& nest, int64_t bytes,
-                     std::string name, std::string note) {
-  int64_t stride = 0;
-  const int64_t offset = state.AllocPerThread(bytes, &stride);
-  return nest.AddPerThread(offset, bytes, stride, std::move(name),
-                           std::move(note));
 }
 
 }  // namespace tile

@@ -84,11 +84,12 @@ struct Buffer {
   enum class Kind {
     kFrame,      // a buffer of the step (input, output, constant, arena)
     kPerThread,  // `bytes` per thread, at arena offset + thread_id * stride
+                 // (the region is placed by Compile: Nest::PlacePerThread)
     kLocal,      // `bytes` on the stack of each thread
   };
   Kind kind = Kind::kFrame;
   std::string name;  // printed as %name
-  BufferRef ref;     // kFrame, kPerThread (the arena region)
+  BufferRef ref;     // kFrame, kPerThread (the arena region, once placed)
   int64_t bytes = 0;
   int64_t thread_stride = 0;  // kPerThread: from one thread's slice to the next
   std::string note;           // what it holds, for the printout
@@ -330,10 +331,13 @@ class Nest {
   // Buffers; the frame index of a kFrame buffer is its place among the
   // step's buffers (RowProgram inputs and outputs use it).
   int AddFrameBuffer(const BufferRef& ref, std::string name, std::string note);
-  // A per-thread buffer: thread t's `bytes` start at arena_offset +
-  // t * thread_stride (LowerState::AllocPerThread gives both).
-  int AddPerThread(int64_t arena_offset, int64_t bytes, int64_t thread_stride,
-                   std::string name, std::string note);
+  // A per-thread buffer of `bytes` for each thread; its arena region is
+  // placed later by PlacePerThread.
+  int AddPerThread(int64_t bytes, std::string name, std::string note);
+  // Places per-thread buffer `buffer`: thread t's bytes start at
+  // arena_offset + t * thread_stride (LowerState::AllocPerThread gives
+  // both).
+  void PlacePerThread(int buffer, int64_t arena_offset, int64_t thread_stride);
   int AddLocal(int64_t bytes, std::string name, std::string note);
   int FrameIndex(int buffer) const { return frame_index_[buffer]; }
   const std::vector<Buffer>& buffers() const { return buffers_; }
@@ -445,11 +449,6 @@ class NestBuilder {
 // The nest as text: buffers, kernels, programs, packs, then the loops.
 std::string PrintNest(const Nest& nest);
 std::string PrintExpr(const Nest& nest, const Expr& e);
-
-// A per-thread buffer of `bytes` in a region of `state`'s arena laid out
-// by LowerState::AllocPerThread.
-int AddThreadScratch(LowerState& state, Nest& nest, int64_t bytes,
-                     std::string name, std::string note);
 
 }  // namespace tile
 }  // namespace codegen

@@ -44,7 +44,7 @@ TEST(TileNestTest, FrameBuffersAreDeduplicatedAndLocalsAreNotInTheFrame) {
   int y = nest.AddFrameBuffer(BufferRef::Output(0), "y", "f32[4]");
   EXPECT_EQ(nest.AddFrameBuffer(BufferRef::Input(0), "x2", ""), x);
   int local = nest.AddLocal(64, "acc", "");
-  int slice = nest.AddPerThread(128, 64, 64, "row", "");
+  int slice = nest.AddPerThread(64, "row", "");
   EXPECT_EQ(nest.FrameIndex(x), 0);
   EXPECT_EQ(nest.FrameIndex(y), 1);
   EXPECT_EQ(nest.FrameIndex(local), -1);

@@ -112,7 +112,9 @@ struct AccessLister {
     dst.col_stride = c.dst_col;
     out.push_back(std::move(dst));
   }
-  void operator()(const Fill& f) { out.push_back(Write("dst", f.dst, f.count)); }
+  void operator()(const Fill& f) {
+    out.push_back(Write("dst", f.dst, f.count));
+  }
   void operator()(const Prefetch& p) {
     Access a = Read("src", p.src);
     a.bounded = false;
@@ -128,9 +130,9 @@ std::vector<Access> AccessesOf(const Stmt& s) {
 
 const char* StmtName(const Stmt& s) {
   static constexpr const char* kNames[] = {
-      "for",   "let",       "set",   "brgemm",         "rowmap",
-      "reduce", "exp",      "scale", "normalize",      "online_softmax",
-      "copy",  "fill",      "barrier", "prefetch"};
+      "for",    "let",  "set",     "brgemm",    "rowmap",
+      "reduce", "exp",  "scale",   "normalize", "online_softmax",
+      "copy",   "fill", "barrier", "prefetch"};
   static_assert(std::variant_size_v<decltype(Stmt::node)> ==
                 sizeof(kNames) / sizeof(kNames[0]));
   return kNames[s.node.index()];
@@ -189,8 +191,8 @@ class StaticChecker {
     std::string where = path_.empty()
                             ? std::string(" at the top level")
                             : absl::StrCat(" in ", absl::StrJoin(path_, " > "));
-    status_ = absl::InternalError(absl::StrCat("nest @", nest_.name(), ": ",
-                                               what, where, ": ", problem));
+    status_ = absl::InternalError(
+        absl::StrCat("nest @", nest_.name(), ": ", what, where, ": ", problem));
   }
 
   bool FrameIndexOk(int index) const {
@@ -211,8 +213,7 @@ class StaticChecker {
       // -1: every RowMap of the program writes through its out_row.
       if (programs[p].out_buffer != -1 &&
           !FrameIndexOk(programs[p].out_buffer)) {
-        Fail(what, absl::StrCat("writes frame buffer #",
-                                programs[p].out_buffer,
+        Fail(what, absl::StrCat("writes frame buffer #", programs[p].out_buffer,
                                 ", which the nest does not declare"));
       }
     }
@@ -345,8 +346,8 @@ class StaticChecker {
   const Nest& nest_;
   std::vector<std::set<int>> deps_;  // per variable: parallel vars / kThread
   std::vector<int> parallel_;        // enclosing parallel loops' variables
-  int single_ = 0;  // enclosing parallel loops of one iteration
-  std::vector<std::string> path_;    // enclosing loops, as printed
+  int single_ = 0;                 // enclosing parallel loops of one iteration
+  std::vector<std::string> path_;  // enclosing loops, as printed
   absl::Status status_;
 };
 
@@ -430,8 +431,9 @@ class Sampler {
   std::string At() const {
     std::vector<std::string> values;
     for (int var : path_) {
-      values.push_back(absl::StrCat("%", nest_.var_name(var), " = ",
-                                    env_[var] ? absl::StrCat(*env_[var]) : "?"));
+      values.push_back(
+          absl::StrCat("%", nest_.var_name(var), " = ",
+                       env_[var] ? absl::StrCat(*env_[var]) : "?"));
     }
     return absl::StrCat(" (at ", absl::StrJoin(values, ", "),
                         values.empty() ? "" : ", ", "thread ", thread_, ")");
@@ -451,19 +453,19 @@ class Sampler {
     if (*rows <= 0 || *cols <= 0) return;  // nothing touched
     const __int128 r = static_cast<__int128>(*rows - 1) * *row_stride;
     const __int128 c = static_cast<__int128>(*cols - 1) * *col_stride;
-    const __int128 first = *offset + std::min<__int128>(r, 0) +
-                           std::min<__int128>(c, 0);
-    const __int128 last = *offset + std::max<__int128>(r, 0) +
-                          std::max<__int128>(c, 0);
+    const __int128 first =
+        *offset + std::min<__int128>(r, 0) + std::min<__int128>(c, 0);
+    const __int128 last =
+        *offset + std::max<__int128>(r, 0) + std::max<__int128>(c, 0);
     const int64_t bytes = BufferBytes(a.view.buffer);
     const __int128 end = (last + 1) * a.view.elem_bytes;
     if (first >= 0 && (bytes < 0 || end <= bytes)) return;
     Fail(absl::StrCat(stmt, " (", a.role, " ", ViewText(nest_, a.view), ")"),
-         absl::StrCat("touches elements [", static_cast<int64_t>(first), ", ",
-                      static_cast<int64_t>(last + 1), ") of ",
-                      a.view.elem_bytes, " bytes, outside the buffer's ",
-                      bytes < 0 ? std::string("start")
-                                : absl::StrCat(bytes, " bytes")));
+         absl::StrCat(
+             "touches elements [", static_cast<int64_t>(first), ", ",
+             static_cast<int64_t>(last + 1), ") of ", a.view.elem_bytes,
+             " bytes, outside the buffer's ",
+             bytes < 0 ? std::string("start") : absl::StrCat(bytes, " bytes")));
   }
 
   void Block(const tile::Block& block) {

@@ -34,7 +34,7 @@ struct GoodNest {
     x = nest.AddFrameBuffer(BufferRef::Input(0), "x", "f32[8, 32]");
     y = nest.AddFrameBuffer(BufferRef::Output(0), "y", "f32[8, 32]");
     c = nest.AddFrameBuffer(BufferRef::Arena(0), "c", "f32[8, 32]");
-    stats = nest.AddPerThread(4096, 64, 64, "stats", "row max");
+    stats = nest.AddPerThread(64, "stats", "row max");
     microkernels::BrgemmDesc d;
     d.m = 4;
     d.n = 32;
@@ -120,9 +120,10 @@ TEST(VerifyNestTest, RejectsAnUndeclaredBuffer) {
     nb.Append(Stmt{Fill{View{9, row, 4}, 1, 0.0f}});
   });
   absl::Status s = VerifyNest(g.nest, Options());
-  ExpectError(s, "nest @good_0: fill (dst buffer #9[%row]) in "
-                        "parallel.for %row: names a buffer the nest does not "
-                        "declare");
+  ExpectError(s,
+              "nest @good_0: fill (dst buffer #9[%row]) in "
+              "parallel.for %row: names a buffer the nest does not "
+              "declare");
 }
 
 TEST(VerifyNestTest, RejectsAProgramOfUndeclaredFrameBuffers) {
@@ -145,10 +146,11 @@ TEST(VerifyNestTest, RejectsASharedWriteNotIndexedByTheParallelLoop) {
     });
   });
   absl::Status s = VerifyNest(g.nest, Options());
-  ExpectError(s, "fill (dst %y[%col * 8]) in parallel.for %row > for "
-                        "%col: writes %y, shared by the threads, at an index "
-                        "that does not depend on the parallel loop's "
-                        "variable");
+  ExpectError(s,
+              "fill (dst %y[%col * 8]) in parallel.for %row > for "
+              "%col: writes %y, shared by the threads, at an index "
+              "that does not depend on the parallel loop's "
+              "variable");
 }
 
 TEST(VerifyNestTest, RejectsASharedWriteOutsideParallelLoops) {
@@ -166,8 +168,8 @@ TEST(VerifyNestTest, AcceptsWritesThroughLetsOfTheLoopVariableAndScratch) {
   nb.For("item", 0, 16, true, [&](Expr item) {
     Expr row = nb.Let("r", item / 2);
     nb.For("half", 0, 1, false, [&](Expr half) {
-      nb.Append(Stmt{Fill{View{g.y, row * 32 + (item % 2) * 16 + half, 4},
-                          16, 0.0f}});
+      nb.Append(Stmt{
+          Fill{View{g.y, row * 32 + (item % 2) * 16 + half, 4}, 16, 0.0f}});
     });
   });
   EXPECT_TRUE(VerifyNest(g.nest, Options()).ok());
@@ -185,9 +187,10 @@ TEST(VerifyNestTest, RejectsAKernelOutsideTheTable) {
     nb.Append(Stmt{call});
   });
   absl::Status s = VerifyNest(g.nest, Options());
-  ExpectError(s, "brgemm k[select((%block < 1), 0, 3)] in parallel.for "
-                        "%block: calls kernel k3, not in the kernel table (1 "
-                        "entries)");
+  ExpectError(s,
+              "brgemm k[select((%block < 1), 0, 3)] in parallel.for "
+              "%block: calls kernel k3, not in the kernel table (1 "
+              "entries)");
 }
 
 TEST(VerifyNestTest, RejectsAComputedKernelOutsideTheTable) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/row_program.h"
 #include "codegen/tile_emitter.h"
 #include "microkernels/brgemm_blocking.h"
 #include "microkernels/brgemm_dispatch.h"

@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "codegen/attention_plan.h"
-#include "codegen/lower_common.h"
+#include "codegen/lower_state.h"
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
 

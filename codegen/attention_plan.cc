@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/attention_kernels.h"
+#include "codegen/row_program.h"
 #include "codegen/tile_emitter.h"
 #include "microkernels/brgemm_blocking.h"
 #include "microkernels/brgemm_dispatch.h"

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "codegen/attention_blocks.h"
-#include "codegen/lower_common.h"
+#include "codegen/lower_state.h"
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
 #include "passes/attention_match.h"

@@ -3,8 +3,10 @@
 #include <initializer_list>
 #include <vector>
 
-#include "codegen/lower_common.h"
+#include "codegen/emit_row.h"
+#include "codegen/row_program.h"
 #include "codegen/runtime_helpers.h"
+#include "codegen/step_function.h"
 #include "llvm/IR/Constants.h"
 
 namespace hgc {

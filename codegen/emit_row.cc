@@ -1,6 +1,5 @@
-// EmitRow, the one elementwise engine (lower_common.h): a RowProgram over
-// one row, 16 lanes at a time, with broadcasting by strides, 16-bit floats
-// widened on load and narrowed on store, and per-channel quantization.
+#include "codegen/emit_row.h"
+
 #include <algorithm>
 #include <functional>
 
@@ -8,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/cast_emitter.h"
 #include "codegen/llvm/elemental_emitter.h"
-#include "codegen/lower_common.h"
 #include "ir/dtype.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"

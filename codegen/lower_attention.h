@@ -42,7 +42,7 @@
 
 #include "absl/status/statusor.h"
 #include "codegen/attention_plan.h"
-#include "codegen/lower_common.h"
+#include "codegen/lower_state.h"
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
 

@@ -11,7 +11,8 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "codegen/lower_common.h"
+#include "codegen/lower_state.h"
+#include "codegen/row_program.h"
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
 
@@ -27,7 +28,7 @@ absl::StatusOr<std::optional<tile::Nest>> LowerElementwise(LowerState& state,
                                                            const Op& op,
                                                            int num_threads);
 
-// The ConstantBinder (lower_common.h) of `nest`'s row programs: each
+// The ConstantBinder (row_program.h) of `nest`'s row programs: each
 // literal table gets a constant-cache slot of its own holding its value,
 // as a const parameter has (filled at compile time, so SetConstants has
 // nothing to do for it), and a frame buffer of the nest named after it;

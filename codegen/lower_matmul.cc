@@ -11,6 +11,7 @@
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/lower_elementwise.h"
 #include "codegen/matmul_layers.h"
+#include "codegen/row_program.h"
 #include "codegen/tile_emitter.h"
 #include "codegen/tile_ir.h"
 #include "codegen/transpose_step.h"

@@ -61,7 +61,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "codegen/lower_common.h"
+#include "codegen/lower_state.h"
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
 

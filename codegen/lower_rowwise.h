@@ -17,7 +17,7 @@
 #define HGC_CODEGEN_LOWER_ROWWISE_H_
 
 #include "absl/status/statusor.h"
-#include "codegen/lower_common.h"
+#include "codegen/lower_state.h"
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
 

@@ -3,9 +3,11 @@
 #include <limits>
 #include <utility>
 
+#include "codegen/emit_row.h"
 #include "codegen/llvm/cast_emitter.h"
 #include "codegen/llvm/elemental_emitter.h"
-#include "codegen/lower_common.h"
+#include "codegen/row_program.h"
+#include "codegen/step_function.h"
 #include "llvm/IR/Constants.h"
 
 namespace hgc {

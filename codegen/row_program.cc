@@ -1,12 +1,11 @@
-// Building row programs (lower_common.h): which values an elementwise chain
-// reads, how operands broadcast, and what EmitRow can lower.
+#include "codegen/row_program.h"
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
-#include "codegen/lower_common.h"
 #include "reference/reference_interpreter.h"
 #include "support/status_macros.h"
 

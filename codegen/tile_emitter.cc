@@ -6,8 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/copy_emitter.h"
+#include "codegen/emit_row.h"
 #include "codegen/llvm/vector_math.h"
 #include "codegen/row_emitter.h"
+#include "codegen/step_function.h"
 #include "llvm/IR/Constants.h"
 #include "support/status_macros.h"
 

@@ -7,7 +7,7 @@
 #define HGC_CODEGEN_TILE_EMITTER_H_
 
 #include "absl/status/status.h"
-#include "codegen/lower_common.h"
+#include "codegen/lower_state.h"
 #include "codegen/tile_ir.h"
 
 namespace hgc {

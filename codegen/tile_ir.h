@@ -24,7 +24,7 @@
 #include <variant>
 #include <vector>
 
-#include "codegen/lower_common.h"
+#include "codegen/row_program.h"
 #include "microkernels/brgemm_desc.h"
 #include "microkernels/brgemm_kernel.h"
 #include "runtime/executable.h"
@@ -157,7 +157,7 @@ struct Brgemm {
   std::optional<View> prefetch;
 };
 
-// The nest's elementwise program `program` (lower_common.h's RowProgram)
+// The nest's elementwise program `program` (row_program.h's RowProgram)
 // over columns [col_begin, col_end) of flat row `row` of its iteration
 // space. `out_row`, when set, replaces the row's place in the program's
 // output buffer, and `in_row` that of its inputs marked `from_in_row`:

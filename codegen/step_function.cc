@@ -1,4 +1,4 @@
-#include "codegen/lower_common.h"
+#include "codegen/step_function.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/cast_emitter.h"
 #include "codegen/llvm/elemental_emitter.h"
+#include "codegen/row_program.h"
 #include "ir/dtype.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
@@ -21,34 +22,6 @@
 
 namespace hgc {
 namespace codegen {
-
-int64_t LowerState::AllocArena(int64_t bytes) {
-  int64_t offset = (arena_bytes + 63) / 64 * 64;
-  arena_bytes = offset + (bytes + 63) / 64 * 64;
-  return offset;
-}
-
-int64_t LowerState::AllocPerThread(int64_t bytes, int num_threads,
-                                   int64_t* thread_stride) {
-  const int64_t slice = (bytes + 63) / 64 * 64;
-  *thread_stride = num_threads > 1 ? slice + kThreadSliceGap : slice;
-  return AllocArena(*thread_stride * num_threads);
-}
-
-int64_t LowerState::AddConstantSlot(int64_t bytes) {
-  Tensor slot = *Tensor::Create(TensorType(DType::kU8, {bytes}));
-  program->constants.push_back(std::move(slot));
-  return static_cast<int64_t>(program->constants.size()) - 1;
-}
-
-int64_t LowerState::AddConstant(Tensor value) {
-  program->constants.push_back(std::move(value));
-  return static_cast<int64_t>(program->constants.size()) - 1;
-}
-
-std::string LowerState::StepName(const std::string& prefix) {
-  return absl::StrCat(prefix, "_", next_step_id++);
-}
 
 int StepBuffers::Add(const BufferRef& ref) {
   for (size_t i = 0; i < refs_.size(); ++i) {

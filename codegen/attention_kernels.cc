@@ -135,7 +135,7 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
       qk.prefetch_lines = p.prefetch_k_lines;
       HGC_ASSIGN_OR_RETURN(auto qk_code,
                            microkernels::BrgemmKernelCache::Global().Get(qk));
-      p.qk_kernel[mt][nt] = nest.AddKernel(qk, std::move(qk_code));
+      p.qk_kernels.At(mt, nt) = nest.AddKernel(qk, std::move(qk_code));
       BrgemmDesc pv = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kF32,
                                                    rows, m.head_dim_v, keys);
       pv.lda = p.s_ld;
@@ -150,7 +150,7 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
       pv.batch_kind = microkernels::BatchKind::kStrided;
       HGC_ASSIGN_OR_RETURN(auto pv_code,
                            microkernels::BrgemmKernelCache::Global().Get(pv));
-      p.pv_kernel[mt][nt] = nest.AddKernel(pv, std::move(pv_code));
+      p.pv_kernels.At(mt, nt) = nest.AddKernel(pv, std::move(pv_code));
     }
   }
   return absl::OkStatus();

@@ -90,8 +90,8 @@ struct AttentionPlan {
   // also holds Q rows after the Q ops (a scale; rows that are not
   // contiguous are gathered into it first and scaled in place).
   int vw = -1, qw = -1;
-  int qk_kernel[2][2] = {};  // [M tail][N tail]
-  int pv_kernel[2][2] = {};  // [M tail][K tail]
+  tile::KernelsByTail qk_kernels;  // by query-row and key-block tails
+  tile::KernelsByTail pv_kernels;  // the same (keys are P·V's K)
   int q_program = -1, score_program = -1, prob_program = -1;
   // Q·Kᵀ's kernel runs the score ops itself: none, a scale by an f32
   // scalar, a mask row (a mask the same for every query row: [B, 1, 1, S],

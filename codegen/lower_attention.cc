@@ -239,17 +239,13 @@ void BuildKeyBlock(tile::NestBuilder& nb, const AttentionPlan& p,
   Expr n_tail =
       m.seq_kv % kb == 0 ? Expr(0) : nb.Let("n_tail", Lt(m.seq_kv - j0, kb));
   Expr keys = nb.Let("keys", Select(n_tail, m.seq_kv - j0, kb));
-  auto pick = [&](const int(&k)[2][2]) {
-    return Select(qr.m_tail, Select(n_tail, k[1][1], k[1][0]),
-                  Select(n_tail, k[0][1], k[0][0]));
-  };
   if (p.kt_per_block) {
     // Kᵀ of this key block (AppendHeadPack packs the whole head otherwise).
     nb.Append(TransposeIntoKt(p, View{p.k, head.k + j0 * m.k.strides[2], 4},
                               m.k.strides[2], m.k.strides[3], keys));
   }
   tile::Brgemm qk;
-  qk.kernel = pick(p.qk_kernel);
+  qk.kernel = p.qk_kernels.Pick(qr.m_tail, n_tail);
   qk.a = qr.q;
   qk.b = p.kt_per_block ? View{p.kt, 0, 4}
          : p.kt >= 0    ? View{p.kt, j0, 4}
@@ -269,7 +265,7 @@ void BuildKeyBlock(tile::NestBuilder& nb, const AttentionPlan& p,
   nb.Append(tile::Stmt{std::move(qk)});
   BuildRowPasses(nb, p, KeyBlock{qr.i0, j0, keys, row_base}, qr.rows, next);
   tile::Brgemm pv;
-  pv.kernel = pick(p.pv_kernel);
+  pv.kernel = p.pv_kernels.Pick(qr.m_tail, n_tail);
   pv.a = View{p.s, 0, 4};
   pv.b = p.vp >= 0 ? View{p.vp, j0 * p.v_ld, 4}
                    : View{p.v, head.v + j0 * m.v.strides[2], 4};

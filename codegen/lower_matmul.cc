@@ -1,6 +1,7 @@
 #include "codegen/lower_matmul.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -80,6 +81,10 @@ bool RowGroupPerThread(const Layer& l, const TileSizes& t, int threads) {
   return l.batch == 1 && mtiles % t.group == 0 && mtiles / t.group == threads;
 }
 
+// The K chunks of a tile's reduction: the first overwrites C, the middle
+// ones accumulate, the last accumulates and applies the kernel's post-ops.
+enum ChunkRole { kFirstChunk, kMiddleChunk, kLastChunk, kChunkRoles };
+
 // A layer's schedule and where its operands live in the nest.
 struct LayerPlan {
   Layer l;
@@ -91,9 +96,8 @@ struct LayerPlan {
   bool b_transposed = false;
   bool blocked = false;  // B read from N-blocked packed panels
   int64_t padded_k = 0;  // K rows of a packed panel
-  // Kernel table index by K chunk role (first, middle, last) and M / N
-  // tail.
-  int kernel[3][2][2] = {};
+  // The kernels of each K chunk role, by M / N tail.
+  std::array<tile::KernelsByTail, kChunkRoles> kernels;
   int a = -1, b = -1, c = -1, out = -1, bias = -1;  // nest buffers
   int program = -1;  // post-op program, -1 when none runs in the loop
 };
@@ -118,15 +122,15 @@ absl::Status PlanKernels(tile::Nest& nest, LayerPlan& p, int num_threads) {
                                         microkernels::VnniGranularity(l.kind));
   p.chunks = (l.k + p.kc - 1) / p.kc;
   const int64_t last_k = l.k - (p.chunks - 1) * p.kc;
-  for (int role = 0; role < 3; ++role) {
+  for (int role = kFirstChunk; role < kChunkRoles; ++role) {
     // Roles that never run (no middle chunk, or one chunk only) share the
     // first role's entries.
-    if ((role == 1 && p.chunks <= 2) || (role == 2 && p.chunks == 1)) {
-      std::copy(&p.kernel[0][0][0], &p.kernel[0][0][0] + 4,
-                &p.kernel[role][0][0]);
+    if ((role == kMiddleChunk && p.chunks <= 2) ||
+        (role == kLastChunk && p.chunks == 1)) {
+      p.kernels[role] = p.kernels[kFirstChunk];
       continue;
     }
-    const bool last = role == 2 || p.chunks == 1;
+    const bool last = role == kLastChunk || p.chunks == 1;
     for (int mt = 0; mt < 2; ++mt) {
       for (int nt = 0; nt < 2; ++nt) {
         const int64_t mm = mt && l.m % p.t.mb ? l.m % p.t.mb : p.t.mb;
@@ -136,13 +140,13 @@ absl::Status PlanKernels(tile::Nest& nest, LayerPlan& p, int num_threads) {
         d.lda = l.k;
         d.ldb = p.blocked ? nn : l.n;
         d.ldc = l.n;
-        d.accumulate = role > 0;
+        d.accumulate = role != kFirstChunk;
         d.bias = last && l.bias != nullptr;
         d.relu = last && l.relu;
         d.batch_kind = microkernels::BatchKind::kStrided;
         HGC_ASSIGN_OR_RETURN(auto code,
                              microkernels::BrgemmKernelCache::Global().Get(d));
-        p.kernel[role][mt][nt] = nest.AddKernel(d, std::move(code));
+        p.kernels[role].At(mt, nt) = nest.AddKernel(d, std::move(code));
       }
     }
   }
@@ -317,29 +321,24 @@ void BuildTileLoop(tile::NestBuilder& nb, const LayerPlan& p) {
                  (p.blocked ? n0 * p.padded_k : n0);
     Expr b_row = p.blocked ? Select(n_tail, l.n - n0, t.nb) : Expr(l.n);
     Expr c_off = nb.Let("c_off", bi * (l.m * l.n) + m0 * l.n + n0);
-    auto kernel = [&](int role) {
-      const auto& k = p.kernel[role];
-      return Select(m_tail, Select(n_tail, k[1][1], k[1][0]),
-                    Select(n_tail, k[0][1], k[0][0]));
-    };
-    auto call = [&](int role, Expr k0) {
+    auto call = [&](ChunkRole role, Expr k0) {
       tile::Brgemm c;
-      c.kernel = kernel(role);
+      c.kernel = p.kernels[role].Pick(m_tail, n_tail);
       c.a = {p.a, a_off + k0, es};
       c.b = {p.b, b_off + k0 * b_row, es};
       c.c = {p.c, c_off, c_es};
-      const bool last = role == 2 || p.chunks == 1;
+      const bool last = role == kLastChunk || p.chunks == 1;
       if (last && p.bias >= 0) c.bias = tile::View{p.bias, n0, 4};
       nb.Append(tile::Stmt{std::move(c)});
     };
-    call(0, 0);
+    call(kFirstChunk, 0);
     if (p.chunks == 3) {
-      call(1, p.kc);
+      call(kMiddleChunk, p.kc);
     } else if (p.chunks > 3) {
       nb.For("chunk", 1, p.chunks - 1, false,
-             [&](Expr chunk) { call(1, chunk * p.kc); });
+             [&](Expr chunk) { call(kMiddleChunk, chunk * p.kc); });
     }
-    if (p.chunks > 1) call(2, (p.chunks - 1) * p.kc);
+    if (p.chunks > 1) call(kLastChunk, (p.chunks - 1) * p.kc);
     if (p.program < 0) return;
     Expr mcount = Select(m_tail, l.m - m0, t.mb);
     Expr ncount = Select(n_tail, l.n - n0, t.nb);

@@ -312,6 +312,25 @@ struct Kernel {
   std::shared_ptr<const microkernels::BrgemmKernel> code;
 };
 
+// The kernel table entries of one BRGEMM call site, one per shape of the
+// block it is called on: whole, or the tail block of M (the rows), of its
+// other tiled dim (N, or the keys of attention's P·V), or of both.
+struct KernelsByTail {
+  int full = 0;
+  int m_tail = 0;
+  int n_tail = 0;
+  int both_tails = 0;
+
+  // The entry for a block that is (or is not) a tail in each dim.
+  int& At(bool m, bool n) {
+    return m ? (n ? both_tails : m_tail) : (n ? n_tail : full);
+  }
+  // The kernel index expression choosing the entry by 0 / 1 flags.
+  Expr Pick(const Expr& m, const Expr& n) const {
+    return Select(m, Select(n, both_tails, m_tail), Select(n, n_tail, full));
+  }
+};
+
 // Host work the nest needs before its loops: packing a B operand into the
 // kernels' blocked layout, or transposing a transpose_a A into rows, once
 // (`init`: at SetConstants, for constants) or before every run.

@@ -27,7 +27,7 @@
 #include "ir/tensor.h"
 #include "reference/check.h"
 #include "reference/error_bound.h"
-#include "support/random_inputs.h"
+#include "tensor_util/random_inputs.h"
 
 namespace hgc {
 namespace {

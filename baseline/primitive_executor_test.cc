@@ -19,8 +19,8 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "reference/reference_interpreter.h"
-#include "support/random_fill.h"
-#include "support/tensor_compare.h"
+#include "tensor_util/random_fill.h"
+#include "tensor_util/tensor_compare.h"
 
 namespace hgc {
 namespace {

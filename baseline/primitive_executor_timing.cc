@@ -25,7 +25,7 @@
 #include "ir/builder.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
-#include "support/random_fill.h"
+#include "tensor_util/random_fill.h"
 
 namespace hgc {
 namespace {

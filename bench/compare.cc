@@ -17,9 +17,9 @@
 #include "reference/check.h"
 #include "reference/reference_interpreter.h"
 #include "runtime/executable.h"
-#include "support/random_fill.h"
-#include "support/random_inputs.h"
 #include "support/status_macros.h"
+#include "tensor_util/random_fill.h"
+#include "tensor_util/random_inputs.h"
 
 namespace hgc {
 namespace {

@@ -8,7 +8,7 @@
 // loops (the compiled graph's init steps prepack; the baseline reorders its
 // weights), runs both on the same seeded random inputs (support/
 // random_fill.h: seed, parameter name) with the same thread count in this
-// process, and checks that their outputs agree (support/tensor_compare.h,
+// process, and checks that their outputs agree (tensor_util/tensor_compare.h,
 // hgc's outputs against the baseline's, with the tolerance of the dtype each
 // output was computed in, so an f32 output cast from bf16 gets bf16's, and
 // --atol/--rtol replacing its fields); where an output differs, the
@@ -47,7 +47,7 @@
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
 #include "runtime/threading.h"
-#include "support/tensor_compare.h"
+#include "tensor_util/tensor_compare.h"
 
 namespace hgc {
 

@@ -22,8 +22,8 @@
 #include "passes/pipelines.h"
 #include "passes/register_all_passes.h"
 #include "reference/reference_interpreter.h"
-#include "support/random_fill.h"
-#include "support/tensor_compare.h"
+#include "tensor_util/random_fill.h"
+#include "tensor_util/tensor_compare.h"
 
 namespace hgc {
 namespace {

@@ -28,11 +28,11 @@
 #include "runtime/executable.h"
 #include "support/diagnostics.h"
 #include "support/file_io.h"
-#include "support/npy.h"
-#include "support/random_fill.h"
-#include "support/random_inputs.h"
 #include "support/status_macros.h"
-#include "support/tensor_compare.h"
+#include "tensor_util/npy.h"
+#include "tensor_util/random_fill.h"
+#include "tensor_util/random_inputs.h"
+#include "tensor_util/tensor_compare.h"
 
 namespace hgc {
 namespace {
@@ -83,7 +83,7 @@ std::string DescribeTensor(const Tensor& t) {
 }
 
 // One tensor per parameter: from --input files where given, random otherwise
-// with `fill[i]` (support/random_inputs.h, chosen on the graph as written).
+// with `fill[i]` (tensor_util/random_inputs.h, chosen on the graph as written).
 absl::StatusOr<std::vector<Tensor>> PrepareInputs(
     const Graph& graph, absl::Span<const RandomFillOptions> fill,
     const DriverOptions& options) {

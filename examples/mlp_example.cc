@@ -17,12 +17,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "hgc/hgc.h"
 #include "reference/reference_interpreter.h"
-#include "support/random_fill.h"
-#include "support/tensor_compare.h"
+#include "tensor_util/random_fill.h"
+#include "tensor_util/tensor_compare.h"
 
 namespace {
 

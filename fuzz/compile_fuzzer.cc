@@ -33,8 +33,8 @@
 #include "hgc/hgc.h"
 #include "ir/graph.h"
 #include "reference/error_bound.h"
-#include "support/random_inputs.h"
 #include "support/source_location.h"
+#include "tensor_util/random_inputs.h"
 
 namespace hgc {
 namespace {

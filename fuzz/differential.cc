@@ -21,12 +21,12 @@
 #include "reference/check.h"
 #include "reference/error_bound.h"
 #include "reference/reference_interpreter.h"
-#include "support/npy.h"
-#include "support/random_fill.h"
-#include "support/random_inputs.h"
 #include "support/diagnostics.h"
 #include "support/source_location.h"
-#include "support/tensor_compare.h"
+#include "tensor_util/npy.h"
+#include "tensor_util/random_fill.h"
+#include "tensor_util/random_inputs.h"
+#include "tensor_util/tensor_compare.h"
 
 namespace hgc {
 namespace {

@@ -11,8 +11,8 @@
 #include "hgc/hgc.h"
 #include "hgc/test_graphs.h"
 #include "reference/reference_interpreter.h"
-#include "support/random_fill.h"
-#include "support/tensor_compare.h"
+#include "tensor_util/random_fill.h"
+#include "tensor_util/tensor_compare.h"
 
 namespace hgc {
 namespace {

@@ -19,8 +19,8 @@
 #include "passes/register_all_passes.h"
 #include "reference/reference_interpreter.h"
 #include "support/diagnostics.h"
-#include "support/random_fill.h"
-#include "support/tensor_compare.h"
+#include "tensor_util/random_fill.h"
+#include "tensor_util/tensor_compare.h"
 
 namespace hgc {
 namespace pass_test {

@@ -2,7 +2,7 @@
 // model shared by `hgc --run --check`, `hgc --bench` and the API tests.
 //
 // Output i of `outputs` matches the reference's value e when, element by
-// element (support/tensor_compare.h),
+// element (tensor_util/tensor_compare.h),
 //   |actual - e| <= atol + rtol * |e| + E
 // with (atol, rtol) the output dtype's defaults (DefaultTolerance) or the
 // caller's, and E the reference's error bound of that element
@@ -24,7 +24,7 @@
 #include "ir/tensor.h"
 #include "reference/error_bound.h"
 #include "reference/reference_interpreter.h"
-#include "support/tensor_compare.h"
+#include "tensor_util/tensor_compare.h"
 
 namespace hgc {
 

@@ -11,8 +11,8 @@
 #include "gtest/gtest.h"
 #include "reference/error_bound.h"
 #include "reference/reference_interpreter.h"
-#include "support/random_inputs.h"
 #include "support/source_location.h"
+#include "tensor_util/random_inputs.h"
 
 namespace hgc {
 namespace {

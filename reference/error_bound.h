@@ -72,7 +72,7 @@
 //   where an input with E = inf does. A NaN bound (inf * 0 and the like)
 //   becomes inf.
 // * E = inf on any value says that a correct result may be anything there;
-//   the comparison (support/tensor_compare.h) accepts every value, NaN and
+//   the comparison (tensor_util/tensor_compare.h) accepts every value, NaN and
 //   the infinities included.
 //
 // Cost: each matmul runs one more f32 matmul (of squares), and up to two

@@ -21,8 +21,8 @@
 //   bool            0 or 1 with equal probability
 // The integer ranges are small on purpose: an int8 matmul with K = 4096
 // stays far from s32 overflow, and integer add/mul rarely wrap.
-#ifndef HGC_SUPPORT_RANDOM_FILL_H_
-#define HGC_SUPPORT_RANDOM_FILL_H_
+#ifndef HGC_TENSOR_UTIL_RANDOM_FILL_H_
+#define HGC_TENSOR_UTIL_RANDOM_FILL_H_
 
 #include <cstdint>
 
@@ -62,4 +62,4 @@ absl::StatusOr<Tensor> RandomTensor(const TensorType& type, uint64_t seed,
 
 }  // namespace hgc
 
-#endif  // HGC_SUPPORT_RANDOM_FILL_H_
+#endif  // HGC_TENSOR_UTIL_RANDOM_FILL_H_

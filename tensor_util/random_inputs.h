@@ -2,7 +2,7 @@
 // `--bench` feed parameters that no --input names, and what the API tests
 // use.
 //
-// Every parameter is filled by FillRandom (support/random_fill.h) from the
+// Every parameter is filled by FillRandom (tensor_util/random_fill.h) from the
 // stream of its name, with one change of range: a floating-point parameter
 // that reaches an operand of a matmul (directly, or through reshape,
 // transpose, cast and the parameters of fusion bodies) is drawn from
@@ -16,8 +16,8 @@
 // reach ~500 and turn softmax into a one-hot argmax whose every ulp of
 // score error is an error of the output). Other parameters keep
 // RandomFillOptions' default range [-1, 1).
-#ifndef HGC_SUPPORT_RANDOM_INPUTS_H_
-#define HGC_SUPPORT_RANDOM_INPUTS_H_
+#ifndef HGC_TENSOR_UTIL_RANDOM_INPUTS_H_
+#define HGC_TENSOR_UTIL_RANDOM_INPUTS_H_
 
 #include <cstdint>
 #include <vector>
@@ -25,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
-#include "support/random_fill.h"
+#include "tensor_util/random_fill.h"
 
 namespace hgc {
 
@@ -40,4 +40,4 @@ absl::StatusOr<std::vector<Tensor>> RandomInputs(
 
 }  // namespace hgc
 
-#endif  // HGC_SUPPORT_RANDOM_INPUTS_H_
+#endif  // HGC_TENSOR_UTIL_RANDOM_INPUTS_H_

@@ -1,4 +1,4 @@
-#include "support/random_inputs.h"
+#include "tensor_util/random_inputs.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "support/random_fill.h"
+#include "tensor_util/random_fill.h"
 
 #include <cmath>
 #include <cstring>

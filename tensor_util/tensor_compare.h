@@ -21,8 +21,8 @@
 //   max_rel_error  max |actual - expected| / |expected| over elements with
 //                  expected != 0 (elements expecting exactly 0 are judged by
 //                  the absolute error alone and do not enter this maximum).
-#ifndef HGC_SUPPORT_TENSOR_COMPARE_H_
-#define HGC_SUPPORT_TENSOR_COMPARE_H_
+#ifndef HGC_TENSOR_UTIL_TENSOR_COMPARE_H_
+#define HGC_TENSOR_UTIL_TENSOR_COMPARE_H_
 
 #include <cstdint>
 #include <optional>
@@ -81,4 +81,4 @@ absl::StatusOr<CompareResult> CompareTensors(
 
 }  // namespace hgc
 
-#endif  // HGC_SUPPORT_TENSOR_COMPARE_H_
+#endif  // HGC_TENSOR_UTIL_TENSOR_COMPARE_H_

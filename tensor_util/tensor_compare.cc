@@ -1,4 +1,4 @@
-#include "support/tensor_compare.h"
+#include "tensor_util/tensor_compare.h"
 
 #include <cmath>
 #include <limits>

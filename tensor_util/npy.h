@@ -8,8 +8,8 @@
 // for an integer parameter (int64, torch's and numpy's default, included):
 // floats are rounded to the parameter's type once, to nearest even, and
 // integers must fit it.
-#ifndef HGC_SUPPORT_NPY_H_
-#define HGC_SUPPORT_NPY_H_
+#ifndef HGC_TENSOR_UTIL_NPY_H_
+#define HGC_TENSOR_UTIL_NPY_H_
 
 #include <string>
 
@@ -63,4 +63,4 @@ absl::Status WriteNpy(const std::string& path, const Tensor& tensor);
 
 }  // namespace hgc
 
-#endif  // HGC_SUPPORT_NPY_H_
+#endif  // HGC_TENSOR_UTIL_NPY_H_

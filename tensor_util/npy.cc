@@ -1,4 +1,4 @@
-#include "support/npy.h"
+#include "tensor_util/npy.h"
 
 #include <algorithm>
 #include <cstring>

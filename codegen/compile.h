@@ -2,24 +2,30 @@
 // (the callers run them first: passes/pipelines.h), to a runtime
 // Executable (docs/compiler.md §3-4).
 //
-// What lowers natively: each lowering chooses a schedule and builds a
-// tile-IR nest (tile_ir.h), which the one emitter (tile_emitter.h) turns
-// into an LLVM step function with the KernelFrame ABI:
+// What lowers natively: each lowering chooses a schedule and returns a
+// tile-IR nest (tile_ir.h) for the op's step; Compile verifies the nest
+// (tile_verifier.h), places its per-thread scratch in the arena and has
+// the one emitter (tile_emitter.h) turn it into an LLVM step function with
+// the KernelFrame ABI:
 //   - "matmul" / "mlp" groups in f32, bf16, u8 x s8 and s8 x s8
 //     (lower_matmul.h): tile loops + BRGEMM calls + post-ops on the hot C
 //     tile; constant weights packed once in init steps;
-//   - "attention" groups in f32 (lower_attention.h): one flash-style nest;
+//   - "attention" groups in f32, bf16 or f16 (lower_attention.h): one
+//     flash-style nest;
 //   - "elementwise" groups and lone elementwise ops of any dtype
 //     (lower_elementwise.h);
-//   - "softmax" / "layernorm" / "reduce" groups in f32 over the last dim
-//     (lower_rowwise.h).
-// Transposes and f32 reductions over other axes are allocation-free host
-// steps (transpose_step.h, reduce_step.h); `reshape` is a copy. What is
-// left (f16 matmuls, non-f32 reductions over leading axes, groups a
-// lowering declines as Unimplemented) becomes a *fallback* host step that
-// evaluates the op with the reference interpreter (EvaluateOp) and copies
-// the result into the step's buffer. Fallback steps allocate on every run;
-// CompileStats counts them so that `hgc --stats` shows them.
+//   - "softmax" / "layernorm" / "reduce" groups in f32, bf16 or f16 over
+//     trailing dims (lower_rowwise.h).
+// A group with too little work to split is compiled for one thread and
+// runs on the calling thread alone. Transposes, and reductions over other
+// axes (f32, bf16, f16; integer sums and maxes over any axes), are
+// allocation-free host steps (transpose_step.h, reduce_step.h); `reshape`
+// is a copy. What is left (ops outside fusion groups, groups a lowering
+// declines as Unimplemented or the CPU has no kernel for) becomes a
+// *fallback* host step that evaluates the op with the reference
+// interpreter (EvaluateOp) and copies the result into the step's buffer.
+// Fallback steps allocate on every run; CompileStats counts them so that
+// `hgc --stats` shows them.
 //
 // Constants: literal constants are evaluated at compile time into constant
 // slots; ops depending only on constants run once per SetConstants as

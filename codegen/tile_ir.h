@@ -1,13 +1,15 @@
 // The tile IR: what one compiled step does, between a fused graph op and
 // LLVM IR (docs/compiler.md §4).
 //
-// A lowering chooses a schedule and builds a Nest: its buffers (where each
+// A lowering chooses a schedule and returns a Nest: its buffers (where each
 // lives: a frame buffer of the step, a per-thread slice of the arena, or a
 // stack local), its BRGEMM kernel table, its pack steps, and a loop nest of
 // statements over tiles. The parallel split is explicit: a `parallel.for`
-// hands each thread an even, static share of its iteration range. One
-// emitter (tile_emitter.h) turns a Nest into an LLVM step function; the
-// printer shows it as text (`hgc FILE --emit=loops`).
+// hands each thread an even, static share of its iteration range (or
+// balances the shares by claims). Compile verifies each nest
+// (tile_verifier.h) and places its per-thread slices; one emitter
+// (tile_emitter.h) turns it into an LLVM step function; the printer shows
+// it as text (`hgc FILE --emit=loops`).
 //
 // Index arithmetic is i64 expressions (Expr) over loop and let variables;
 // addresses are Views: a buffer, an element offset and the element size.

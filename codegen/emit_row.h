@@ -2,9 +2,10 @@
 // lowered to LLVM IR over a segment of one row, 16 lanes at a time with a
 // masked last vector (no scalar tail loop), operands broadcast through
 // their strides, 16-bit floats widened on load and narrowed on store,
-// per-channel quantization by tables. The matmul epilogue runs it over the rows of a C tile
-// right after the BRGEMM call, elementwise groups over every row of their
-// output, the row ops around their producers and consumers.
+// per-channel quantization by tables. The matmul epilogue runs it over
+// the rows of a C tile right after the BRGEMM call, elementwise groups
+// over every row of their output, the row ops around their producers and
+// consumers.
 #ifndef HGC_CODEGEN_EMIT_ROW_H_
 #define HGC_CODEGEN_EMIT_ROW_H_
 

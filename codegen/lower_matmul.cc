@@ -16,7 +16,6 @@
 #include "codegen/tile_emitter.h"
 #include "codegen/tile_ir.h"
 #include "codegen/transpose_step.h"
-#include "microkernels/brgemm_abi.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/kernel_cache.h"
 #include "microkernels/pack.h"

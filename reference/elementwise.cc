@@ -34,18 +34,10 @@ double UnaryFloat(UnaryKind k, double x) {
   switch (k) {
     case UnaryKind::kRelu:
       return std::isnan(x) ? x : (x > 0 ? x : 0.0);
-    case UnaryKind::kSigmoid:
-      return 1.0 / (1.0 + std::exp(-x));
-    case UnaryKind::kTanh:
-      return std::tanh(x);
-    case UnaryKind::kExp:
-      return std::exp(x);
-    case UnaryKind::kLog:
-      return std::log(x);
-    case UnaryKind::kSqrt:
-      return std::sqrt(x);
-    case UnaryKind::kRsqrt:
-      return 1.0 / std::sqrt(x);
+#define HGC_MATH_OP_KIND(e, name, reference, ...) \
+  case UnaryKind::e:                              \
+    return reference(x);
+#include "ir/op_kinds.def"
     case UnaryKind::kNeg:
       return -x;
     case UnaryKind::kAbs:
@@ -168,12 +160,8 @@ absl::StatusOr<Tensor> EvalUnary(const KernelArgs& args) {
       case UnaryKind::kAbs:
         v = v < 0 ? -v : v;
         break;  // s8 -128 -> -128
-      case UnaryKind::kSigmoid:
-      case UnaryKind::kTanh:
-      case UnaryKind::kExp:
-      case UnaryKind::kLog:
-      case UnaryKind::kSqrt:
-      case UnaryKind::kRsqrt:
+#define HGC_MATH_OP_KIND(e, ...) case UnaryKind::e:
+#include "ir/op_kinds.def"
       case UnaryKind::kGelu:
       case UnaryKind::kClamp:  // float-only (registry) or their own kernels
         return absl::InternalError(

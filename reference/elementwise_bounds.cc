@@ -110,6 +110,29 @@ std::pair<double, double> ScaleRange(const Op& op) {
 
 }  // namespace
 
+namespace {
+
+// How many f32 ulps compiled code may be from f (ir/op_kinds.def's ulps
+// column; gelu's emitter composes erf or tanh with a few operations).
+double EmitterUlps(UnaryKind kind) {
+  switch (kind) {
+#define HGC_MATH_OP_KIND(e, name, reference, emitter, ulps, ...) \
+  case UnaryKind::e:                                             \
+    return ulps;
+#include "ir/op_kinds.def"
+    case UnaryKind::kGelu:
+      return 4;
+    case UnaryKind::kRelu:  // exact
+    case UnaryKind::kNeg:
+    case UnaryKind::kAbs:
+    case UnaryKind::kClamp:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 absl::StatusOr<Tensor> MathFunctionBound(const Op& op, const Tensor& x,
                                          const Tensor& ex, const Tensor& r,
                                          int64_t max_bytes) {
@@ -120,18 +143,10 @@ absl::StatusOr<Tensor> MathFunctionBound(const Op& op, const Tensor& x,
       approx != nullptr && approx->is_string() && approx->as_string() == "tanh";
   auto fn = [kind, tanh_form](double v) -> double {
     switch (kind) {
-      case UnaryKind::kExp:
-        return std::exp(v);
-      case UnaryKind::kLog:
-        return std::log(v);
-      case UnaryKind::kSqrt:
-        return std::sqrt(v);
-      case UnaryKind::kRsqrt:
-        return 1.0 / std::sqrt(v);
-      case UnaryKind::kTanh:
-        return std::tanh(v);
-      case UnaryKind::kSigmoid:
-        return 1.0 / (1.0 + std::exp(-v));
+#define HGC_MATH_OP_KIND(e, name, reference, ...) \
+  case UnaryKind::e:                              \
+    return reference(v);
+#include "ir/op_kinds.def"
       case UnaryKind::kGelu:
         return Gelu(v, tanh_form);
       case UnaryKind::kRelu:  // exact: OpBound passes their bound through
@@ -145,10 +160,7 @@ absl::StatusOr<Tensor> MathFunctionBound(const Op& op, const Tensor& x,
   // Compiled code evaluates these to within a few ulp, not correctly
   // rounded (codegen/llvm/vector_math.h), so even an exact input carries
   // that much into what follows (a cancellation downstream amplifies it).
-  const double ulps = kind == UnaryKind::kSqrt      ? 0
-                      : kind == UnaryKind::kGelu    ? 4
-                      : kind == UnaryKind::kSigmoid ? 2
-                                                    : 1;
+  const double ulps = EmitterUlps(kind);
   auto fn1 = [&fn](const double* v) { return fn(v[0]); };
   const bool in_error = Has(ex);
   HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));

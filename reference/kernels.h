@@ -6,6 +6,7 @@
 #define HGC_REFERENCE_KERNELS_H_
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -66,6 +67,11 @@ struct KernelArgs {
 };
 
 using KernelFn = absl::StatusOr<Tensor> (*)(const KernelArgs&);
+
+// The reference functions that ir/op_kinds.def's math rows name beside
+// <cmath>'s.
+inline double RefSigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+inline double RefRsqrt(double x) { return 1.0 / std::sqrt(x); }
 
 // elementwise.cc
 absl::StatusOr<Tensor> EvalUnary(const KernelArgs& args);    // relu ... abs

@@ -90,12 +90,8 @@ absl::StatusOr<Tensor> UnwrappedOpBound(const Op& op,
         case UnaryKind::kClamp:
           if (!Has(es[0])) return Tensor();
           return es[0];  // Same shape; these ops neither round nor amplify.
-        case UnaryKind::kExp:
-        case UnaryKind::kLog:
-        case UnaryKind::kSqrt:
-        case UnaryKind::kRsqrt:
-        case UnaryKind::kTanh:
-        case UnaryKind::kSigmoid:
+#define HGC_MATH_OP_KIND(e, ...) case UnaryKind::e:
+#include "ir/op_kinds.def"
         case UnaryKind::kGelu:
           return MathFunctionBound(op, xs[0], es[0], r, max_bytes);
       }

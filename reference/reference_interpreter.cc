@@ -18,13 +18,9 @@ using reference::KernelFn;
 
 KernelFn UnaryKernel(UnaryKind kind) {
   switch (kind) {
+#define HGC_MATH_OP_KIND(e, ...) case UnaryKind::e:
+#include "ir/op_kinds.def"
     case UnaryKind::kRelu:
-    case UnaryKind::kSigmoid:
-    case UnaryKind::kTanh:
-    case UnaryKind::kExp:
-    case UnaryKind::kLog:
-    case UnaryKind::kSqrt:
-    case UnaryKind::kRsqrt:
     case UnaryKind::kNeg:
     case UnaryKind::kAbs:
       return reference::EvalUnary;

@@ -113,19 +113,12 @@ std::optional<EltwiseParams> EltwiseFor(const Op& op) {
   switch (*kind) {
     case UnaryKind::kRelu:
       return EltwiseParams{algorithm::eltwise_relu, 0, 0};
-    case UnaryKind::kSigmoid:
-      return EltwiseParams{algorithm::eltwise_logistic, 0, 0};
-    case UnaryKind::kTanh:
-      return EltwiseParams{algorithm::eltwise_tanh, 0, 0};
-    case UnaryKind::kExp:
-      return EltwiseParams{algorithm::eltwise_exp, 0, 0};
-    case UnaryKind::kLog:
-      return EltwiseParams{algorithm::eltwise_log, 0, 0};
-    case UnaryKind::kSqrt:
-      return EltwiseParams{algorithm::eltwise_sqrt, 0, 0};
-    case UnaryKind::kRsqrt:
-      // x^-0.5 = alpha * x^beta with alpha = 1.
-      return EltwiseParams{algorithm::eltwise_pow, 1.f, -0.5f};
+#define HGC_MATH_OP_KIND(e, name, reference, emitter, ulps, onednn, alpha, \
+                         beta)                                             \
+  case UnaryKind::e:                                                       \
+    if (algorithm::onednn == algorithm::undef) return std::nullopt;        \
+    return EltwiseParams{algorithm::onednn, alpha, beta};
+#include "ir/op_kinds.def"
     case UnaryKind::kNeg:
       return EltwiseParams{algorithm::eltwise_linear, -1.f, 0.f};
     case UnaryKind::kAbs:

@@ -111,18 +111,10 @@ absl::StatusOr<llvm::Value*> EmitUnaryFloat(llvm::IRBuilder<>& b,
       llvm::Value* zero = F32Const(x->getType(), 0.0);
       return b.CreateSelect(b.CreateFCmpUGT(x, zero), x, zero);
     }
-    case UnaryKind::kSigmoid:
-      return EmitSigmoid(b, x);
-    case UnaryKind::kTanh:
-      return EmitTanh(b, x);
-    case UnaryKind::kExp:
-      return EmitExp(b, x);
-    case UnaryKind::kLog:
-      return EmitLog(b, x);
-    case UnaryKind::kSqrt:
-      return EmitSqrt(b, x);
-    case UnaryKind::kRsqrt:
-      return EmitRsqrt(b, x);
+#define HGC_MATH_OP_KIND(e, name, reference, emitter, ...) \
+  case UnaryKind::e:                                       \
+    return emitter(b, x);
+#include "ir/op_kinds.def"
     case UnaryKind::kNeg:
       return b.CreateFNeg(x);
     case UnaryKind::kAbs:
@@ -162,12 +154,8 @@ absl::StatusOr<llvm::Value*> EmitUnaryInt(llvm::IRBuilder<>& b, UnaryKind kind,
                            NumberAttr("clamp", attrs, "max"));
       return ClampInt(b, x, dtype, lo, hi);
     }
-    case UnaryKind::kSigmoid:
-    case UnaryKind::kTanh:
-    case UnaryKind::kExp:
-    case UnaryKind::kLog:
-    case UnaryKind::kSqrt:
-    case UnaryKind::kRsqrt:
+#define HGC_MATH_OP_KIND(e, ...) case UnaryKind::e:
+#include "ir/op_kinds.def"
     case UnaryKind::kGelu:
       break;
   }

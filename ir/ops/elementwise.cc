@@ -157,10 +157,10 @@ void RegisterElementwiseOps(OpRegistry& r) {
   for (const char* name : {"relu", "neg", "abs"}) {
     RegisterUnary(r, name, Operands::kNumeric);
   }
-  for (const char* name :
-       {"sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt"}) {
-    RegisterUnary(r, name, Operands::kFloat);
-  }
+  // The math functions (ir/op_kinds.def): floats only, no attributes.
+#define HGC_MATH_OP_KIND(e, name, ...) \
+  RegisterUnary(r, name, Operands::kFloat);
+#include "ir/op_kinds.def"
   r.Register(SelectInfo());
   r.Register(GeluInfo());
   r.Register(ClampInfo());

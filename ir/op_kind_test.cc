@@ -64,7 +64,7 @@ TEST(OpKindTest, FamiliesMatchTheClasses) {
       ++reduce;
     }
   }
-  EXPECT_EQ(unary, 11);
+  EXPECT_EQ(unary, 12);
   EXPECT_EQ(binary, 6);
   EXPECT_EQ(compare, 5);
   EXPECT_EQ(reduce, 3);

@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/graph_utils.h"
 #include "codegen/row_program.h"
 #include "codegen/tile_emitter.h"
 #include "microkernels/brgemm_blocking.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/kernel_cache.h"
-#include "passes/graph_utils.h"
 #include "support/status_macros.h"
 
 namespace hgc {

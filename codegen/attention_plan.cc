@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/graph_utils.h"
 #include "codegen/attention_kernels.h"
 #include "codegen/row_program.h"
 #include "codegen/tile_emitter.h"
 #include "microkernels/brgemm_blocking.h"
 #include "microkernels/brgemm_dispatch.h"
-#include "passes/graph_utils.h"
 #include "support/cache_info.h"
 #include "support/status_macros.h"
 

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analysis/attention_match.h"
 #include "codegen/attention_blocks.h"
 #include "codegen/lower_state.h"
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
-#include "passes/attention_match.h"
 #include "support/cpu_features.h"
 
 namespace hgc {

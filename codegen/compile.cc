@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/buffer_planning.h"
 #include "codegen/jit_steps.h"
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/llvm/jit.h"
@@ -22,7 +23,6 @@
 #include "codegen/tile_verifier.h"
 #include "codegen/transpose_step.h"
 #include "ir/clone.h"
-#include "passes/buffer_planning.h"
 #include "reference/reference_interpreter.h"
 #include "support/status_macros.h"
 

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/const_only.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "microkernels/brgemm_kernel.h"
-#include "passes/const_only.h"
 #include "runtime/executable.h"
 
 namespace llvm {

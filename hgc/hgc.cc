@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/memory_budget.h"
 #include "frontend/parser.h"
 #include "hgc/session.h"
 #include "ir/verifier.h"
-#include "passes/memory_budget.h"
 #include "runtime/executable.h"
 #include "support/diagnostics.h"
 #include "support/source_location.h"

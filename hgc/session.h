@@ -26,10 +26,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "analysis/buffer_planning.h"
+#include "analysis/memory_budget.h"
 #include "codegen/compile.h"
 #include "ir/graph.h"
-#include "passes/buffer_planning.h"
-#include "passes/memory_budget.h"
 #include "passes/pass_manager.h"
 #include "runtime/executable.h"
 
@@ -91,7 +91,7 @@ class CompileSession {
   MemoryPlan PlanMemory() const;
   // ResourceExhausted when one execution of the entry graph, with
   // `extra_bytes` beside it (named `extra_what` in the message), does not
-  // fit in what the process may use (passes/memory_budget.h).
+  // fit in what the process may use (analysis/memory_budget.h).
   absl::Status CheckMemoryBudget(int64_t extra_bytes = 0,
                                  absl::string_view extra_what = "other") const;
 

@@ -8,8 +8,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "passes/attention_match.h"
-#include "passes/graph_utils.h"
+#include "analysis/attention_match.h"
+#include "analysis/graph_utils.h"
 #include "passes/outliner.h"
 #include "support/status_macros.h"
 

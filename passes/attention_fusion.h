@@ -1,6 +1,6 @@
 // attention-fusion: outlines attention blocks, softmax(f(Q·Kᵀ))·V, into
 //   %r = fusion(<operands>) {body = @<graph>_attn_<n>, kind = "attention"}
-// whose body MatchAttention (passes/attention_match.h) describes, so that
+// whose body MatchAttention (analysis/attention_match.h) describes, so that
 // codegen can run each block as one kernel.
 //
 // In every top-level graph, from each softmax it walks back through score

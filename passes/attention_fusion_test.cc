@@ -5,8 +5,8 @@
 #include <string>
 
 #include "absl/strings/str_replace.h"
+#include "analysis/attention_match.h"
 #include "gtest/gtest.h"
-#include "passes/attention_match.h"
 #include "passes/test_util.h"
 
 namespace hgc {

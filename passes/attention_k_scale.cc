@@ -4,10 +4,10 @@
 #include <optional>
 #include <vector>
 
+#include "analysis/attention_match.h"
+#include "analysis/graph_utils.h"
 #include "ir/builder.h"
 #include "ir/dtype.h"
-#include "passes/attention_match.h"
-#include "passes/graph_utils.h"
 #include "support/status_macros.h"
 
 namespace hgc {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/attention_match.h"
+#include "analysis/graph_utils.h"
 #include "ir/builder.h"
-#include "passes/attention_match.h"
-#include "passes/graph_utils.h"
 #include "support/status_macros.h"
 
 namespace hgc {

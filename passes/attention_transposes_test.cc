@@ -6,8 +6,8 @@
 #include <string>
 
 #include "absl/strings/str_replace.h"
+#include "analysis/graph_utils.h"
 #include "gtest/gtest.h"
-#include "passes/graph_utils.h"
 #include "passes/test_util.h"
 
 namespace hgc {

@@ -5,8 +5,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/graph_utils.h"
 #include "ir/op_registry.h"
-#include "passes/graph_utils.h"
 
 namespace hgc {
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "passes/graph_utils.h"
+#include "analysis/graph_utils.h"
 
 namespace hgc {
 namespace {

@@ -14,7 +14,7 @@
 // attribute can spell them), and ops the interpreter fails on. Ops left
 // unused by folding are erased.
 // Ops that depend on `const` parameters are not folded here: codegen runs
-// them once per SetConstants (passes/const_only.h).
+// them once per SetConstants (analysis/const_only.h).
 // Guarantees: the module verifies; signatures are unchanged.
 #ifndef HGC_PASSES_FOLD_CONSTANTS_H_
 #define HGC_PASSES_FOLD_CONSTANTS_H_

@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/graph_utils.h"
 #include "ir/clone.h"
-#include "passes/graph_utils.h"
 #include "passes/outliner.h"
 #include "support/status_macros.h"
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/const_only.h"
+#include "analysis/graph_utils.h"
 #include "ir/ops/op_helpers.h"
-#include "passes/const_only.h"
-#include "passes/graph_utils.h"
 
 namespace hgc {
 

@@ -11,10 +11,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "analysis/const_only.h"
+#include "analysis/graph_utils.h"
 #include "ir/graph.h"
 #include "ir/op_kind.h"
-#include "passes/const_only.h"
-#include "passes/graph_utils.h"
 
 namespace hgc {
 

@@ -4,8 +4,8 @@
 #include <optional>
 #include <utility>
 
+#include "analysis/graph_utils.h"
 #include "ir/builder.h"
-#include "passes/graph_utils.h"
 #include "support/status_macros.h"
 
 namespace hgc {

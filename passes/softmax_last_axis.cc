@@ -2,8 +2,8 @@
 
 #include <vector>
 
+#include "analysis/graph_utils.h"
 #include "ir/builder.h"
-#include "passes/graph_utils.h"
 #include "support/status_macros.h"
 
 namespace hgc {

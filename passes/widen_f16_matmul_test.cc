@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "analysis/graph_utils.h"
 #include "gtest/gtest.h"
-#include "passes/graph_utils.h"
 #include "passes/test_util.h"
 
 namespace hgc {

@@ -13,8 +13,8 @@
 // buffer first; each goes into the smallest gap, among the buffers already
 // placed whose lifetimes overlap its own, that holds it, else above them.
 // O(n^2 log n) in the number of intermediates.
-#ifndef HGC_PASSES_BUFFER_PLANNING_H_
-#define HGC_PASSES_BUFFER_PLANNING_H_
+#ifndef HGC_ANALYSIS_BUFFER_PLANNING_H_
+#define HGC_ANALYSIS_BUFFER_PLANNING_H_
 
 #include <cstdint>
 
@@ -54,4 +54,4 @@ absl::Status ValidateBufferPlan(const BufferPlan& plan);
 
 }  // namespace hgc
 
-#endif  // HGC_PASSES_BUFFER_PLANNING_H_
+#endif  // HGC_ANALYSIS_BUFFER_PLANNING_H_

@@ -6,8 +6,8 @@
 // (init steps), never per execution (docs/compiler.md §1); fusion keeps them
 // out of groups that also do per-execution work; the matmul lowering packs
 // a B operand once (in an init step) only when it is const-only.
-#ifndef HGC_PASSES_CONST_ONLY_H_
-#define HGC_PASSES_CONST_ONLY_H_
+#ifndef HGC_ANALYSIS_CONST_ONLY_H_
+#define HGC_ANALYSIS_CONST_ONLY_H_
 
 #include "absl/container/flat_hash_set.h"
 #include "ir/graph.h"
@@ -36,4 +36,4 @@ class ConstOnlyAnalysis {
 
 }  // namespace hgc
 
-#endif  // HGC_PASSES_CONST_ONLY_H_
+#endif  // HGC_ANALYSIS_CONST_ONLY_H_

@@ -2,8 +2,8 @@
 // Q, K, V and the output through reshapes and transposes: a view is an
 // offset and one stride per dim, and a reshape keeps a view when numpy's
 // no-copy reshape rule allows it.
-#ifndef HGC_PASSES_STRIDED_VIEW_H_
-#define HGC_PASSES_STRIDED_VIEW_H_
+#ifndef HGC_ANALYSIS_STRIDED_VIEW_H_
+#define HGC_ANALYSIS_STRIDED_VIEW_H_
 
 #include <cstdint>
 #include <optional>
@@ -41,4 +41,4 @@ std::optional<int64_t> MergeDims(const std::vector<int64_t>& sizes,
 }  // namespace strided_view
 }  // namespace hgc
 
-#endif  // HGC_PASSES_STRIDED_VIEW_H_
+#endif  // HGC_ANALYSIS_STRIDED_VIEW_H_

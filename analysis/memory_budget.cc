@@ -1,11 +1,11 @@
-#include "passes/memory_budget.h"
+#include "analysis/memory_budget.h"
 
 #include <limits>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "passes/buffer_planning.h"
-#include "passes/const_only.h"
+#include "analysis/buffer_planning.h"
+#include "analysis/const_only.h"
 #include "support/diagnostics.h"
 #include "support/system_limits.h"
 

@@ -1,4 +1,4 @@
-#include "passes/attention_match.h"
+#include "analysis/attention_match.h"
 
 #include <algorithm>
 #include <optional>
@@ -9,8 +9,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "passes/graph_utils.h"
-#include "passes/strided_view.h"
+#include "analysis/graph_utils.h"
+#include "analysis/strided_view.h"
 
 namespace hgc {
 namespace {

@@ -6,8 +6,8 @@
 // order, so by the time a sweep reaches an op every operand has its final
 // value, and a ValueReplacer turns N replacements into O(ops) work instead
 // of one whole-graph walk per Graph::ReplaceAllUsesWith.
-#ifndef HGC_PASSES_GRAPH_UTILS_H_
-#define HGC_PASSES_GRAPH_UTILS_H_
+#ifndef HGC_ANALYSIS_GRAPH_UTILS_H_
+#define HGC_ANALYSIS_GRAPH_UTILS_H_
 
 #include <optional>
 #include <string>
@@ -134,4 +134,4 @@ std::string FreshGraphName(const Module& module, absl::string_view base,
 
 }  // namespace hgc
 
-#endif  // HGC_PASSES_GRAPH_UTILS_H_
+#endif  // HGC_ANALYSIS_GRAPH_UTILS_H_

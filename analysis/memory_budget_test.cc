@@ -1,4 +1,4 @@
-#include "passes/memory_budget.h"
+#include "analysis/memory_budget.h"
 
 #include "gtest/gtest.h"
 #include "passes/test_util.h"

@@ -1,4 +1,4 @@
-#include "passes/graph_utils.h"
+#include "analysis/graph_utils.h"
 
 #include "absl/strings/str_cat.h"
 #include "ir/tensor.h"

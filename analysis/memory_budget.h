@@ -2,8 +2,8 @@
 // process may use before anything is allocated, so that a graph too large
 // for the machine is refused with a message instead of being killed by the
 // kernel half a minute later.
-#ifndef HGC_PASSES_MEMORY_BUDGET_H_
-#define HGC_PASSES_MEMORY_BUDGET_H_
+#ifndef HGC_ANALYSIS_MEMORY_BUDGET_H_
+#define HGC_ANALYSIS_MEMORY_BUDGET_H_
 
 #include <cstdint>
 
@@ -14,7 +14,7 @@
 namespace hgc {
 
 struct MemoryEstimate {
-  int64_t arena_bytes = 0;  // intermediates (passes/buffer_planning.h)
+  int64_t arena_bytes = 0;  // intermediates (analysis/buffer_planning.h)
   // Literal constants (those in fusion bodies written as lists too) and
   // const-only values.
   int64_t constant_bytes = 0;
@@ -41,4 +41,4 @@ absl::Status CheckMemoryBudget(const Graph& graph, int64_t extra_bytes = 0,
 
 }  // namespace hgc
 
-#endif  // HGC_PASSES_MEMORY_BUDGET_H_
+#endif  // HGC_ANALYSIS_MEMORY_BUDGET_H_

@@ -1,4 +1,4 @@
-#include "passes/graph_utils.h"
+#include "analysis/graph_utils.h"
 
 #include "gtest/gtest.h"
 #include "ir/builder.h"

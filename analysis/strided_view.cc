@@ -1,4 +1,4 @@
-#include "passes/strided_view.h"
+#include "analysis/strided_view.h"
 
 namespace hgc {
 namespace strided_view {

@@ -1,4 +1,4 @@
-#include "passes/buffer_planning.h"
+#include "analysis/buffer_planning.h"
 
 #include "gtest/gtest.h"
 #include "passes/test_util.h"

@@ -19,8 +19,8 @@
 // O is written through strides into the body's result (a trailing
 // transpose back to [B, S, H, D] and a reshape to [B, S, H·D] are strides
 // too).
-#ifndef HGC_PASSES_ATTENTION_MATCH_H_
-#define HGC_PASSES_ATTENTION_MATCH_H_
+#ifndef HGC_ANALYSIS_ATTENTION_MATCH_H_
+#define HGC_ANALYSIS_ATTENTION_MATCH_H_
 
 #include <array>
 #include <cstdint>
@@ -100,4 +100,4 @@ std::vector<int> ScoreChainOperands(const Op& op);
 
 }  // namespace hgc
 
-#endif  // HGC_PASSES_ATTENTION_MATCH_H_
+#endif  // HGC_ANALYSIS_ATTENTION_MATCH_H_

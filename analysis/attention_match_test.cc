@@ -1,5 +1,5 @@
 // MatchAttention on each form frameworks export, and what it refuses.
-#include "passes/attention_match.h"
+#include "analysis/attention_match.h"
 
 #include <string>
 #include <vector>

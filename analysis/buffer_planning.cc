@@ -1,11 +1,11 @@
-#include "passes/buffer_planning.h"
+#include "analysis/buffer_planning.h"
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "passes/const_only.h"
+#include "analysis/const_only.h"
 
 namespace hgc {
 namespace {

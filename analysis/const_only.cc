@@ -1,4 +1,4 @@
-#include "passes/const_only.h"
+#include "analysis/const_only.h"
 
 namespace hgc {
 

@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "baseline/primitive_executor.h"
 #include "baseline/primitive_executor_impl.h"
 #include "baseline/primitives/common.h"
@@ -171,6 +172,192 @@ absl::Status CheckSupported(const Op& op) {
   return absl::OkStatus();
 }
 
+// Gives every value its slot up front, so that a post-op fused into an
+// earlier matmul can read an operand computed after the matmul (the fused
+// step runs where its last post-op stood). Constants are materialized
+// here; a reshape aliases its operand.
+absl::Status DefineSlots(const std::vector<const Op*>& ops, BuildContext& ctx) {
+  for (const Op* op : ops) {
+    for (const Value* v : op->operands()) {
+      if (ctx.SlotOf(v) < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("primitive executor: ", OpLabel(*op),
+                         " uses a value not defined before it in the graph"));
+      }
+    }
+    if (op->kind_id() == OpKind::kConstant) {
+      absl::StatusOr<Tensor> value = EvaluateOp(*op, {});
+      if (!value.ok()) {
+        return absl::Status(
+            value.status().code(),
+            absl::StrCat(OpLabel(*op), ": ", value.status().message()));
+      }
+      ctx.AddConstantSlot(op->result(), *std::move(value));
+    } else if (op->kind_id() == OpKind::kReshape) {
+      ctx.AddAlias(op->result(), ctx.SlotOf(op->operand(0)));
+    } else {
+      ctx.DefineResult(op->result());
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The reference step of `op` (the `index`th op), which no primitive
+// computes for `reason`; marks the slots it reads and writes as used.
+std::unique_ptr<Step> MakeFallbackStep(const Op& op, int index,
+                                       absl::string_view reason,
+                                       BuildContext& ctx,
+                                       std::vector<bool>& slot_used) {
+  std::vector<int> operand_slots;
+  for (const Value* v : op.operands()) {
+    operand_slots.push_back(ctx.SlotOf(v));
+    slot_used[ctx.SlotOf(v)] = true;
+  }
+  slot_used[ctx.SlotOf(op.result())] = true;
+  auto step = std::make_unique<FallbackStep>(op, std::move(operand_slots),
+                                             ctx.DefineResult(op.result()));
+  step->info.description = absl::StrCat("ref:", op.kind());
+  step->info.impl = "reference";
+  step->info.fallback = true;
+  step->info.fallback_reason = std::string(reason);
+  step->info.op_label = OpLabel(op);
+  step->order = index;
+  return step;
+}
+
+// One step per op not claimed by another's primitive (constants and
+// reshapes need none): its primitive, with the ops it absorbed claimed and
+// its order that of the last of them, or else (if allowed) its reference
+// step.
+absl::Status BuildOpSteps(const std::vector<const Op*>& ops,
+                          absl::flat_hash_map<const Op*, int>& op_index,
+                          const PrimitiveExecutor::Options& options,
+                          BuildContext& ctx,
+                          std::vector<std::unique_ptr<Step>>& steps,
+                          std::vector<bool>& slot_used) {
+  for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+    const Op& op = *ops[i];
+    if (ctx.IsClaimed(&op) || op.kind_id() == OpKind::kConstant ||
+        op.kind_id() == OpKind::kReshape) {
+      continue;
+    }
+    OpBuilderFn builder = BuilderFor(op.kind_id());
+    absl::StatusOr<Built> built =
+        builder != nullptr ? builder(op, ctx)
+                           : absl::StatusOr<Built>(absl::UnimplementedError(
+                                 "no oneDNN primitive for this op"));
+    if (built.ok()) {
+      int order = i;
+      for (const Op* a : built->absorbed) {
+        ctx.Claim(a);
+        order = std::max(order, op_index[a]);
+      }
+      built->step->order = order;
+      steps.push_back(std::move(built->step));
+      continue;
+    }
+    if (built.status().code() != absl::StatusCode::kUnimplemented) {
+      return absl::Status(built.status().code(),
+                          absl::StrCat("primitive executor: ", OpLabel(op),
+                                       ": ", built.status().message()));
+    }
+    if (!options.allow_fallback) {
+      return absl::UnimplementedError(
+          absl::StrCat("primitive executor: ", OpLabel(op),
+                       " has no oneDNN primitive (fallbacks are off): ",
+                       built.status().message()));
+    }
+    steps.push_back(
+        MakeFallbackStep(op, i, built.status().message(), ctx, slot_used));
+  }
+  return absl::OkStatus();
+}
+
+// Results: an op result not yet claimed is written straight into the
+// output; anything else is copied there at the end.
+absl::Status PlaceResults(const Graph& graph, BuildContext& ctx,
+                          std::vector<std::unique_ptr<Step>>& steps,
+                          std::vector<bool>& slot_used) {
+  std::vector<Slot>& slots = ctx.slots();
+  const std::vector<Value*>& results = graph.results();
+  for (int i = 0; i < static_cast<int>(results.size()); ++i) {
+    const int s = ctx.SlotOf(results[i]);
+    if (s < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("primitive executor: result ", i, " is not computed"));
+    }
+    if (slots[s].kind == SlotKind::kIntermediate && slots[s].output_index < 0) {
+      slots[s].output_index = i;
+      continue;
+    }
+    slot_used[s] = true;
+    auto copy =
+        std::make_unique<CopyStep>(s, i, results[i]->type().SizeInBytes());
+    copy->info.description = "copy";
+    copy->info.impl = "memcpy";
+    copy->info.op_label = absl::StrCat("return ", i);
+    copy->order = INT_MAX;
+    steps.push_back(std::move(copy));
+  }
+  return absl::OkStatus();
+}
+
+// Whether `slot`'s buffer is owned by the executor (a constant, or an
+// intermediate that is not an output).
+bool IsOwned(const Slot& slot) {
+  return slot.kind == SlotKind::kConstant ||
+         (slot.kind == SlotKind::kIntermediate && slot.output_index < 0);
+}
+
+// Buffers: one per unclaimed intermediate that some step reads or writes
+// (values fused away into a matmul need none), allocated now.
+absl::Status AllocateBuffers(std::vector<Slot>& slots,
+                             const std::vector<bool>& slot_used) {
+  for (size_t s = 0; s < slots.size(); ++s) {
+    Slot& slot = slots[s];
+    if (slot.kind == SlotKind::kIntermediate && slot.output_index < 0 &&
+        slot_used[s]) {
+      HGC_ASSIGN_OR_RETURN(slot.owned, Tensor::Create(slot.type));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Binds each memory over an owned buffer once; the indices of the others
+// (rebound on every run) go to `dynamic_bindings`.
+absl::Status BindOwnedMemories(
+    std::vector<std::pair<dnnl::memory, int>>& bindings,
+    std::vector<Slot>& slots, std::vector<int>& dynamic_bindings) {
+  try {
+    for (int b = 0; b < static_cast<int>(bindings.size()); ++b) {
+      auto& [mem, s] = bindings[b];
+      if (IsOwned(slots[s])) {
+        mem.set_data_handle(slots[s].owned.mutable_raw());
+      } else {
+        dynamic_bindings.push_back(b);
+      }
+    }
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("oneDNN: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+// Sizes the run state for `slots` and `num_results` outputs, pointing the
+// owned slots at their buffers.
+void InitRunState(std::vector<Slot>& slots, int num_results, RunState& state) {
+  state.ptr.assign(slots.size(), nullptr);
+  state.tensor.assign(slots.size(), nullptr);
+  state.out_ptr.assign(num_results, nullptr);
+  for (size_t s = 0; s < slots.size(); ++s) {
+    Slot& slot = slots[s];
+    if (IsOwned(slot)) {
+      state.ptr[s] = slot.owned.mutable_raw();
+      state.tensor[s] = &slot.owned;
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
@@ -205,156 +392,31 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
     op_index[op.get()] = static_cast<int>(ops.size());
     ops.push_back(op.get());
   }
-  // Every value gets its slot up front, so that a post-op fused into an
-  // earlier matmul can read an operand computed after the matmul (the fused
-  // step runs where its last post-op stood). Constants are materialized
-  // here; a reshape aliases its operand.
-  for (const Op* op : ops) {
-    for (const Value* v : op->operands()) {
-      if (ctx.SlotOf(v) < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("primitive executor: ", OpLabel(*op),
-                         " uses a value not defined before it in the graph"));
-      }
-    }
-    if (op->kind_id() == OpKind::kConstant) {
-      absl::StatusOr<Tensor> value = EvaluateOp(*op, {});
-      if (!value.ok()) {
-        return absl::Status(
-            value.status().code(),
-            absl::StrCat(OpLabel(*op), ": ", value.status().message()));
-      }
-      ctx.AddConstantSlot(op->result(), *std::move(value));
-    } else if (op->kind_id() == OpKind::kReshape) {
-      ctx.AddAlias(op->result(), ctx.SlotOf(op->operand(0)));
-    } else {
-      ctx.DefineResult(op->result());
-    }
-  }
+  HGC_RETURN_IF_ERROR(DefineSlots(ops, ctx));
 
   std::vector<std::unique_ptr<Step>> steps;
   std::vector<bool> slot_used(ctx.slots().size(), false);
-  for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
-    const Op& op = *ops[i];
-    if (ctx.IsClaimed(&op) || op.kind_id() == OpKind::kConstant ||
-        op.kind_id() == OpKind::kReshape) {
-      continue;
-    }
-    OpBuilderFn builder = BuilderFor(op.kind_id());
-    absl::StatusOr<Built> built =
-        builder != nullptr ? builder(op, ctx)
-                           : absl::StatusOr<Built>(absl::UnimplementedError(
-                                 "no oneDNN primitive for this op"));
-    if (built.ok()) {
-      int order = i;
-      for (const Op* a : built->absorbed) {
-        ctx.Claim(a);
-        order = std::max(order, op_index[a]);
-      }
-      built->step->order = order;
-      steps.push_back(std::move(built->step));
-      continue;
-    }
-    if (built.status().code() != absl::StatusCode::kUnimplemented) {
-      return absl::Status(built.status().code(),
-                          absl::StrCat("primitive executor: ", OpLabel(op),
-                                       ": ", built.status().message()));
-    }
-    if (!options.allow_fallback) {
-      return absl::UnimplementedError(
-          absl::StrCat("primitive executor: ", OpLabel(op),
-                       " has no oneDNN primitive (fallbacks are off): ",
-                       built.status().message()));
-    }
-    std::vector<int> operand_slots;
-    for (const Value* v : op.operands()) {
-      operand_slots.push_back(ctx.SlotOf(v));
-      slot_used[ctx.SlotOf(v)] = true;
-    }
-    slot_used[ctx.SlotOf(op.result())] = true;
-    auto step = std::make_unique<FallbackStep>(op, std::move(operand_slots),
-                                               ctx.DefineResult(op.result()));
-    step->info.description = absl::StrCat("ref:", op.kind());
-    step->info.impl = "reference";
-    step->info.fallback = true;
-    step->info.fallback_reason = std::string(built.status().message());
-    step->info.op_label = OpLabel(op);
-    step->order = i;
-    steps.push_back(std::move(step));
-  }
-
-  // Results: an op result not yet claimed is written straight into the
-  // output; anything else is copied there at the end.
-  std::vector<Slot>& slots = ctx.slots();
-  const std::vector<Value*>& results = graph.results();
-  for (int i = 0; i < static_cast<int>(results.size()); ++i) {
-    const int s = ctx.SlotOf(results[i]);
-    if (s < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("primitive executor: result ", i, " is not computed"));
-    }
-    if (slots[s].kind == SlotKind::kIntermediate && slots[s].output_index < 0) {
-      slots[s].output_index = i;
-      continue;
-    }
-    slot_used[s] = true;
-    auto copy =
-        std::make_unique<CopyStep>(s, i, results[i]->type().SizeInBytes());
-    copy->info.description = "copy";
-    copy->info.impl = "memcpy";
-    copy->info.op_label = absl::StrCat("return ", i);
-    copy->order = INT_MAX;
-    steps.push_back(std::move(copy));
-  }
+  HGC_RETURN_IF_ERROR(
+      BuildOpSteps(ops, op_index, options, ctx, steps, slot_used));
+  HGC_RETURN_IF_ERROR(PlaceResults(graph, ctx, steps, slot_used));
   std::stable_sort(
       steps.begin(), steps.end(),
       [](const std::unique_ptr<Step>& a, const std::unique_ptr<Step>& b) {
         return a->order < b->order;
       });
 
-  // Buffers: one per unclaimed intermediate that some step reads or writes
-  // (values fused away into a matmul need none), allocated now.
+  std::vector<Slot>& slots = ctx.slots();
   impl->bindings = ctx.bindings();
   for (const auto& [mem, s] : impl->bindings) slot_used[s] = true;
-  for (size_t s = 0; s < slots.size(); ++s) {
-    Slot& slot = slots[s];
-    if (slot.kind == SlotKind::kIntermediate && slot.output_index < 0 &&
-        slot_used[s]) {
-      HGC_ASSIGN_OR_RETURN(slot.owned, Tensor::Create(slot.type));
-    }
-  }
-  try {
-    for (int b = 0; b < static_cast<int>(impl->bindings.size()); ++b) {
-      auto& [mem, s] = impl->bindings[b];
-      const Slot& slot = slots[s];
-      const bool owned =
-          slot.kind == SlotKind::kConstant ||
-          (slot.kind == SlotKind::kIntermediate && slot.output_index < 0);
-      if (owned) {
-        mem.set_data_handle(slots[s].owned.mutable_raw());
-      } else {
-        impl->dynamic_bindings.push_back(b);
-      }
-    }
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("oneDNN: ", e.what()));
-  }
+  HGC_RETURN_IF_ERROR(AllocateBuffers(slots, slot_used));
+  HGC_RETURN_IF_ERROR(
+      BindOwnedMemories(impl->bindings, slots, impl->dynamic_bindings));
 
   impl->slots = std::move(slots);
   impl->steps = std::move(steps);
   impl->const_inputs.resize(graph.num_params());
-  RunState& state = impl->state;
-  state.ptr.assign(impl->slots.size(), nullptr);
-  state.tensor.assign(impl->slots.size(), nullptr);
-  state.out_ptr.assign(results.size(), nullptr);
-  for (size_t s = 0; s < impl->slots.size(); ++s) {
-    Slot& slot = impl->slots[s];
-    if (slot.kind == SlotKind::kConstant ||
-        (slot.kind == SlotKind::kIntermediate && slot.output_index < 0)) {
-      state.ptr[s] = slot.owned.mutable_raw();
-      state.tensor[s] = &slot.owned;
-    }
-  }
+  InitRunState(impl->slots, static_cast<int>(graph.results().size()),
+               impl->state);
 
   std::unique_ptr<PrimitiveExecutor> executor(
       new PrimitiveExecutor(std::move(impl), options));

@@ -67,6 +67,17 @@ bool IsFloatType(DType d);
 bool IsIntType(DType d);
 int64_t NumElements(const Shape& s);
 
+// The sizes, dtype and head layout of the Generator's Attention block.
+struct AttentionShape {
+  int64_t b = 0, h = 0, sq = 0, skv = 0, dh = 0, dv = 0;
+  DType d = DType::kF32;
+  bool bshd = false;  // inputs as [B, S, H, D]
+  bool mqa = false;   // one K/V head for all
+  bool gqa = false;   // pairs of Q heads stacked along S onto one K/V head
+  int64_t kvh = 0;    // K/V heads
+  int64_t score_heads = 0, score_rows = 0;
+};
+
 // Builds one graph for GenerateGraph (fuzz/graph_generator.h).
 class Generator {
  public:
@@ -145,6 +156,29 @@ class Generator {
   Value* ExtraScoreOp(Value* s, int64_t b, int64_t h, int64_t sq,
                       int64_t skv);
   Value* Mixed();
+
+  // Attention's parts, each drawing in Attention's fixed order
+  // (graph_recipes.cc):
+  // Draws the block's sizes, dtype and head layout.
+  AttentionShape RandomAttentionShape();
+  // A [B, heads, seq, dim] operand (from [B, seq, heads, dim] when bshd).
+  Value* AttentionInput(const AttentionShape& a, int64_t heads, int64_t seq,
+                        int64_t dim);
+  // Q, sometimes stored [D, S] (sets *q_transposed), grouped for gqa.
+  Value* AttentionQuery(const AttentionShape& a, bool* q_transposed);
+  // Q, sometimes scaled by a literal or a runtime scalar.
+  Value* ScaleQuery(Value* q, DType d, double scale);
+  // K or Kᵀ, sometimes scaled by sqrt(scale), a runtime scalar or 2.
+  Value* MaybeScaleK(Value* k, DType d, double scale);
+  // The scores Q·Kᵀ, with K transposed by attribute, by op or as stored.
+  Value* AttentionScores(const AttentionShape& a, Value* q, bool q_transposed,
+                         double scale);
+  // The scores, sometimes scaled by a literal (scale or sqrt(dh)).
+  Value* ScaleScores(Value* s, DType sd, int64_t dh, double scale);
+  // The scores unmasked, or with an added mask, a select mask or a floor.
+  Value* MaskScores(Value* s, const AttentionShape& a, DType sd);
+  // O, sometimes transposed (and merged to [B, S, H·D]) and cast to f32.
+  Value* ArrangeAttentionOutput(Value* o, const AttentionShape& a);
 
   Rng rng_;
   GenerateOptions options_;

@@ -113,46 +113,124 @@ void AmxTileSimulator::DotS8S8(int c, int a, int b) {
   DotInt8<int8_t>(config_, tiles_[c], tiles_[a], tiles_[b], c, a);
 }
 
-absl::Status EmulateAmxPlan(const AmxPlan& plan, const BrgemmCallArgs& args) {
+namespace {
+
+// The `i`th batch element's operand: from a pointer list or at a stride.
+const uint8_t* BatchElement(const BrgemmDesc& d, const void* base,
+                            int64_t stride, int64_t i) {
+  if (d.batch_kind == BatchKind::kPointerList) {
+    return static_cast<const uint8_t*>(
+        static_cast<const void* const*>(base)[i]);
+  }
+  return static_cast<const uint8_t*>(base) + i * stride;
+}
+
+// Runs one K chunk's tile ops of `kind` on `sim`, reading A and B from
+// memory or (`staged`) from the tail staging buffer `stage`.
+void RunChunk(AmxTileSimulator& sim, const BrgemmDesc& d,
+              const AmxBlockKind& kind, const uint8_t* stage, const uint8_t* a,
+              int64_t a_stride, const uint8_t* b, int64_t b_stride,
+              bool staged) {
+  const int64_t es = InputElementSize(d.dtype);
+  const int64_t g = VnniGranularity(d.dtype);
+  for (const AmxOp& op : kind.chunk_ops) {
+    switch (op.kind) {
+      case AmxOp::kLoadA:
+        sim.Load(
+            op.tile,
+            staged ? stage + op.index * 1024 : a + op.index * 16 * a_stride,
+            a_stride);
+        break;
+      case AmxOp::kLoadB:
+        sim.Load(op.tile,
+                 staged ? stage + kAmxStageBOffset + op.index * 1024
+                        : b + op.index * 16 * g * es,
+                 b_stride);
+        break;
+      case AmxOp::kDot:
+        if (d.dtype == BrgemmDataType::kBf16) sim.DotBf16(op.tile, op.a, op.b);
+        if (d.dtype == BrgemmDataType::kU8S8) sim.DotU8S8(op.tile, op.a, op.b);
+        if (d.dtype == BrgemmDataType::kS8S8) sim.DotS8S8(op.tile, op.a, op.b);
+        break;
+    }
+  }
+}
+
+// Copies the partial K chunk of A and B into `stage` (zero-padded),
+// exactly as the generated code does.
+void StageTailChunk(const AmxPlan& plan, const AmxBlockKind& kind,
+                    const uint8_t* a, const uint8_t* b, uint8_t* stage) {
+  const BrgemmDesc& d = plan.desc;
+  const int64_t es = InputElementSize(d.dtype);
+  const int64_t g = VnniGranularity(d.dtype);
+  const int64_t lda_bytes = d.lda * es;
+  const int64_t ldb_row_bytes = d.ldb * g * es;  // one packed K group row
+  const int64_t k0 = plan.full_chunks * 64;
+  const int64_t tail_bytes = plan.tail_k * es;
+  const int64_t tail_rows = (plan.tail_k + g - 1) / g;
+  std::memset(stage, 0, kAmxStageBytes);
+  for (int r = 0; r < kind.row_tiles; ++r) {
+    for (int row = 0; row < kind.rows[r]; ++row) {
+      std::memcpy(stage + r * 1024 + row * 64,
+                  a + (r * 16 + row) * lda_bytes + k0, tail_bytes);
+    }
+  }
+  for (int cc = 0; cc < kind.col_tiles; ++cc) {
+    for (int64_t kr = 0; kr < tail_rows; ++kr) {
+      std::memcpy(stage + kAmxStageBOffset + cc * 1024 + kr * 64,
+                  b + (plan.full_chunks * 16 + kr) * ldb_row_bytes + cc * 64,
+                  kind.cols[cc] * 4);
+    }
+  }
+}
+
+// Computes the C block of `kind` at (m0, n0): its tiles loaded from C
+// (accumulate) or zeroed, every batch element's full chunks and staged
+// tail run, and the tiles stored back.
+void RunBlock(AmxTileSimulator& sim, const AmxPlan& plan,
+              const AmxBlockKind& kind, const BrgemmCallArgs& args, int64_t m0,
+              int64_t n0, uint8_t* stage) {
   const BrgemmDesc& d = plan.desc;
   const int64_t es = InputElementSize(d.dtype);
   const int64_t g = VnniGranularity(d.dtype);
   const int64_t lda_bytes = d.lda * es;
   const int64_t ldb_row_bytes = d.ldb * g * es;  // one packed K group row
   const int64_t ldc_bytes = d.ldc * 4;
-  AmxTileSimulator sim;
-  alignas(64) uint8_t stage[kAmxStageBytes] = {};
-  auto ith = [&](const void* base, int64_t stride, int64_t i) {
-    if (d.batch_kind == BatchKind::kPointerList) {
-      return static_cast<const uint8_t*>(
-          static_cast<const void* const*>(base)[i]);
-    }
-    return static_cast<const uint8_t*>(base) + i * stride;
-  };
-  auto run_chunk = [&](const AmxBlockKind& kind, const uint8_t* a,
-                       int64_t a_stride, const uint8_t* b, int64_t b_stride,
-                       bool staged) {
-    for (const AmxOp& op : kind.chunk_ops) {
-      switch (op.kind) {
-        case AmxOp::kLoadA:
-          sim.Load(op.tile,
-                   staged ? stage + op.index * 1024 : a + op.index * 16 * a_stride,
-                   a_stride);
-          break;
-        case AmxOp::kLoadB:
-          sim.Load(op.tile,
-                   staged ? stage + kAmxStageBOffset + op.index * 1024
-                          : b + op.index * 16 * g * es,
-                   b_stride);
-          break;
-        case AmxOp::kDot:
-          if (d.dtype == BrgemmDataType::kBf16) sim.DotBf16(op.tile, op.a, op.b);
-          if (d.dtype == BrgemmDataType::kU8S8) sim.DotU8S8(op.tile, op.a, op.b);
-          if (d.dtype == BrgemmDataType::kS8S8) sim.DotS8S8(op.tile, op.a, op.b);
-          break;
+  uint8_t* c = static_cast<uint8_t*>(args.c) + m0 * ldc_bytes + n0 * 4;
+  for (int r = 0; r < kind.row_tiles; ++r) {
+    for (int cc = 0; cc < kind.col_tiles; ++cc) {
+      if (d.accumulate) {
+        sim.Load(AmxCTile(r, cc), c + r * 16 * ldc_bytes + cc * 64, ldc_bytes);
+      } else {
+        sim.Zero(AmxCTile(r, cc));
       }
     }
-  };
+  }
+  for (int64_t i = 0; i < args.batch; ++i) {
+    const uint8_t* a =
+        BatchElement(d, args.a, d.stride_a_bytes, i) + m0 * lda_bytes;
+    const uint8_t* b =
+        BatchElement(d, args.b, d.stride_b_bytes, i) + n0 * g * es;
+    for (int64_t ch = 0; ch < plan.full_chunks; ++ch) {
+      RunChunk(sim, d, kind, stage, a + ch * 64, lda_bytes,
+               b + ch * 16 * ldb_row_bytes, ldb_row_bytes, false);
+    }
+    if (plan.tail_k == 0) continue;
+    StageTailChunk(plan, kind, a, b, stage);
+    RunChunk(sim, d, kind, stage, nullptr, 64, nullptr, 64, true);
+  }
+  for (int r = 0; r < kind.row_tiles; ++r) {
+    for (int cc = 0; cc < kind.col_tiles; ++cc) {
+      sim.Store(AmxCTile(r, cc), c + r * 16 * ldc_bytes + cc * 64, ldc_bytes);
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status EmulateAmxPlan(const AmxPlan& plan, const BrgemmCallArgs& args) {
+  AmxTileSimulator sim;
+  alignas(64) uint8_t stage[kAmxStageBytes] = {};
   for (int ni = 0; ni < 2; ++ni) {
     for (int64_t nb = 0; nb < plan.n_count[ni]; ++nb) {
       const int64_t n0 = (ni == 0 ? nb : plan.n_count[0]) * kAmxBlock;
@@ -163,52 +241,7 @@ absl::Status EmulateAmxPlan(const AmxPlan& plan, const BrgemmCallArgs& args) {
         if (!s.ok()) return s;
         for (int64_t mb = 0; mb < plan.m_count[mi]; ++mb) {
           const int64_t m0 = (mi == 0 ? mb : plan.m_count[0]) * kAmxBlock;
-          uint8_t* c = static_cast<uint8_t*>(args.c) + m0 * ldc_bytes + n0 * 4;
-          for (int r = 0; r < kind.row_tiles; ++r) {
-            for (int cc = 0; cc < kind.col_tiles; ++cc) {
-              if (d.accumulate) {
-                sim.Load(AmxCTile(r, cc), c + r * 16 * ldc_bytes + cc * 64,
-                         ldc_bytes);
-              } else {
-                sim.Zero(AmxCTile(r, cc));
-              }
-            }
-          }
-          for (int64_t i = 0; i < args.batch; ++i) {
-            const uint8_t* a = ith(args.a, d.stride_a_bytes, i) + m0 * lda_bytes;
-            const uint8_t* b = ith(args.b, d.stride_b_bytes, i) + n0 * g * es;
-            for (int64_t ch = 0; ch < plan.full_chunks; ++ch) {
-              run_chunk(kind, a + ch * 64, lda_bytes, b + ch * 16 * ldb_row_bytes,
-                        ldb_row_bytes, false);
-            }
-            if (plan.tail_k == 0) continue;
-            // Stage the partial chunk exactly as the generated code does.
-            const int64_t k0 = plan.full_chunks * 64;
-            const int64_t tail_bytes = plan.tail_k * es;
-            const int64_t tail_rows = (plan.tail_k + g - 1) / g;
-            std::memset(stage, 0, sizeof(stage));
-            for (int r = 0; r < kind.row_tiles; ++r) {
-              for (int row = 0; row < kind.rows[r]; ++row) {
-                std::memcpy(stage + r * 1024 + row * 64,
-                            a + (r * 16 + row) * lda_bytes + k0, tail_bytes);
-              }
-            }
-            for (int cc = 0; cc < kind.col_tiles; ++cc) {
-              for (int64_t kr = 0; kr < tail_rows; ++kr) {
-                std::memcpy(stage + kAmxStageBOffset + cc * 1024 + kr * 64,
-                            b + (plan.full_chunks * 16 + kr) * ldb_row_bytes +
-                                cc * 64,
-                            kind.cols[cc] * 4);
-              }
-            }
-            run_chunk(kind, nullptr, 64, nullptr, 64, true);
-          }
-          for (int r = 0; r < kind.row_tiles; ++r) {
-            for (int cc = 0; cc < kind.col_tiles; ++cc) {
-              sim.Store(AmxCTile(r, cc), c + r * 16 * ldc_bytes + cc * 64,
-                        ldc_bytes);
-            }
-          }
+          RunBlock(sim, plan, kind, args, m0, n0, stage);
         }
       }
     }

@@ -4,11 +4,20 @@
 //
 //   - SetConstants binds the `const` parameters: it copies them into the
 //     constant cache and runs the init steps (prepacking, everything that
-//     depends only on constants) once.
-//   - Execute runs the main steps. After the first call it allocates
-//     nothing; concurrent calls are safe (each takes its own scratch arena
-//     from a pool) and share the persistent thread pool (or run on the
-//     caller's OpenMP runtime, Threading::kOpenMP).
+//     depends only on constants) once, in an init arena allocated for the
+//     call.
+//   - Execute runs the main steps. Each call takes a scratch (the arena
+//     and the steps' pointer tables) from a pool and returns it when done;
+//     a new one is allocated only when none is free: on the first call,
+//     and when more calls run at once than ever before. Compiled steps,
+//     shared steps and the copy, pack, transpose and reduction host steps
+//     allocate nothing, but a fallback step (an op the reference
+//     interpreter evaluates, named fallback.OP.VALUE; `hgc --stats` counts
+//     them) allocates its operands and result on every run. So Execute is
+//     allocation-free after the first call only for a program without
+//     fallback steps. Concurrent calls are safe (each has its own scratch)
+//     and share the persistent thread pool (or run on the caller's OpenMP
+//     runtime, Threading::kOpenMP).
 //   - A host step that fails stops the run: SetConstants and Execute
 //     return the first step's error (prefixed with the step's name); the
 //     outputs are then unspecified.

@@ -113,8 +113,11 @@ class CompiledGraph {
   // ignored, may be null), `outputs` one per result, each pointing at a
   // buffer of result_types()[i]'s size. InvalidArgument for wrong counts or
   // a null non-const input or output; FailedPrecondition when constants are
-  // required and not bound. Allocation-free after the first call; safe to
-  // call from several threads at once.
+  // required and not bound. Safe to call from several threads at once. A
+  // call allocates a scratch arena only when none is free (the first call,
+  // or more concurrent calls than before), and fallback steps (run by the
+  // reference interpreter, counted by --stats) allocate their tensors on
+  // every call; a graph without them runs allocation-free after that.
   absl::Status Execute(absl::Span<const void* const> inputs,
                        absl::Span<void* const> outputs) const;
 

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/graph_utils.h"
+#include "codegen/nest_buffers.h"
 #include "codegen/row_program.h"
-#include "codegen/tile_emitter.h"
 #include "microkernels/brgemm_blocking.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/kernel_cache.h"

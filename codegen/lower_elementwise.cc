@@ -1,36 +1,16 @@
 #include "codegen/lower_elementwise.h"
 
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
-#include "codegen/tile_emitter.h"
+#include "codegen/nest_buffers.h"
 #include "codegen/tile_ir.h"
 #include "support/status_macros.h"
 
 namespace hgc {
 namespace codegen {
-
-ConstantBinder NestConstantBinder(LowerState& state, tile::Nest& nest) {
-  auto bound = std::make_shared<absl::flat_hash_map<const Op*, int>>();
-  return [&state, &nest, bound](const Op& constant,
-                                Tensor value) -> absl::StatusOr<int> {
-    if (auto it = bound->find(&constant); it != bound->end()) {
-      return it->second;
-    }
-    const Value* v = constant.result();
-    const int64_t slot = state.AddConstant(std::move(value));
-    const int index = nest.FrameIndex(
-        nest.AddFrameBuffer(BufferRef::Constant(slot), v->name(),
-                            absl::StrCat(v->type().ToString(), " literal")));
-    (*bound)[&constant] = index;
-    return index;
-  };
-}
 
 absl::StatusOr<std::optional<tile::Nest>> LowerElementwise(LowerState& state,
                                                            const Op& op,

@@ -12,7 +12,6 @@
 
 #include "absl/status/statusor.h"
 #include "codegen/lower_state.h"
-#include "codegen/row_program.h"
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
 
@@ -27,13 +26,6 @@ namespace codegen {
 absl::StatusOr<std::optional<tile::Nest>> LowerElementwise(LowerState& state,
                                                            const Op& op,
                                                            int num_threads);
-
-// The ConstantBinder (row_program.h) of `nest`'s row programs: each
-// literal table gets a constant-cache slot of its own holding its value,
-// as a const parameter has (filled at compile time, so SetConstants has
-// nothing to do for it), and a frame buffer of the nest named after it;
-// a constant read by several programs of the nest is bound once.
-ConstantBinder NestConstantBinder(LowerState& state, tile::Nest& nest);
 
 }  // namespace codegen
 }  // namespace hgc

@@ -10,9 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
-#include "codegen/lower_elementwise.h"
+#include "codegen/nest_buffers.h"
 #include "codegen/row_program.h"
-#include "codegen/tile_emitter.h"
 #include "codegen/tile_ir.h"
 #include "support/status_macros.h"
 

@@ -331,9 +331,5 @@ absl::Status EmitNest(LowerState& state, tile::Nest& nest, bool on_caller) {
   return absl::OkStatus();
 }
 
-int ValueBuffer(LowerState& state, tile::Nest& nest, const Value* v) {
-  return nest.AddFrameBuffer(state.refs.at(v), v->name(), v->type().ToString());
-}
-
 }  // namespace codegen
 }  // namespace hgc

@@ -21,10 +21,6 @@ namespace codegen {
 // that is set. On an error nothing is appended and the function is erased.
 absl::Status EmitNest(LowerState& state, tile::Nest& nest, bool on_caller);
 
-// The frame buffer of `nest` holding `v`, a value of the entry graph
-// (where state.refs places it), named and noted as `v`.
-int ValueBuffer(LowerState& state, tile::Nest& nest, const Value* v);
-
 }  // namespace codegen
 }  // namespace hgc
 

@@ -1,0 +1,29 @@
+// Frame buffers of a nest under construction for what the lowerings bind
+// from the entry graph: its values (where state.refs places them) and the
+// literal constants its row programs read.
+#ifndef HGC_CODEGEN_NEST_BUFFERS_H_
+#define HGC_CODEGEN_NEST_BUFFERS_H_
+
+#include "codegen/lower_state.h"
+#include "codegen/row_program.h"
+#include "codegen/tile_ir.h"
+#include "ir/graph.h"
+
+namespace hgc {
+namespace codegen {
+
+// The frame buffer of `nest` holding `v`, a value of the entry graph
+// (where state.refs places it), named and noted as `v`.
+int ValueBuffer(LowerState& state, tile::Nest& nest, const Value* v);
+
+// The ConstantBinder (row_program.h) of `nest`'s row programs: each
+// literal table gets a constant-cache slot of its own holding its value,
+// as a const parameter has (filled at compile time, so SetConstants has
+// nothing to do for it), and a frame buffer of the nest named after it;
+// a constant read by several programs of the nest is bound once.
+ConstantBinder NestConstantBinder(LowerState& state, tile::Nest& nest);
+
+}  // namespace codegen
+}  // namespace hgc
+
+#endif  // HGC_CODEGEN_NEST_BUFFERS_H_

@@ -193,7 +193,8 @@ Value* Generator::ElementwiseOp(Value* x) {
   const int choice = static_cast<int>(rng_.Int(0, 9));
   if (IsFloatType(d)) {
     static const std::vector<std::string> kUnary = {
-        "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs"};
+        "relu", "sigmoid", "tanh", "exp", "log",
+        "sqrt", "rsqrt",   "neg",  "abs", "erf"};
     static const std::vector<std::string> kBinary = {"add", "sub", "mul",
                                                      "div", "max", "min"};
     switch (choice) {

@@ -178,8 +178,7 @@ absl::StatusOr<Value*> Parser::ParseUse() {
   return it->second;
 }
 
-absl::Status Parser::ParseStatement() {
-  // Result names.
+absl::StatusOr<std::vector<Token>> Parser::ParseDefinedNames() {
   std::vector<Token> defs;
   // Names defined by this statement so far; only built for long lists, so
   // that the common one-result statement allocates no set.
@@ -209,8 +208,11 @@ absl::Status Parser::ParseStatement() {
   HGC_RETURN_IF_ERROR(
       Expect(TokenKind::kEqual,
              absl::StrCat("after ", QuoteForDiagnostic(defs.back().text))));
+  return defs;
+}
 
-  // Op name, checked at once so that a misspelled op is the first error.
+absl::StatusOr<Token> Parser::ParseOpName() {
+  // Checked at once so that a misspelled op is the first error.
   if (!tok_.is(TokenKind::kIdent)) return Expected("op name after '='");
   const Token op_tok = tok_;
   if (OpRegistry::Get().Find(op_tok.text) == nullptr) {
@@ -226,40 +228,52 @@ absl::Status Parser::ParseStatement() {
   HGC_RETURN_IF_ERROR(
       Expect(TokenKind::kLParen,
              absl::StrCat("after op name ", QuoteForDiagnostic(op_tok.text))));
+  return op_tok;
+}
 
-  // Operands.
+absl::StatusOr<std::vector<Value*>> Parser::ParseOperands() {
   std::vector<Value*> operands;
   if (tok_.is(TokenKind::kRParen)) {
     HGC_RETURN_IF_ERROR(Advance());
-  } else {
-    while (true) {
-      if (!tok_.is(TokenKind::kValue)) {
-        return Expected(operands.empty() ? "operand (e.g. '%x') or ')'"
-                                         : "operand after ','");
-      }
-      HGC_ASSIGN_OR_RETURN(Value * v, ParseUse());
-      operands.push_back(v);
-      if (tok_.is(TokenKind::kRParen)) break;
-      if (!tok_.is(TokenKind::kComma)) return Expected("')' after operands");
-      HGC_RETURN_IF_ERROR(Advance());
-    }
-    HGC_RETURN_IF_ERROR(Advance());  // ')'
+    return operands;
   }
+  while (true) {
+    if (!tok_.is(TokenKind::kValue)) {
+      return Expected(operands.empty() ? "operand (e.g. '%x') or ')'"
+                                       : "operand after ','");
+    }
+    HGC_ASSIGN_OR_RETURN(Value * v, ParseUse());
+    operands.push_back(v);
+    if (tok_.is(TokenKind::kRParen)) break;
+    if (!tok_.is(TokenKind::kComma)) return Expected("')' after operands");
+    HGC_RETURN_IF_ERROR(Advance());
+  }
+  HGC_RETURN_IF_ERROR(Advance());  // ')'
+  return operands;
+}
 
+absl::StatusOr<std::vector<TensorType>> Parser::ParseDeclaredTypes() {
+  std::vector<TensorType> declared;
+  if (!tok_.is(TokenKind::kColon)) return declared;
+  HGC_RETURN_IF_ERROR(Advance());
+  while (true) {
+    HGC_ASSIGN_OR_RETURN(TensorType type, ParseType());
+    declared.push_back(std::move(type));
+    if (!tok_.is(TokenKind::kComma)) break;
+    HGC_RETURN_IF_ERROR(Advance());
+  }
+  return declared;
+}
+
+absl::Status Parser::ParseStatement() {
+  HGC_ASSIGN_OR_RETURN(std::vector<Token> defs, ParseDefinedNames());
+  HGC_ASSIGN_OR_RETURN(const Token op_tok, ParseOpName());
+  HGC_ASSIGN_OR_RETURN(std::vector<Value*> operands, ParseOperands());
   AttrMap attrs;
   if (tok_.is(TokenKind::kLBrace)) {
     HGC_ASSIGN_OR_RETURN(attrs, ParseAttrs());
   }
-  std::vector<TensorType> declared;
-  if (tok_.is(TokenKind::kColon)) {
-    HGC_RETURN_IF_ERROR(Advance());
-    while (true) {
-      HGC_ASSIGN_OR_RETURN(TensorType type, ParseType());
-      declared.push_back(std::move(type));
-      if (!tok_.is(TokenKind::kComma)) break;
-      HGC_RETURN_IF_ERROR(Advance());
-    }
-  }
+  HGC_ASSIGN_OR_RETURN(std::vector<TensorType> declared, ParseDeclaredTypes());
 
   // Inference, attribute validation and the declared-type check happen in
   // the Builder; its errors are located at the op name.

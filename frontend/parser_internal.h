@@ -66,6 +66,14 @@ class Parser {
   absl::Status ParseResultTypes();
   absl::StatusOr<TensorType> ParseType();
   absl::Status ParseStatement();
+  // A statement's result names (each new, none twice) and the '=' after.
+  absl::StatusOr<std::vector<Token>> ParseDefinedNames();
+  // A registered op name and the '(' after it; the name's token.
+  absl::StatusOr<Token> ParseOpName();
+  // The operands after the op's '(', through the ')'.
+  absl::StatusOr<std::vector<Value*>> ParseOperands();
+  // The declared result types after ':', or none without one.
+  absl::StatusOr<std::vector<TensorType>> ParseDeclaredTypes();
   absl::Status ParseReturn();
   absl::StatusOr<AttrMap> ParseAttrs();
   absl::StatusOr<Attribute> ParseAttrValue(int depth);

@@ -378,54 +378,6 @@ absl::Status LowerOp(LowerState& state, const Op& op, int num_threads,
   return absl::OkStatus();
 }
 
-// The modules the steps are emitted into, one per compile thread, each in
-// a context of its own so that they optimize and compile in parallel. Each
-// op goes to the module with the least code so far.
-class StepModules {
- public:
-  StepModules(const std::string& prefix, int count)
-      : modules_(std::max(count, 1)), sizes_(modules_.size(), 0) {
-    for (size_t i = 0; i < modules_.size(); ++i) {
-      modules_[i].context = std::make_unique<llvm::LLVMContext>();
-      modules_[i].module = std::make_unique<llvm::Module>(
-          absl::StrCat(prefix, modules_.size() > 1 ? absl::StrCat(".", i) : ""),
-          *modules_[i].context);
-    }
-  }
-
-  // Points `state` at the module the next op's steps go to.
-  void Next(LowerState& state) {
-    if (current_ >= 0) sizes_[current_] = InstructionCount(current_);
-    current_ = static_cast<int>(std::min_element(sizes_.begin(), sizes_.end()) -
-                                sizes_.begin());
-    state.context = modules_[current_].context.get();
-    state.module = modules_[current_].module.get();
-  }
-
-  // The modules that hold code.
-  std::vector<codegen::ContextAndModule> Take() {
-    std::vector<codegen::ContextAndModule> result;
-    for (size_t i = 0; i < modules_.size(); ++i) {
-      if (InstructionCount(i) > 0) result.push_back(std::move(modules_[i]));
-    }
-    modules_.clear();
-    return result;
-  }
-
- private:
-  size_t InstructionCount(size_t i) const {
-    size_t count = 0;
-    for (const llvm::Function& f : *modules_[i].module) {
-      count += f.getInstructionCount();
-    }
-    return count;
-  }
-
-  std::vector<codegen::ContextAndModule> modules_;
-  std::vector<size_t> sizes_;  // instructions, as of the last Next
-  int current_ = -1;           // the module Next chose last
-};
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Executable>> Compile(
@@ -441,8 +393,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   CompileStats stats;
   Program program;
   const int compile_threads = codegen::CompileThreads(options);
-  StepModules step_modules(absl::StrCat("hgc_", graph->name()),
-                           compile_threads);
+  codegen::StepModules step_modules(absl::StrCat("hgc_", graph->name()),
+                                    compile_threads);
   ConstOnlyAnalysis const_only(*graph);
   BufferPlan plan = PlanBuffers(*graph);
   LowerState state;

@@ -1,17 +1,57 @@
 #include "codegen/jit_steps.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/llvm/ir_compiler.h"
 #include "codegen/runtime_helpers.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "support/status_macros.h"
 
 namespace hgc {
 namespace codegen {
+
+StepModules::StepModules(const std::string& prefix, int count)
+    : modules_(std::max(count, 1)), sizes_(modules_.size(), 0) {
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    modules_[i].context = std::make_unique<llvm::LLVMContext>();
+    modules_[i].module = std::make_unique<llvm::Module>(
+        absl::StrCat(prefix, modules_.size() > 1 ? absl::StrCat(".", i) : ""),
+        *modules_[i].context);
+  }
+}
+
+void StepModules::Next(LowerState& state) {
+  if (current_ >= 0) sizes_[current_] = InstructionCount(current_);
+  current_ = static_cast<int>(std::min_element(sizes_.begin(), sizes_.end()) -
+                              sizes_.begin());
+  state.context = modules_[current_].context.get();
+  state.module = modules_[current_].module.get();
+}
+
+std::vector<ContextAndModule> StepModules::Take() {
+  std::vector<ContextAndModule> result;
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    if (InstructionCount(i) > 0) result.push_back(std::move(modules_[i]));
+  }
+  modules_.clear();
+  return result;
+}
+
+size_t StepModules::InstructionCount(size_t i) const {
+  size_t count = 0;
+  for (const llvm::Function& f : *modules_[i].module) {
+    count += f.getInstructionCount();
+  }
+  return count;
+}
 
 int CompileThreads(const CompileOptions& options) {
   if (options.llvm_ir != nullptr || options.assembly != nullptr) return 1;

@@ -154,6 +154,118 @@ std::optional<Block> FindBlock(const UseInfo& uses, Op* softmax) {
   }
 }
 
+// [.., H, a, b] as [.., G, R, a, b], H = G·R being dim `h`.
+Dims SplitHeads(Dims d, int64_t h, int64_t r) {
+  d[h] /= r;
+  d.insert(d.begin() + h + 1, r);
+  return d;
+}
+
+// `x` reshaped to `shape`, located at x's defining op (or x).
+absl::StatusOr<Value*> ReshapeTo(Builder& builder, Value* x,
+                                 const Dims& shape) {
+  return builder.Create(
+      "reshape", {x}, {{"shape", Attribute::IntList(shape)}}, {},
+      x->defining_op() != nullptr ? x->defining_op()->loc() : x->loc());
+}
+
+// A repeated B operand `b` of rank n read before its repeat (transposed
+// again when it was).
+absl::StatusOr<Value*> GroupedB(Builder& builder, Value* b,
+                                const Repeat& repeat, int64_t n) {
+  if (!repeat.transposed) return repeat.grouped;
+  std::vector<int64_t> perm(n + 1);
+  for (int64_t i = 0; i <= n; ++i) perm[i] = i;
+  std::swap(perm[n - 1], perm[n]);
+  return builder.Create("transpose", {repeat.grouped},
+                        {{"perm", Attribute::IntList(perm)}}, {},
+                        b->defining_op()->loc());
+}
+
+// A score op's side operand: as it is when it does not reach the head
+// dim (a scalar, a [Sq, Sk] bias), else with the head dim split (or a
+// unit dim added where it broadcasts over the heads).
+absl::StatusOr<Value*> GroupedSide(Builder& builder, Value* x, int64_t n,
+                                   int64_t h, int64_t r) {
+  const Dims d = DimsOf(x);
+  if (static_cast<int64_t>(d.size()) <= 2) return x;
+  Dims padded(n - d.size(), 1);
+  padded.insert(padded.end(), d.begin(), d.end());
+  Dims shape = padded;
+  if (padded[h] == 1) {
+    shape.insert(shape.begin() + h + 1, 1);
+  } else {
+    shape = SplitHeads(padded, h, r);
+  }
+  if (const Op* c = LiteralConstantOp(x)) {
+    return builder.Create(
+        "constant", {}, c->attrs(),
+        {TensorType(x->type().dtype, Shape(shape.begin(), shape.end()))},
+        c->loc());
+  }
+  return ReshapeTo(builder, x, shape);
+}
+
+// Whether Q, K and V (float Q and V) have the scores' batch dims exactly,
+// so that splitting the head dim leaves each query head on its kv head.
+// (K and V broadcast over the batch too, which HF does not export, are left
+// alone.)
+bool OperandsFit(const Op& qk, const Op& pv, const Dims& scores) {
+  const int64_t n = static_cast<int64_t>(scores.size());
+  const Dims batch(scores.begin(), scores.begin() + n - 2);
+  const auto fits = [&](const Value* x) {
+    const Dims d = DimsOf(x);
+    return static_cast<int64_t>(d.size()) == n &&
+           Dims(d.begin(), d.end() - 2) == batch;
+  };
+  for (const Value* x : {qk.operand(0), pv.operand(1)}) {
+    if (!IsFloat(x->type().dtype)) return false;
+  }
+  return fits(qk.operand(0)) && fits(qk.operand(1)) && fits(pv.operand(1));
+}
+
+// Rebuilds the ops of `block` in the grouped form (head dim h of the rank-n
+// scores split by r), the scores matmul reading q and k and P·V reading v;
+// P·V's grouped result.
+absl::StatusOr<Value*> RebuildGrouped(Builder& builder, const Block& block,
+                                      Value* q, Value* k, Value* v, int64_t n,
+                                      int64_t h, int64_t r) {
+  const Op& qk = *block.links.front().op;
+  const Op& pv = *block.links.back().op;
+  Value* cur = nullptr;
+  for (const ChainLink& link : block.links) {
+    const Op& op = *link.op;
+    std::vector<Value*> operands;
+    if (&op == &qk) {
+      operands = {q, k};
+    } else if (&op == &pv) {
+      operands = {cur, v};
+    } else {
+      for (int i = 0; i < op.num_operands(); ++i) {
+        // mul(s, s) reads the scores twice.
+        if (op.operand(i) == op.operand(link.operand)) {
+          operands.push_back(cur);
+          continue;
+        }
+        HGC_ASSIGN_OR_RETURN(Value * x,
+                             GroupedSide(builder, op.operand(i), n, h, r));
+        operands.push_back(x);
+      }
+    }
+    AttrMap attrs = op.attrs();
+    if (op.kind_id() == OpKind::kSoftmax) attrs["axis"] = Attribute::Int(-1);
+    HGC_ASSIGN_OR_RETURN(cur, builder.Create(op.kind(), std::move(operands),
+                                             std::move(attrs), {}, op.loc()));
+    if (DimsOf(cur) != SplitHeads(DimsOf(op.result()), h, r)) {
+      return absl::InternalError(
+          absl::StrCat("attention-repeat-kv: the grouped ", op.kind(),
+                       " does not have the split shape"));
+    }
+    if (&op != &pv) TakeName(cur, op.result());
+  }
+  return cur;
+}
+
 // Rebuilds `block`, whose scores are [.., H, Sq, Sk] with H = G·R, in the
 // grouped form [.., G, R, Sq, Sk]: Q reshaped to it, K and V read as
 // their [.., G, 1, S, D] values before the repeat, each side operand of a score
@@ -176,104 +288,20 @@ absl::StatusOr<bool> Regroup(Graph& graph, const Block& block) {
   if (n < 3) return false;
   const int64_t h = n - 3;  // the head dim
   if (scores[h] % r != 0) return false;
-  const Dims batch(scores.begin(), scores.begin() + n - 2);
-  // Q, K and V have the scores' batch dims exactly, so that splitting the
-  // head dim leaves each query head on its kv head. (K and V broadcast
-  // over the batch too, which HF does not export, are left alone.)
-  const auto fits = [&](const Value* x) {
-    const Dims d = DimsOf(x);
-    return static_cast<int64_t>(d.size()) == n &&
-           Dims(d.begin(), d.end() - 2) == batch;
-  };
-  for (const Value* x : {qk.operand(0), pv.operand(1)}) {
-    if (!IsFloat(x->type().dtype)) return false;
-  }
-  if (!fits(qk.operand(0)) || !fits(qk.operand(1)) || !fits(pv.operand(1))) {
-    return false;
-  }
-  // [.., H, a, b] as [.., G, R, a, b].
-  const auto split = [&](Dims d) {
-    d[h] /= r;
-    d.insert(d.begin() + h + 1, r);
-    return d;
-  };
-  Builder builder(&graph, &pv);
-  const auto reshape = [&](Value* x, const Dims& shape) {
-    return builder.Create(
-        "reshape", {x}, {{"shape", Attribute::IntList(shape)}}, {},
-        x->defining_op() != nullptr ? x->defining_op()->loc() : x->loc());
-  };
-  // A repeated B operand read before its repeat (transposed again when
-  // it was).
-  const auto grouped_b = [&](Value* b,
-                             const Repeat& repeat) -> absl::StatusOr<Value*> {
-    if (!repeat.transposed) return repeat.grouped;
-    std::vector<int64_t> perm(n + 1);
-    for (int64_t i = 0; i <= n; ++i) perm[i] = i;
-    std::swap(perm[n - 1], perm[n]);
-    return builder.Create("transpose", {repeat.grouped},
-                          {{"perm", Attribute::IntList(perm)}}, {},
-                          b->defining_op()->loc());
-  };
-  // A score op's side operand: as it is when it does not reach the head
-  // dim (a scalar, a [Sq, Sk] bias), else with the head dim split (or a
-  // unit dim added where it broadcasts over the heads).
-  const auto side = [&](Value* x) -> absl::StatusOr<Value*> {
-    const Dims d = DimsOf(x);
-    if (static_cast<int64_t>(d.size()) <= 2) return x;
-    Dims padded(n - d.size(), 1);
-    padded.insert(padded.end(), d.begin(), d.end());
-    Dims shape = padded;
-    if (padded[h] == 1) {
-      shape.insert(shape.begin() + h + 1, 1);
-    } else {
-      shape = split(padded);
-    }
-    if (const Op* c = LiteralConstantOp(x)) {
-      return builder.Create(
-          "constant", {}, c->attrs(),
-          {TensorType(x->type().dtype, Shape(shape.begin(), shape.end()))},
-          c->loc());
-    }
-    return reshape(x, shape);
-  };
+  if (!OperandsFit(qk, pv, scores)) return false;
 
+  Builder builder(&graph, &pv);
   HGC_ASSIGN_OR_RETURN(Value * q,
-                       reshape(qk.operand(0), split(DimsOf(qk.operand(0)))));
-  HGC_ASSIGN_OR_RETURN(Value * k, grouped_b(qk.operand(1), *k_repeat));
-  HGC_ASSIGN_OR_RETURN(Value * v, grouped_b(pv.operand(1), *v_repeat));
-  Value* cur = nullptr;
-  for (const ChainLink& link : block.links) {
-    const Op& op = *link.op;
-    std::vector<Value*> operands;
-    if (&op == &qk) {
-      operands = {q, k};
-    } else if (&op == &pv) {
-      operands = {cur, v};
-    } else {
-      for (int i = 0; i < op.num_operands(); ++i) {
-        // mul(s, s) reads the scores twice.
-        if (op.operand(i) == op.operand(link.operand)) {
-          operands.push_back(cur);
-          continue;
-        }
-        HGC_ASSIGN_OR_RETURN(Value * x, side(op.operand(i)));
-        operands.push_back(x);
-      }
-    }
-    AttrMap attrs = op.attrs();
-    if (op.kind_id() == OpKind::kSoftmax) attrs["axis"] = Attribute::Int(-1);
-    HGC_ASSIGN_OR_RETURN(cur, builder.Create(op.kind(), std::move(operands),
-                                             std::move(attrs), {}, op.loc()));
-    if (DimsOf(cur) != split(DimsOf(op.result()))) {
-      return absl::InternalError(
-          absl::StrCat("attention-repeat-kv: the grouped ", op.kind(),
-                       " does not have the split shape"));
-    }
-    if (&op != &pv) TakeName(cur, op.result());
-  }
+                       ReshapeTo(builder, qk.operand(0),
+                                 SplitHeads(DimsOf(qk.operand(0)), h, r)));
+  HGC_ASSIGN_OR_RETURN(Value * k,
+                       GroupedB(builder, qk.operand(1), *k_repeat, n));
+  HGC_ASSIGN_OR_RETURN(Value * v,
+                       GroupedB(builder, pv.operand(1), *v_repeat, n));
+  HGC_ASSIGN_OR_RETURN(Value * cur,
+                       RebuildGrouped(builder, block, q, k, v, n, h, r));
   Value* old = pv.result();
-  HGC_ASSIGN_OR_RETURN(Value * out, reshape(cur, DimsOf(old)));
+  HGC_ASSIGN_OR_RETURN(Value * out, ReshapeTo(builder, cur, DimsOf(old)));
   TakeName(out, old);
   graph.ReplaceAllUsesWith(old, out);
   return true;

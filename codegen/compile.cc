@@ -112,17 +112,6 @@ const Op* LoneReduction(const Op& op) {
              : nullptr;
 }
 
-bool IsAttentionGroup(const Op& op) {
-  return FusionKindOf(op) == FusionKind::kAttention;
-}
-
-bool IsElementwiseGroup(const Op& op) {
-  if (op.kind_id() != OpKind::kFusion) {
-    return codegen::IsElementalOp(op.kind_id());
-  }
-  return FusionKindOf(op) == FusionKind::kElementwise;
-}
-
 // A result that reshapes a value nothing else reads has the same bytes:
 // the value's op writes the output itself and the reshape moves nothing
 // (up a chain of reshapes).
@@ -250,15 +239,28 @@ bool SmallGroup(const Op& op) {
 // covers it.
 absl::StatusOr<std::optional<codegen::tile::Nest>> LowerToNest(
     LowerState& state, const Op& op, int num_threads) {
-  if (IsMatmulGroup(op)) {
-    return codegen::LowerMatmulGroup(state, op, num_threads);
+  if (op.kind_id() != OpKind::kFusion) {
+    // A lone op outside any group: elementwise ops have a nest; the others
+    // become LowerOp's host steps or fallbacks.
+    if (codegen::IsElementalOp(op.kind_id())) {
+      return codegen::LowerElementwise(state, op, num_threads);
+    }
+    return absl::UnimplementedError("no native lowering");
   }
-  if (IsAttentionGroup(op)) {
-    return codegen::LowerAttention(state, op, num_threads);
-  }
-  if (IsRowGroup(op)) return codegen::LowerRowwise(state, op);
-  if (IsElementwiseGroup(op)) {
-    return codegen::LowerElementwise(state, op, num_threads);
+  const std::optional<FusionKind> kind = FusionKindOf(op);
+  if (!kind.has_value()) return absl::UnimplementedError("no native lowering");
+  switch (*kind) {
+    case FusionKind::kMatmul:
+    case FusionKind::kMlp:
+      return codegen::LowerMatmulGroup(state, op, num_threads);
+    case FusionKind::kAttention:
+      return codegen::LowerAttention(state, op, num_threads);
+    case FusionKind::kSoftmax:
+    case FusionKind::kLayernorm:
+    case FusionKind::kReduce:
+      return codegen::LowerRowwise(state, op);
+    case FusionKind::kElementwise:
+      return codegen::LowerElementwise(state, op, num_threads);
   }
   return absl::UnimplementedError("no native lowering");
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "microkernels/brgemm_kernel.h"
 #include "microkernels/pack.h"
 #include "microkernels/reference_brgemm.h"
 #include "support/check.h"
@@ -264,6 +265,23 @@ void SetTestStrides(BrgemmDesc* d) {
                        ? absl::StrCat(static_cast<int32_t>(want))
                        : absl::StrCat(wf));
       }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult CheckKernelOverBatches(const BrgemmDesc& desc,
+                                                  uint32_t& seed) {
+  auto kernel = BrgemmKernel::Create(desc);
+  if (!kernel.ok()) return ::testing::AssertionFailure() << kernel.status();
+  for (int64_t batch : {0, 1, 3}) {
+    auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
+      return [&](const BrgemmCallArgs& args) { (*kernel)->fn()(&args); };
+    };
+    ::testing::AssertionResult result =
+        CheckBrgemmCase(desc, batch, seed++, make_runner);
+    if (!result) {
+      return result << " (" << desc.ToString() << ", batch " << batch << ")";
     }
   }
   return ::testing::AssertionSuccess();

@@ -60,6 +60,15 @@ using BrgemmRunner = std::function<void(const BrgemmCallArgs&)>;
 // The strides CheckBrgemmCase uses for a strided batch of `desc`.
 void SetTestStrides(BrgemmDesc* desc);
 
+// Generates `desc`'s kernel and checks it against the reference on
+// batches of 0, 1 and 3 blocks (seeds from `seed` on).
+::testing::AssertionResult CheckKernelOverBatches(const BrgemmDesc& desc,
+                                                  uint32_t& seed);
+
+// The N tails the kernel tests run over. 80 and 94: tile rows of 3 vectors
+// (48 + 32 columns, 48 + 46 with a masked last vector).
+inline constexpr int64_t kNs[] = {1, 15, 16, 17, 31, 48, 64, 65, 80, 94};
+
 }  // namespace microkernels
 }  // namespace hgc
 

@@ -283,12 +283,12 @@ absl::StatusOr<Module> ReadInput(const std::string& file, SourceManager& sm) {
 }
 
 // The pipeline the options ask for: --pipeline / -O, else O2 where the
-// graph is compiled or its compiled plan reported (--stats), else none
-// (--emit=ir alone prints the graph as parsed).
+// graph is compiled, timed (--bench) or its compiled plan reported
+// (--stats), else none (--emit=ir alone prints the graph as parsed).
 std::string PipelineText(const DriverOptions& options) {
   if (!options.pipeline.empty()) return options.pipeline;
-  const bool compiles = options.run || options.emit_llvm || options.emit_asm ||
-                        options.emit_loops || options.stats;
+  const bool compiles = options.run || options.bench || options.emit_llvm ||
+                        options.emit_asm || options.emit_loops || options.stats;
   return compiles ? "O2" : "";
 }
 
@@ -375,6 +375,14 @@ absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
   HGC_ASSIGN_OR_RETURN(BenchResult result, BenchGraph(module, entry, config));
   PrintBenchResult(result, out);
   return result.agree ? 0 : 1;
+}
+
+// Whether `options` ask for something printed from the compile itself:
+// --emit, --stats, --time-passes or --print-ir-after*.
+bool PrintsCompileOutput(const DriverOptions& options) {
+  return options.emit_ir || options.emit_llvm || options.emit_asm ||
+         options.emit_loops || options.stats || options.time_passes ||
+         options.print_ir_after_all || !options.print_ir_after.empty();
 }
 
 // Everything after parsing but --bench: the passes over `module` in
@@ -476,11 +484,25 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
   absl::StatusOr<const Graph*> graph =
       SelectEntryGraph(*module, options.graph, options.input_file);
   if (!graph.ok()) return fail(graph.status());
-  // --bench compiles and times the graph as written (bench/compare.h).
-  absl::StatusOr<int> code = options.bench
-                                 ? RunBench(*module, **graph, options, out)
-                                 : CompileAndRun(std::move(*module), **graph,
-                                                 *session, options, out, err);
+  if (!options.bench) {
+    absl::StatusOr<int> code = CompileAndRun(std::move(*module), **graph,
+                                             *session, options, out, err);
+    if (!code.ok()) return fail(code.status());
+    return *code;
+  }
+  // --bench compiles and times the graph as written (bench/compare.h);
+  // what --emit, --stats and the pass-printing flags ask for is printed
+  // first, from the same pipeline run once more on a copy.
+  if (PrintsCompileOutput(options)) {
+    DriverOptions compile_only = options;
+    compile_only.run = compile_only.check = false;
+    Module copy = CloneModule(*module);
+    const Graph* entry = copy.FindGraph((*graph)->name());
+    absl::StatusOr<int> code = CompileAndRun(std::move(copy), *entry,
+                                             *session, compile_only, out, err);
+    if (!code.ok()) return fail(code.status());
+  }
+  absl::StatusOr<int> code = RunBench(*module, **graph, options, out);
   if (!code.ok()) return fail(code.status());
   return *code;
 }

@@ -344,6 +344,11 @@ absl::Status CheckActions(DriverOptions& options) {
     return FlagError("--output-dir does not apply to --bench (it writes no "
                      "outputs)");
   }
+  if (options.bench && !options.stop_after.empty()) {
+    return FlagError(
+        "--stop-after does not apply to --bench (it times the whole "
+        "pipeline)");
+  }
   if (!options.run && !options.bench) {
     if (!options.inputs.empty()) return FlagError("--input needs --run");
     if (!options.output_dir.empty()) {

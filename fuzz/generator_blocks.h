@@ -1,14 +1,15 @@
 // Internal to the graph generator (fuzz/graph_generator.h): the random
 // source and the Generator class that builds one graph. Not part of any
-// public API: only fuzz/generator_blocks.cc, fuzz/graph_recipes.cc and
-// fuzz/graph_generator.cc include this header.
+// public API: only fuzz/generator_blocks.cc, fuzz/graph_recipes.cc,
+// fuzz/attention_recipe.cc and fuzz/graph_generator.cc include this header.
 //
 // The files split the Generator by concept:
 //   generator_blocks.cc  the building blocks: parameters, literal constants,
 //                        random shapes and dtypes, operands, and the
 //                        elementwise, row-wise, shape, activation and
 //                        quantization op helpers the recipes share
-//   graph_recipes.cc     the recipes, one per GraphKind
+//   graph_recipes.cc     the recipes, one per GraphKind, but Attention
+//   attention_recipe.cc  the Attention recipe and its parts
 //   graph_generator.cc   Generator::Run (recipe, tail, results) and the
 //                        public entry points
 //
@@ -141,7 +142,8 @@ class Generator {
   // channels > 0, sometimes) per channel along `axis`.
   AttrMap QuantAttrs(DType to, int64_t channels, int64_t axis, bool quantize);
 
-  // ---- Recipes, one per GraphKind (graph_recipes.cc) ------------------------
+  // ---- Recipes, one per GraphKind (graph_recipes.cc; Attention in
+  // attention_recipe.cc) -----------------------------------------------------
   // Each returns the final value, or nullptr when it could not build one.
 
   Value* Elementwise();
@@ -152,13 +154,13 @@ class Generator {
   Value* Bf16();
   Value* Int8();
   Value* Attention();
-  // Attention's optional extra score op (graph_recipes.cc).
+  // Attention's optional extra score op (attention_recipe.cc).
   Value* ExtraScoreOp(Value* s, int64_t b, int64_t h, int64_t sq,
                       int64_t skv);
   Value* Mixed();
 
   // Attention's parts, each drawing in Attention's fixed order
-  // (graph_recipes.cc):
+  // (attention_recipe.cc):
   // Draws the block's sizes, dtype and head layout.
   AttentionShape RandomAttentionShape();
   // A [B, heads, seq, dim] operand (from [B, seq, heads, dim] when bshd).

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -16,14 +17,14 @@ namespace {
 // Floats accumulate in double; integers sum modulo 2^64 (wrapped to the
 // dtype when stored) and take their max exactly, as the reference does.
 void Accumulate(ReduceKind kind, double v, double& a) {
-  if (kind != ReduceKind::kMax) {
+  if (kind != ReduceKind::kReduceMax) {
     a += v;
   } else if (std::isnan(v) || v > a) {
     a = v;  // NaN propagates: once NaN, `v > a` never replaces it.
   }
 }
 void Accumulate(ReduceKind kind, int64_t v, uint64_t& a) {
-  if (kind != ReduceKind::kMax) {
+  if (kind != ReduceKind::kReduceMax) {
     a += static_cast<uint64_t>(v);
   } else if (v > static_cast<int64_t>(a)) {
     a = static_cast<uint64_t>(v);
@@ -62,7 +63,7 @@ void Walk(const ReducePlan& plan, size_t d, const Elem*& in, Acc* acc) {
 // (bf16 / f16 through f32 rounded to odd, as Tensor::SetDouble).
 template <typename Elem>
 void RunFloat(const ReducePlan& plan, const void* in, void* out, double* acc) {
-  const double init = plan.kind == ReduceKind::kMax
+  const double init = plan.kind == ReduceKind::kReduceMax
                           ? -std::numeric_limits<double>::infinity()
                           : 0.0;
   for (int64_t o = 0; o < plan.out_elements; ++o) acc[o] = init;
@@ -70,7 +71,7 @@ void RunFloat(const ReducePlan& plan, const void* in, void* out, double* acc) {
   if (plan.in_elements > 0) Walk(plan, 0, x, acc);
   for (int64_t o = 0; o < plan.out_elements; ++o) {
     // A mean over zero elements is 0 / 0 = NaN, as in the reference.
-    const double v = plan.kind == ReduceKind::kMean
+    const double v = plan.kind == ReduceKind::kReduceMean
                          ? acc[o] / static_cast<double>(plan.count)
                          : acc[o];
     switch (plan.dtype) {
@@ -90,7 +91,7 @@ void RunFloat(const ReducePlan& plan, const void* in, void* out, double* acc) {
 // The integer reduction (sum or max), wrapped to Elem as it is stored.
 template <typename Elem>
 void RunInt(const ReducePlan& plan, const void* in, void* out, uint64_t* acc) {
-  const uint64_t init = plan.kind == ReduceKind::kMax
+  const uint64_t init = plan.kind == ReduceKind::kReduceMax
                             ? static_cast<uint64_t>(static_cast<int64_t>(
                                   std::numeric_limits<Elem>::min()))
                             : 0;
@@ -114,16 +115,14 @@ bool Reducible(DType dtype, ReduceKind kind) {
     case DType::kS32:
     case DType::kS8:
     case DType::kU8:
-      return kind != ReduceKind::kMean;
+      return kind != ReduceKind::kReduceMean;
     default:
       return false;
   }
 }
 
 absl::StatusOr<ReduceKind> KindOf(const Op& op) {
-  if (op.kind_id() == OpKind::kReduceSum) return ReduceKind::kSum;
-  if (op.kind_id() == OpKind::kReduceMax) return ReduceKind::kMax;
-  if (op.kind_id() == OpKind::kReduceMean) return ReduceKind::kMean;
+  if (std::optional<ReduceKind> kind = AsReduce(op.kind_id())) return *kind;
   return absl::UnimplementedError(absl::StrCat("'", op.kind(), "'"));
 }
 

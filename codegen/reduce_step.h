@@ -16,18 +16,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/op_kind.h"
 #include "ir/graph.h"
 #include "runtime/executable.h"
 
 namespace hgc {
 namespace codegen {
 
-enum class ReduceKind { kSum, kMax, kMean };
-
 // The walk of one reduction: input dims with the output stride of each
 // (0 along reduced dims).
 struct ReducePlan {
-  ReduceKind kind = ReduceKind::kSum;
+  ReduceKind kind = ReduceKind::kReduceSum;
   DType dtype = DType::kF32;  // of the input and the output
   std::vector<int64_t> dims;
   std::vector<int64_t> out_strides;

@@ -36,10 +36,7 @@ void ExpectMatchesReference(const char* kind, const Shape& shape,
   ASSERT_TRUE(want.ok()) << want.status();
   std::vector<bool> reduced(shape.size(), false);
   for (int64_t a : axes) reduced[a < 0 ? a + shape.size() : a] = true;
-  const ReduceKind k = std::strcmp(kind, "reduce_sum") == 0 ? ReduceKind::kSum
-                       : std::strcmp(kind, "reduce_max") == 0
-                           ? ReduceKind::kMax
-                           : ReduceKind::kMean;
+  const ReduceKind k = *AsReduce(*OpKindFromName(kind));
   ReducePlan plan = PlanReduce(k, shape, reduced, dtype);
   ASSERT_EQ(plan.out_elements, want->num_elements());
   Tensor got = *Tensor::Create(want->type());
@@ -96,7 +93,7 @@ TEST(ReduceStepTest, RoundsA16BitResultOnce) {
   x.SetDouble(1, 0x1p-8);
   x.SetDouble(2, 0x1p-30);
   ReducePlan plan =
-      PlanReduce(ReduceKind::kSum, {3, 1}, {true, false}, DType::kBF16);
+      PlanReduce(ReduceKind::kReduceSum, {3, 1}, {true, false}, DType::kBF16);
   uint16_t out = 0;
   double acc = 0;
   RunReduce(plan, x.raw(), &out, &acc);
@@ -105,12 +102,12 @@ TEST(ReduceStepTest, RoundsA16BitResultOnce) {
 
 TEST(ReduceStepTest, EmptyReductions) {
   // Reducing a zero-length axis: sum 0, max -inf, mean NaN.
-  ReducePlan plan = PlanReduce(ReduceKind::kMean, {3, 0}, {false, true});
+  ReducePlan plan = PlanReduce(ReduceKind::kReduceMean, {3, 0}, {false, true});
   std::vector<float> out(3, 1);
   std::vector<double> acc(3);
   RunReduce(plan, nullptr, out.data(), acc.data());
   for (float v : out) EXPECT_TRUE(std::isnan(v));
-  plan = PlanReduce(ReduceKind::kMax, {3, 0}, {false, true});
+  plan = PlanReduce(ReduceKind::kReduceMax, {3, 0}, {false, true});
   RunReduce(plan, nullptr, out.data(), acc.data());
   for (float v : out) EXPECT_EQ(v, -std::numeric_limits<float>::infinity());
 }

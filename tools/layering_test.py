@@ -18,7 +18,7 @@ import sys
 LAYERS = [
     ["support", "third_party", "third_party/remote_coverage_tools"],
     ["ir"],
-    ["frontend", "tensor_util", "analysis"],
+    ["frontend", "frontend/onnx", "tensor_util", "analysis"],
     ["microkernels", "codegen/llvm", "runtime"],
     ["passes", "codegen"],
     ["hgc"],

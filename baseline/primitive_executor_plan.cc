@@ -393,6 +393,7 @@ absl::StatusOr<std::unique_ptr<PrimitiveExecutor>> PrimitiveExecutor::Create(
     ops.push_back(op.get());
   }
   HGC_RETURN_IF_ERROR(DefineSlots(ops, ctx));
+  PlanInt8Matmuls(ops, ctx);
 
   std::vector<std::unique_ptr<Step>> steps;
   std::vector<bool> slot_used(ctx.slots().size(), false);

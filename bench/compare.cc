@@ -299,6 +299,10 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
     absl::StrAppend(&result.baseline_steps,
                     result.baseline_steps.empty() ? "" : " | ",
                     step.description, " [", step.impl, "]");
+    if (step.fallback) {
+      result.baseline_fallbacks.push_back(
+          absl::StrCat(step.op_label, ": ", step.fallback_reason));
+    }
   }
 
   // Preallocated outputs: neither timed loop allocates.
@@ -351,9 +355,19 @@ void PrintBenchResult(const BenchResult& r, std::ostream& out) {
                          gflops(r.hgc_gflops()));
   out << absl::StrFormat("baseline: %10.4f ms  %s  (%s)\n", r.baseline_ms,
                          gflops(r.baseline_gflops()), r.baseline_summary);
+  for (const std::string& fallback : r.baseline_fallbacks) {
+    out << "baseline fallback: " << fallback << "\n";
+  }
   out << absl::StrFormat(
       "speedup:  %10.2fx (baseline time / hgc time, median over rounds)\n",
       r.speedup());
+  if (!r.baseline_fallbacks.empty()) {
+    out << absl::StrFormat(
+        "note: the baseline runs %d op%s on the reference interpreter, where "
+        "a framework would call oneDNN: the speedup overstates hgc's lead\n",
+        r.baseline_fallbacks.size(),
+        r.baseline_fallbacks.size() == 1 ? "" : "s");
+  }
   for (const std::string& line : r.check_lines) {
     out << "check " << line << "\n";
   }

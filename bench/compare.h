@@ -111,6 +111,11 @@ struct BenchResult {
   // The baseline's primitives and fallbacks (PrimitiveExecutor::Summary's
   // first line).
   std::string baseline_summary;
+  // The baseline's reference-interpreter fallbacks, one line each: the op
+  // and why no oneDNN primitive runs it. Printed by PrintBenchResult: each
+  // one makes the baseline slower than a framework on oneDNN would be, so
+  // the speedup overstates hgc's lead.
+  std::vector<std::string> baseline_fallbacks;
   // The baseline's steps in order, each with oneDNN's implementation:
   // "matmul+mul+add [brg:avx512_core] | softmax [jit:avx512_common] | ...".
   std::string baseline_steps;

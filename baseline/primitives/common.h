@@ -158,6 +158,11 @@ class BuildContext {
   void Claim(const Op* op) { claimed_.insert(op); }
   bool IsClaimed(const Op* op) const { return claimed_.contains(op); }
 
+  // Matmuls of dequantized 8-bit operands that run as oneDNN int8 matmuls
+  // (PlanInt8Matmuls), reading the 8-bit values themselves.
+  void MarkInt8Matmul(const Op* op) { int8_matmuls_.insert(op); }
+  bool IsInt8Matmul(const Op* op) const { return int8_matmuls_.contains(op); }
+
  private:
   dnnl::engine engine_;
   BuildOptions options_;
@@ -168,6 +173,7 @@ class BuildContext {
   absl::flat_hash_map<const Value*, bool> is_result_;
   std::vector<std::pair<dnnl::memory, int>> bindings_;
   absl::flat_hash_set<const Op*> claimed_;
+  absl::flat_hash_set<const Op*> int8_matmuls_;
 };
 
 // What an op builder returns. `step` is set on success; `absorbed` lists
@@ -190,6 +196,28 @@ absl::StatusOr<Built> BuildTranspose(const Op& op, BuildContext& ctx);
 absl::StatusOr<Built> BuildCast(const Op& op, BuildContext& ctx);
 absl::StatusOr<Built> BuildQuantize(const Op& op, BuildContext& ctx);
 absl::StatusOr<Built> BuildDequantize(const Op& op, BuildContext& ctx);
+
+// Before any step is built, with post-op fusion on: marks the matmuls of dequantized 8-bit operands
+// that oneDNN runs as int8 matmuls (u8/s8 source with a common zero point
+// and one scale, s8 weights with zero point 0 and one scale or one per
+// output column), and claims the dequantize ops that only they read. Such
+// a matmul then takes, besides the usual post-ops, a trailing per-tensor
+// quantize (u8/s8 destination), as a framework's oneDNN integration runs
+// the QDQ form.
+void PlanInt8Matmuls(const std::vector<const Op*>& ops, BuildContext& ctx);
+
+// ---------------------------------------------------------------------------
+// Quantization parameters as the reference reads them: scales rounded to
+// f32, integral zero points, and the channel axis (-1: per tensor).
+struct QuantParams {
+  std::vector<float> scales;
+  std::vector<int64_t> zero_points;
+  int axis = -1;
+};
+absl::StatusOr<QuantParams> ReadQuantParams(const Op& op);
+// The one zero point of `p`; Unimplemented when they differ per channel
+// (oneDNN 2.6 takes a common one).
+absl::StatusOr<int32_t> CommonZeroPoint(const QuantParams& p);
 
 // ---------------------------------------------------------------------------
 // Eltwise mapping, shared by standalone eltwise ops and matmul post-ops.

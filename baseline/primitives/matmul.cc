@@ -1,9 +1,13 @@
 // matmul -> dnnl::matmul, with bias / eltwise / binary post-ops fused the
-// way a framework's oneDNN integration fuses them.
+// way a framework's oneDNN integration fuses them; a matmul of dequantized
+// 8-bit operands (the QDQ form) as an int8 matmul with scales, zero points
+// and a fused trailing quantize.
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "baseline/primitives/common.h"
 #include "ir/dtype.h"
@@ -55,6 +59,30 @@ struct MatmulPlan {
   memory::desc src, weights_user, weights, bias, dst;
   bool has_bias = false;
   std::vector<PostOpSpec> post_ops;
+  // int8: dst = output_scales * (src - src_zero_point) . weights, then the
+  // post-ops, then + dst_zero_point when dst is 8-bit. oneDNN 2.6 adds a
+  // bias before the output scales, so int8 plans add it as a binary
+  // post-op instead.
+  bool int8 = false;
+  std::vector<float> output_scales;
+  int output_scales_mask = 0;
+  int32_t src_zero_point = 0;
+  int32_t dst_zero_point = 0;
+};
+
+// The values a matmul step reads: the matmul's operands, or for an int8
+// matmul the 8-bit values under their dequantize ops.
+struct MatmulOperands {
+  const Value* src = nullptr;
+  const Value* weights = nullptr;
+  bool const_weights = false;
+};
+
+// The 8-bit operands of a matmul of dequantized values (the QDQ form).
+struct Int8Operands {
+  const Op* src_dequantize = nullptr;
+  const Op* weights_dequantize = nullptr;
+  QuantParams src, weights;
 };
 
 dnnl::matmul::primitive_desc MakePd(const MatmulPlan& plan,
@@ -70,6 +98,15 @@ dnnl::matmul::primitive_desc MakePd(const MatmulPlan& plan,
       }
     }
     attr.set_post_ops(ops);
+  }
+  if (plan.int8) {
+    attr.set_output_scales(plan.output_scales_mask, plan.output_scales);
+    if (plan.src_zero_point != 0) {
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {plan.src_zero_point});
+    }
+    if (plan.dst_zero_point != 0) {
+      attr.set_zero_points(DNNL_ARG_DST, 0, {plan.dst_zero_point});
+    }
   }
   dnnl::matmul::desc desc =
       plan.has_bias
@@ -130,7 +167,7 @@ bool AddPostOp(const Op& next, const Value* cur, int rank, int64_t n,
   if (other == cur || (self == 1 && !commutative)) return false;
   if (other->type().rank() > rank) return false;
   post.operand = other;
-  if (next.kind_id() == OpKind::kAdd && !plan.has_bias &&
+  if (next.kind_id() == OpKind::kAdd && !plan.has_bias && !plan.int8 &&
       plan.post_ops.empty() && IsRowVector(other, rank, n)) {
     post.is_bias = true;
     post.operand_desc =
@@ -214,17 +251,17 @@ void BindPostOps(const std::vector<PostOp>& fused, BuildContext& ctx,
 // the layout `pd` chose, in a prepare call), its post-ops' operands and its
 // result `cur`; oneDNN's exceptions become an error.
 absl::Status FillMatmulStep(const Op& op, BuildContext& ctx,
+                            const MatmulOperands& operands,
                             const MatmulPlan& plan,
                             const dnnl::matmul::primitive_desc& pd,
                             const std::vector<PostOp>& fused, const Value* cur,
-                            bool const_weights, PrimitiveStep& step,
-                            Built& built) {
-  const int b_slot = ctx.SlotOf(op.operand(1));
+                            PrimitiveStep& step, Built& built) {
+  const int b_slot = ctx.SlotOf(operands.weights);
   try {
     PrimitiveStep::Call call;
     call.primitive = dnnl::matmul(pd);
-    call.args[DNNL_ARG_SRC] = ctx.Bind(plan.src, ctx.SlotOf(op.operand(0)));
-    if (const_weights) {
+    call.args[DNNL_ARG_SRC] = ctx.Bind(plan.src, ctx.SlotOf(operands.src));
+    if (operands.const_weights) {
       memory user = ctx.Bind(plan.weights_user, b_slot);
       memory packed(pd.weights_desc(), ctx.engine());
       PrimitiveStep::Call reorder;
@@ -235,7 +272,7 @@ absl::Status FillMatmulStep(const Op& op, BuildContext& ctx,
     } else {
       call.args[DNNL_ARG_WEIGHTS] = ctx.Bind(plan.weights, b_slot);
     }
-    std::string description = "matmul";
+    std::string description = plan.int8 ? "matmul_int8" : "matmul";
     BindPostOps(fused, ctx, call, built, description);
     call.args[DNNL_ARG_DST] = ctx.Bind(plan.dst, ctx.DefineResult(cur));
     step.calls.push_back(std::move(call));
@@ -247,48 +284,164 @@ absl::Status FillMatmulStep(const Op& op, BuildContext& ctx,
   return absl::OkStatus();
 }
 
+// `op`'s operands as dequantize(x) and dequantize(w) that one oneDNN int8
+// matmul computes: x u8 or s8 with one scale and one zero point, w s8 with
+// zero point 0 and one scale or one per output column (which factor out of
+// the sums); nullopt for any other matmul.
+std::optional<Int8Operands> AsInt8Operands(const Op& op) {
+  if (op.result()->type().dtype != DType::kF32) return std::nullopt;
+  Int8Operands q;
+  q.src_dequantize = op.operand(0)->defining_op();
+  q.weights_dequantize = op.operand(1)->defining_op();
+  for (const Op* d : {q.src_dequantize, q.weights_dequantize}) {
+    if (d == nullptr || d->kind_id() != OpKind::kDequantize) {
+      return std::nullopt;
+    }
+  }
+  const DType src_type = q.src_dequantize->operand(0)->type().dtype;
+  if ((src_type != DType::kU8 && src_type != DType::kS8) ||
+      q.weights_dequantize->operand(0)->type().dtype != DType::kS8) {
+    return std::nullopt;
+  }
+  absl::StatusOr<QuantParams> src = ReadQuantParams(*q.src_dequantize);
+  absl::StatusOr<QuantParams> weights = ReadQuantParams(*q.weights_dequantize);
+  if (!src.ok() || !weights.ok() || src->scales.size() != 1 ||
+      !CommonZeroPoint(*src).ok()) {
+    return std::nullopt;
+  }
+  for (int64_t z : weights->zero_points) {
+    if (z != 0) return std::nullopt;
+  }
+  if (weights->scales.size() > 1) {
+    const int rank_b = static_cast<int>(op.operand(1)->type().rank());
+    const int n_axis = BoolAttr(op, "transpose_b") ? rank_b - 2 : rank_b - 1;
+    if (weights->axis != n_axis) return std::nullopt;
+  }
+  q.src = *std::move(src);
+  q.weights = *std::move(weights);
+  return q;
+}
+
+// What `op` reads and its plain matmul (no post-ops yet): f32 / bf16 /
+// 8-bit operands as given, or, with `q`, the 8-bit values under its
+// dequantize operands with their scales and zero point.
+MatmulPlan BasePlan(const Op& op, const BuildContext& ctx,
+                    const Int8Operands* q, MatmulOperands& operands) {
+  operands.src = q != nullptr ? q->src_dequantize->operand(0) : op.operand(0);
+  operands.weights =
+      q != nullptr ? q->weights_dequantize->operand(0) : op.operand(1);
+  operands.const_weights = ctx.IsConstSlot(ctx.SlotOf(operands.weights));
+  const Value* out = op.result();
+  const int rank = static_cast<int>(out->type().rank());
+  MatmulPlan plan;
+  plan.src = OperandDesc(operands.src, BoolAttr(op, "transpose_a"), rank);
+  plan.weights_user =
+      OperandDesc(operands.weights, BoolAttr(op, "transpose_b"), rank);
+  // Constant weights: let oneDNN pick its preferred layout; they are
+  // reordered into it once, in SetConstants.
+  plan.weights = operands.const_weights
+                     ? memory::desc(plan.weights_user.dims(),
+                                    plan.weights_user.data_type(),
+                                    memory::format_tag::any)
+                     : plan.weights_user;
+  plan.dst = PlainDesc(out->type().shape, out->type().dtype, rank);
+  if (q != nullptr) {
+    plan.int8 = true;
+    for (float s : q->weights.scales) {
+      plan.output_scales.push_back(q->src.scales[0] * s);
+    }
+    plan.output_scales_mask = plan.output_scales.size() > 1 ? 1 << (rank - 1)
+                                                            : 0;
+    plan.src_zero_point = static_cast<int32_t>(q->src.zero_points[0]);
+  }
+  return plan;
+}
+
+// An int8 plan's trailing per-tensor quantize as its 8-bit destination:
+// saturate(round(x * (1 / scale)) + zero_point), the scale an
+// eltwise_linear post-op. x * (1 / scale) may round a tie the other way
+// from the reference's x / scale: one step, which --check allows for 8-bit
+// values.
+void FuseQuantize(BuildContext& ctx, int rank, MatmulPlan& plan,
+                  dnnl::matmul::primitive_desc& pd, const Value*& cur,
+                  std::vector<PostOp>& fused) {
+  const Op* next = ctx.SoleUser(cur);
+  if (!plan.int8 || next == nullptr || ctx.IsClaimed(next) ||
+      next->kind_id() != OpKind::kQuantize) {
+    return;
+  }
+  absl::StatusOr<QuantParams> p = ReadQuantParams(*next);
+  if (!p.ok() || p->scales.size() != 1) return;
+  absl::StatusOr<int32_t> zero_point = CommonZeroPoint(*p);
+  if (!zero_point.ok()) return;
+  MatmulPlan trial = plan;
+  const TensorType& type = next->result()->type();
+  trial.dst = PlainDesc(type.shape, type.dtype, rank);
+  PostOpSpec scale;
+  scale.eltwise = {dnnl::algorithm::eltwise_linear, 1.f / p->scales[0], 0.f};
+  trial.post_ops.push_back(scale);
+  trial.dst_zero_point = *zero_point;
+  absl::StatusOr<dnnl::matmul::primitive_desc> trial_pd =
+      TryDnnl([&] { return MakePd(trial, ctx.engine()); });
+  if (!trial_pd.ok()) return;
+  plan = trial;
+  pd = *trial_pd;
+  PostOp post;
+  post.op = next;
+  fused.push_back(post);
+  cur = next->result();
+}
+
 }  // namespace
+
+void PlanInt8Matmuls(const std::vector<const Op*>& ops, BuildContext& ctx) {
+  if (!ctx.options().fuse_post_ops) return;
+  // Uses of each dequantize by the matmuls that run in int8.
+  absl::flat_hash_map<const Op*, int> int8_uses;
+  for (const Op* op : ops) {
+    if (op->kind_id() != OpKind::kMatmul || !CheckDnnlTypes(*op).ok()) {
+      continue;
+    }
+    std::optional<Int8Operands> q = AsInt8Operands(*op);
+    if (!q.has_value()) continue;
+    MatmulOperands operands;
+    MatmulPlan plan = BasePlan(*op, ctx, &*q, operands);
+    if (!TryDnnl([&] { return MakePd(plan, ctx.engine()); }).ok()) continue;
+    ctx.MarkInt8Matmul(op);
+    ++int8_uses[q->src_dequantize];
+    ++int8_uses[q->weights_dequantize];
+  }
+  // A dequantize that only int8 matmuls read is never computed.
+  for (const auto& [dequantize, uses] : int8_uses) {
+    if (uses == ctx.UseCount(dequantize->result())) ctx.Claim(dequantize);
+  }
+}
 
 absl::StatusOr<Built> BuildMatmul(const Op& op, BuildContext& ctx) {
   HGC_RETURN_IF_ERROR(CheckDnnlTypes(op));
-  const Value* a = op.operand(0);
-  const Value* b = op.operand(1);
-  const Value* out = op.result();
-  const bool ta = BoolAttr(op, "transpose_a");
-  const bool tb = BoolAttr(op, "transpose_b");
-  const int rank = static_cast<int>(out->type().rank());
-  const int64_t n = out->type().shape[rank - 1];
-  const DType out_dtype = out->type().dtype;
-
-  MatmulPlan plan;
-  plan.src = OperandDesc(a, ta, rank);
-  plan.weights_user = OperandDesc(b, tb, rank);
-  const int b_slot = ctx.SlotOf(b);
-  const bool const_weights = ctx.IsConstSlot(b_slot);
-  // Constant weights: let oneDNN pick its preferred layout; they are
-  // reordered into it once, in SetConstants.
-  plan.weights = const_weights ? memory::desc(plan.weights_user.dims(),
-                                              plan.weights_user.data_type(),
-                                              memory::format_tag::any)
-                               : plan.weights_user;
-  plan.dst = PlainDesc(out->type().shape, out_dtype, rank);
-
+  std::optional<Int8Operands> q;
+  if (ctx.IsInt8Matmul(&op)) q = AsInt8Operands(op);
+  MatmulOperands operands;
+  MatmulPlan plan = BasePlan(op, ctx, q ? &*q : nullptr, operands);
   HGC_ASSIGN_OR_RETURN(dnnl::matmul::primitive_desc pd,
                        TryDnnl([&] { return MakePd(plan, ctx.engine()); }));
 
   // s32 results are not fused: oneDNN applies post-ops in f32, and integer
   // ops wrap in hgc.
   std::vector<PostOp> fused;
-  const Value* cur = out;
-  if (ctx.options().fuse_post_ops && IsFloat(out_dtype)) {
+  const Value* cur = op.result();
+  const int rank = static_cast<int>(cur->type().rank());
+  const int64_t n = cur->type().shape[rank - 1];
+  if (ctx.options().fuse_post_ops && IsFloat(cur->type().dtype)) {
     fused = FusePostOps(ctx, rank, n, plan, pd, cur);
+    FuseQuantize(ctx, rank, plan, pd, cur, fused);
   }
 
   // Everything that can fail is done; create memories and the step.
   auto step = std::make_unique<PrimitiveStep>();
   Built built;
-  HGC_RETURN_IF_ERROR(FillMatmulStep(op, ctx, plan, pd, fused, cur,
-                                     const_weights, *step, built));
+  HGC_RETURN_IF_ERROR(
+      FillMatmulStep(op, ctx, operands, plan, pd, fused, cur, *step, built));
   built.step = std::move(step);
   return built;
 }

@@ -32,13 +32,13 @@ absl::StatusOr<Built> Reorder(const Op& op, BuildContext& ctx,
       });
 }
 
-// Quantization parameters as the reference reads them: scales rounded to
-// f32, integral zero points, and the channel axis (-1: per tensor).
-struct QuantParams {
-  std::vector<float> scales;
-  std::vector<int64_t> zero_points;
-  int axis = -1;
-};
+// The output-scales mask for `p`, in dims padded to `rank`.
+int ScaleMask(const QuantParams& p, const Value* x, int rank) {
+  if (p.axis < 0 || p.scales.size() == 1) return 0;
+  return 1 << (rank - x->type().rank() + p.axis);
+}
+
+}  // namespace
 
 absl::StatusOr<QuantParams> ReadQuantParams(const Op& op) {
   QuantParams p;
@@ -83,14 +83,6 @@ absl::StatusOr<int32_t> CommonZeroPoint(const QuantParams& p) {
   }
   return static_cast<int32_t>(p.zero_points[0]);
 }
-
-// The output-scales mask for `p`, in dims padded to `rank`.
-int ScaleMask(const QuantParams& p, const Value* x, int rank) {
-  if (p.axis < 0 || p.scales.size() == 1) return 0;
-  return 1 << (rank - x->type().rank() + p.axis);
-}
-
-}  // namespace
 
 absl::StatusOr<Built> BuildTranspose(const Op& op, BuildContext& ctx) {
   HGC_RETURN_IF_ERROR(CheckDnnlTypes(op));

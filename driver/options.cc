@@ -1,14 +1,217 @@
 #include "driver/options.h"
 
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "support/status_macros.h"
 #include "support/system_limits.h"
 
 namespace hgc {
+namespace {
+
+// The value types of hgc's flags, parsed by absl through AbslParseFlag. An
+// error is the driver's message with {flag} for the flag as written and
+// {value} for the text given: ParseFlag fills them in. absl also requires
+// AbslUnparseFlag, which prints a value back (hgc shows none).
+
+// An integer in [kMin, kMax].
+template <int64_t kMin, int64_t kMax>
+struct BoundedInt {
+  int64_t value = 0;
+};
+template <int64_t kMin, int64_t kMax>
+bool AbslParseFlag(absl::string_view text, BoundedInt<kMin, kMax>* n,
+                   std::string* error) {
+  if (absl::SimpleAtoi(text, &n->value) && n->value >= kMin &&
+      n->value <= kMax) {
+    return true;
+  }
+  *error = absl::StrCat("invalid value '{value}' for '{flag}' (expected an ",
+                        "integer in [", kMin, ", ", kMax, "])");
+  return false;
+}
+template <int64_t kMin, int64_t kMax>
+std::string AbslUnparseFlag(BoundedInt<kMin, kMax> n) {
+  return absl::StrCat(n.value);
+}
+using Seed = BoundedInt<0, INT64_MAX>;
+using BenchIters = BoundedInt<1, 10000000>;
+
+// A thread count this machine allows (support/system_limits.h).
+struct ThreadCount {
+  int value = 1;
+};
+bool AbslParseFlag(absl::string_view text, ThreadCount* threads,
+                   std::string* error) {
+  BoundedInt<1, kMaxThreadsEver> n;
+  if (!AbslParseFlag(text, &n, error)) return false;
+  if (absl::Status s = CheckNumThreads(n.value, "{flag}"); !s.ok()) {
+    *error = std::string(s.message());
+    return false;
+  }
+  threads->value = static_cast<int>(n.value);
+  return true;
+}
+std::string AbslUnparseFlag(ThreadCount n) { return absl::StrCat(n.value); }
+
+// A number >= 0 (NaN refused); -1 when not given.
+struct NonNegative {
+  double value = -1;
+};
+bool AbslParseFlag(absl::string_view text, NonNegative* d, std::string* error) {
+  if (absl::SimpleAtod(text, &d->value) && d->value >= 0) return true;
+  *error =
+      "invalid value '{value}' for '{flag}' (expected a non-negative "
+      "number)";
+  return false;
+}
+std::string AbslUnparseFlag(NonNegative d) { return absl::StrCat(d.value); }
+
+// On when given alone or as =true / =1, off as =false / =0 or --no-NAME.
+struct Switch {
+  bool on = true;
+};
+bool AbslParseFlag(absl::string_view text, Switch* s, std::string* error) {
+  s->on = text == "true" || text == "1";
+  if (s->on || text == "false" || text == "0") return true;
+  *error = "invalid value '{value}' for '{flag}' (expected true or false)";
+  return false;
+}
+std::string AbslUnparseFlag(Switch s) { return s.on ? "true" : "false"; }
+
+// A string that may not be empty; kError says so.
+template <const char* kError>
+struct NonEmpty {
+  std::string value;
+};
+template <const char* kError>
+bool AbslParseFlag(absl::string_view text, NonEmpty<kError>* s,
+                   std::string* error) {
+  s->value = std::string(text);
+  if (text.empty()) *error = kError;
+  return !text.empty();
+}
+template <const char* kError>
+std::string AbslUnparseFlag(const NonEmpty<kError>& s) {
+  return s.value;
+}
+constexpr char kIsEmpty[] = "{flag} is empty";
+constexpr char kNeedsCpuName[] = "{flag} needs a CPU name";
+using NonEmptyText = NonEmpty<kIsEmpty>;
+using CpuName = NonEmpty<kNeedsCpuName>;
+
+enum class EmitKind { kIr, kLoops, kLlvm, kAsm };
+constexpr std::pair<absl::string_view, EmitKind> kEmitKinds[] = {
+    {"ir", EmitKind::kIr},
+    {"loops", EmitKind::kLoops},
+    {"llvm", EmitKind::kLlvm},
+    {"asm", EmitKind::kAsm}};
+bool AbslParseFlag(absl::string_view text, EmitKind* kind, std::string* error) {
+  for (const auto& [name, value] : kEmitKinds) {
+    if (text == name) {
+      *kind = value;
+      return true;
+    }
+  }
+  *error =
+      "unsupported {flag} kind '{value}' (supported: ir, loops, llvm, "
+      "asm)";
+  return false;
+}
+std::string AbslUnparseFlag(EmitKind kind) {
+  for (const auto& [name, value] : kEmitKinds) {
+    if (kind == value) return std::string(name);
+  }
+  return "";
+}
+
+struct ThreadingChoice {
+  Threading value = Threading::kOwnPool;
+};
+bool AbslParseFlag(absl::string_view text, ThreadingChoice* choice,
+                   std::string* error) {
+  for (Threading threading : {Threading::kOwnPool, Threading::kOpenMP}) {
+    if (text == ThreadingName(threading)) {
+      choice->value = threading;
+      return true;
+    }
+  }
+  *error = "{flag} expects 'pool' or 'openmp', found '{value}'";
+  return false;
+}
+std::string AbslUnparseFlag(ThreadingChoice choice) {
+  return ThreadingName(choice.value);
+}
+
+// NAME=FILE.npy, NAME with or without its '%'.
+struct ParameterFile {
+  std::string parameter, file;
+};
+bool AbslParseFlag(absl::string_view text, ParameterFile* input,
+                   std::string* error) {
+  const size_t sep = text.find('=');
+  if (sep == absl::string_view::npos || sep == 0 || sep + 1 == text.size()) {
+    *error = "{flag} expects NAME=FILE.npy, found '{value}'";
+    return false;
+  }
+  input->parameter = std::string(absl::StripPrefix(text.substr(0, sep), "%"));
+  input->file = std::string(text.substr(sep + 1));
+  return true;
+}
+std::string AbslUnparseFlag(const ParameterFile& input) {
+  return absl::StrCat(input.parameter, "=", input.file);
+}
+
+}  // namespace
+}  // namespace hgc
+
+// hgc's flags: those declared in this file, and no other flag linked into
+// the binary (FindHgcFlag). Written with '-' for '_' on the command line.
+// ParseOptions copies each one given into DriverOptions, whose members hold
+// the defaults; HelpText() documents them.
+ABSL_FLAG(hgc::EmitKind, emit, {}, "what to print: ir, loops, llvm, asm");
+ABSL_FLAG(hgc::CpuName, target_cpu, {}, "LLVM CPU of --emit=llvm/asm");
+ABSL_FLAG(bool, run, false, "compile, run and print the outputs");
+ABSL_FLAG(bool, check, false, "compare --run with the reference");
+ABSL_FLAG(bool, bench, false, "time against the oneDNN baseline");
+ABSL_FLAG(hgc::BenchIters, bench_iters, {}, "timed runs per side");
+ABSL_FLAG(bool, profile, false, "with --bench, time each step");
+ABSL_FLAG(bool, list_passes, false, "print the passes and pipelines");
+ABSL_FLAG(hgc::NonEmptyText, pipeline, {}, "the pass pipeline");
+ABSL_FLAG(hgc::NonEmptyText, pass_pipeline, {}, "the same as --pipeline");
+ABSL_FLAG(bool, O0, false, "the O0 pipeline");
+ABSL_FLAG(bool, O2, false, "the O2 pipeline");
+ABSL_FLAG(bool, print_ir_after_all, false, "print the IR after each pass");
+ABSL_FLAG(std::vector<std::string>, print_ir_after, {},
+          "print the IR after these passes");
+ABSL_FLAG(hgc::Switch, verify_each, {}, "verify the IR after each pass");
+ABSL_FLAG(bool, time_passes, false, "print the time of each pass");
+ABSL_FLAG(std::string, stop_after, "", "stop after this pass");
+ABSL_FLAG(bool, stats, false, "print the arena plan and fusion groups");
+ABSL_FLAG(hgc::ParameterFile, input, {}, "NAME=FILE.npy for --run");
+ABSL_FLAG(hgc::Seed, seed, {}, "seed of the random inputs");
+ABSL_FLAG(hgc::NonEmptyText, output_dir, {}, "where --run writes its outputs");
+ABSL_FLAG(std::string, graph, "", "the graph to run");
+ABSL_FLAG(hgc::ThreadCount, threads, {}, "threads to run on");
+ABSL_FLAG(hgc::ThreadingChoice, threading, {}, "pool or openmp");
+ABSL_FLAG(hgc::NonNegative, rtol, {}, "relative tolerance of --check");
+ABSL_FLAG(hgc::NonNegative, atol, {}, "absolute tolerance of --check");
+
+namespace hgc {
+
 namespace {
 
 absl::Status FlagError(absl::string_view message) {
@@ -16,167 +219,15 @@ absl::Status FlagError(absl::string_view message) {
       absl::StrCat(message, " (see 'hgc --help')"));
 }
 
-}  // namespace
-
-std::string HelpText() {
-  return R"(usage: hgc FILE.graph [options]
-
-hgc compiles deep-learning graphs written in the .graph text format.
-
-Actions (default: --emit=ir):
-  --emit=ir             print the graph in canonical form: as parsed, or
-                        after the passes when a pipeline is given
-  --emit=llvm           compile (-O2 unless told otherwise) and print the
-                        generated step functions as optimized LLVM IR
-  --emit=asm            the same as assembly
-  --emit=loops          compile (-O2 unless told otherwise) and print each
-                        step's tile IR: buffers, kernels, the loop nest and
-                        its parallel split
-  --target-cpu=NAME     with --emit=llvm/asm: optimize the printed code for
-                        LLVM CPU NAME (e.g. skylake-avx512, sapphirerapids)
-                        and its features instead of this machine's, so the
-                        text is the same on every host (what --run executes
-                        is always compiled for the host)
-  --run                 run the pipeline (default -O2), execute the result
-                        on seeded random inputs (or the files given with
-                        --input) and print each output
-  --check               with --run: compare every output with the reference
-                        interpreter on the ORIGINAL (unoptimized) graph,
-                        print the error per output and 'check: PASS' or
-                        'check: FAIL'; exit 1 on FAIL
-  --bench               compile (-O2 unless told otherwise) and time the
-                        result against the oneDNN primitive-per-op baseline
-                        on seeded random inputs, same threads, same process:
-                        compile ms (median of 3), median ms per run,
-                        GFLOP/s (matmuls: 2*M*N*K), speedup; checks that
-                        both agree (exit 1 if not)
-  --bench-iters N       timed runs per side (default: about 0.5 s each)
-  --profile             with --bench: then time each of hgc's steps over as
-                        many runs and print a table: step, kind (native,
-                        serial, pool, host), median ms and share of the run
-  --list-passes         print every pass (with options) and named pipeline
-
-Passes:
-  --pipeline=P          run pipeline P: passes and named pipelines separated
-                        by ',', options in braces, e.g.
-                        --pipeline=canonicalize,fusion{max-ops=8},dce
-  --pass-pipeline=P     the same (mlir-opt spelling)
-  -O0, -O2              named pipelines: O0 verifies only; O2 is the full
-                        graph pipeline (see --list-passes)
-  --print-ir-after-all  print the IR after every pass to stderr
-  --print-ir-after=A    print the IR after pass A (comma list, repeatable)
-  --verify-each         verify the IR after every pass (default on);
-  --no-verify-each      turn it off
-  --time-passes         print the time each pass took to stderr
-  --stop-after=A        stop the pipeline after the first run of pass A
-  --stats               print the entry graph's arena plan to stderr
-                        (after -O2 unless told otherwise, e.g. -O0):
-                        'arena: N bytes (intermediates: M bytes)', the
-                        memory one execution needs, and its fused groups
-                        by kind: 'fusion groups: attention 1, matmul 2'
-
-Inputs and outputs:
-  --input NAME=FILE.npy use FILE.npy for parameter %NAME (NAME without '%');
-                        may be repeated; float data (f16, f32, f64) is
-                        rounded to a float parameter's type, integer data
-                        (int8 to int64, uint8 to uint64) must fit an
-                        integer parameter's
-  --seed N              seed for the random inputs (default 0)
-  --output-dir DIR      write output i as DIR/out<i>.npy (bf16 as f32), all
-                        or none; removes out<i>.npy left by an earlier run
-                        with more results (--input and --output-dir need
-                        --run)
-  --graph NAME          run graph @NAME of the file (default: the first)
-
-Execution:
-  --threads N           threads to run on (default 1; at most 8 per CPU)
-  --threading=pool|openmp
-                        run parallel steps on hgc's own thread pool (default)
-                        or on the process's OpenMP runtime (libgomp), which
-                        shares OpenMP's threads and OMP_PROC_BIND binding
-  --rtol R, --atol A    --check tolerances (default: per dtype, see README)
-
-  --help                print this text
-
-FILE may be '-' for stdin.
-Exit status: 0 on success, 1 on any error (bad input, bad flags, check FAIL).
-Errors in the input file are reported as FILE:LINE:COL: error: MESSAGE.
-)";
+// hgc's flag `name`, as written on the command line, or null.
+absl::CommandLineFlag* FindHgcFlag(absl::string_view name) {
+  if (absl::StrContains(name, '_')) return nullptr;
+  absl::CommandLineFlag* flag =
+      absl::FindCommandLineFlag(absl::StrReplaceAll(name, {{"-", "_"}}));
+  const std::string hgc_file =
+      absl::GetFlagReflectionHandle(FLAGS_run).Filename();
+  return flag != nullptr && flag->Filename() == hgc_file ? flag : nullptr;
 }
-
-namespace {
-
-// One flag of the command line, `--name=value` or `--name value`, and the
-// arguments after it, from which a value may be taken.
-class Flag {
- public:
-  // args[*index] is a flag: it starts with '-' and is not "-". Taking a
-  // value from the next argument advances *index past it.
-  Flag(const std::vector<std::string>& args, size_t* index)
-      : args_(args), index_(index) {
-    const std::string& arg = args[*index];
-    name_ = arg;
-    const size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      name_ = arg.substr(0, eq);
-      value_ = arg.substr(eq + 1);
-      has_value_ = true;
-    }
-    // -flag is accepted as well, as absl does.
-    name_ = name_.substr(absl::StartsWith(name_, "--") ? 2 : 1);
-  }
-
-  const std::string& name() const { return name_; }
-  bool has_value() const { return has_value_; }
-  // The `=value` part, empty without one.
-  const std::string& inline_value() const { return value_; }
-
-  // The value, after '=' or else the next argument.
-  absl::StatusOr<std::string> Value() {
-    if (has_value_) return value_;
-    if (*index_ + 1 >= args_.size()) {
-      return FlagError(absl::StrCat("flag '--", name_, "' needs a value"));
-    }
-    return args_[++*index_];
-  }
-
-  // OK for a flag written without a value.
-  absl::Status NoValue() const {
-    if (has_value_) {
-      return FlagError(absl::StrCat("flag '--", name_, "' takes no value"));
-    }
-    return absl::OkStatus();
-  }
-
-  // The value as an integer in [lo, hi].
-  absl::StatusOr<int64_t> Int(int64_t lo, int64_t hi) {
-    HGC_ASSIGN_OR_RETURN(std::string v, Value());
-    int64_t n;
-    if (!absl::SimpleAtoi(v, &n) || n < lo || n > hi) {
-      return FlagError(absl::StrCat("invalid value '", v, "' for '--", name_,
-                                    "' (expected an integer in [", lo, ", ", hi,
-                                    "])"));
-    }
-    return n;
-  }
-
-  // The value as a number >= 0 (NaN refused).
-  absl::StatusOr<double> NonNegative() {
-    HGC_ASSIGN_OR_RETURN(std::string v, Value());
-    double d;
-    if (!absl::SimpleAtod(v, &d) || !(d >= 0)) {
-      return FlagError(absl::StrCat("invalid value '", v, "' for '--", name_,
-                                    "' (expected a non-negative number)"));
-    }
-    return d;
-  }
-
- private:
-  const std::vector<std::string>& args_;
-  size_t* index_;
-  std::string name_, value_;
-  bool has_value_ = false;
-};
 
 absl::Status SetPipeline(DriverOptions& options, std::string pipeline) {
   if (!options.pipeline.empty() && options.pipeline != pipeline) {
@@ -187,147 +238,154 @@ absl::Status SetPipeline(DriverOptions& options, std::string pipeline) {
   return absl::OkStatus();
 }
 
-// The pass flags; false when `flag` is not one of them.
-absl::StatusOr<bool> ApplyPassFlag(Flag& flag, DriverOptions& options) {
-  const std::string& name = flag.name();
-  if (name == "pipeline" || name == "pass-pipeline") {
-    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
-    if (v.empty()) return FlagError(absl::StrCat("--", name, " is empty"));
-    HGC_RETURN_IF_ERROR(SetPipeline(options, v));
-  } else if (name == "O0" || name == "O2") {
-    HGC_RETURN_IF_ERROR(flag.NoValue());
-    HGC_RETURN_IF_ERROR(SetPipeline(options, name));
-  } else if (absl::StartsWith(name, "O") && name.size() == 2) {
-    return FlagError(absl::StrCat("unsupported optimization level '-", name,
-                                  "' (supported: -O0, -O2)"));
-  } else if (name == "print-ir-after-all") {
-    HGC_RETURN_IF_ERROR(flag.NoValue());
-    options.print_ir_after_all = true;
-  } else if (name == "print-ir-after") {
-    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
-    for (absl::string_view a : absl::StrSplit(v, ',', absl::SkipEmpty())) {
-      options.print_ir_after.emplace_back(a);
-    }
-  } else if (name == "verify-each") {
-    const std::string& v = flag.inline_value();
-    if (!flag.has_value() || v == "true" || v == "1") {
-      options.verify_each = true;
-    } else if (v == "false" || v == "0") {
-      options.verify_each = false;
-    } else {
-      return FlagError(absl::StrCat("invalid value '", v,
-                                    "' for '--verify-each' (expected true "
-                                    "or false)"));
-    }
-  } else if (name == "no-verify-each") {
-    HGC_RETURN_IF_ERROR(flag.NoValue());
-    options.verify_each = false;
-  } else if (name == "time-passes") {
-    HGC_RETURN_IF_ERROR(flag.NoValue());
-    options.time_passes = true;
-  } else if (name == "stop-after") {
-    HGC_ASSIGN_OR_RETURN(options.stop_after, flag.Value());
-  } else if (name == "list-passes") {
-    HGC_RETURN_IF_ERROR(flag.NoValue());
-    options.list_passes = true;
-  } else if (name == "stats") {
-    HGC_RETURN_IF_ERROR(flag.NoValue());
-    options.stats = true;
-  } else {
-    return false;
+// The member each flag without a value turns on; null for other names.
+bool DriverOptions::*OnOffMember(absl::string_view name) {
+  static constexpr std::pair<absl::string_view, bool DriverOptions::*>
+      kMembers[] = {{"run", &DriverOptions::run},
+                    {"check", &DriverOptions::check},
+                    {"bench", &DriverOptions::bench},
+                    {"profile", &DriverOptions::profile},
+                    {"list_passes", &DriverOptions::list_passes},
+                    {"print_ir_after_all", &DriverOptions::print_ir_after_all},
+                    {"time_passes", &DriverOptions::time_passes},
+                    {"stats", &DriverOptions::stats}};
+  for (const auto& [flag_name, member] : kMembers) {
+    if (name == flag_name) return member;
   }
-  return true;
+  return nullptr;
 }
 
-// The action flags (--emit, --run, --check, --bench and theirs); false when
-// `flag` is not one of them.
-absl::StatusOr<bool> ApplyActionFlag(Flag& flag, DriverOptions& options) {
-  const std::string& name = flag.name();
+// Copies the value `flag` was just given into `options`: the repeatable
+// flags (--emit, --input, --print-ir-after) add to what came before, the
+// pipeline flags must agree with it, the others replace it.
+absl::Status ApplyFlag(const absl::CommandLineFlag& flag, DriverOptions& o) {
+  using absl::GetFlag;
+  const absl::string_view name = flag.Name();
+  if (name == "emit") {
+    const EmitKind kind = GetFlag(FLAGS_emit);
+    (kind == EmitKind::kIr      ? o.emit_ir
+     : kind == EmitKind::kLoops ? o.emit_loops
+     : kind == EmitKind::kLlvm  ? o.emit_llvm
+                                : o.emit_asm) = true;
+  } else if (name == "input") {
+    ParameterFile input = GetFlag(FLAGS_input);
+    o.inputs.emplace_back(std::move(input.parameter), std::move(input.file));
+  } else if (name == "print_ir_after") {
+    for (std::string& pass : GetFlag(FLAGS_print_ir_after)) {
+      if (!pass.empty()) o.print_ir_after.push_back(std::move(pass));
+    }
+  } else if (name == "pipeline") {
+    return SetPipeline(o, GetFlag(FLAGS_pipeline).value);
+  } else if (name == "pass_pipeline") {
+    return SetPipeline(o, GetFlag(FLAGS_pass_pipeline).value);
+  } else if (name == "O0" || name == "O2") {
+    return SetPipeline(o, std::string(name));
+  } else if (name == "target_cpu") {
+    o.target_cpu = GetFlag(FLAGS_target_cpu).value;
+  } else if (name == "bench_iters") {
+    o.bench_iters = static_cast<int>(GetFlag(FLAGS_bench_iters).value);
+  } else if (name == "verify_each") {
+    o.verify_each = GetFlag(FLAGS_verify_each).on;
+  } else if (name == "stop_after") {
+    o.stop_after = GetFlag(FLAGS_stop_after);
+  } else if (name == "seed") {
+    o.seed = static_cast<uint64_t>(GetFlag(FLAGS_seed).value);
+  } else if (name == "output_dir") {
+    o.output_dir = GetFlag(FLAGS_output_dir).value;
+  } else if (name == "graph") {
+    o.graph = std::string(absl::StripPrefix(GetFlag(FLAGS_graph), "@"));
+  } else if (name == "threads") {
+    o.threads = GetFlag(FLAGS_threads).value;
+  } else if (name == "threading") {
+    o.threading = GetFlag(FLAGS_threading).value;
+  } else if (name == "rtol" || name == "atol") {
+    (name == "rtol" ? o.rtol : o.atol) =
+        GetFlag(name == "rtol" ? FLAGS_rtol : FLAGS_atol).value;
+  } else if (bool DriverOptions::*member = OnOffMember(name)) {
+    o.*member = true;
+  } else {
+    return absl::InternalError(absl::StrCat("--", name, " sets no option"));
+  }
+  return absl::OkStatus();
+}
+
+// A flag as written: `--name=value`, `--name` or `-name`, and so on.
+struct WrittenFlag {
+  std::string name;                  // without its leading '-' or '--'
+  std::optional<std::string> value;  // after '='
+};
+
+WrittenFlag SplitFlag(absl::string_view arg) {
+  WrittenFlag flag;
+  const size_t eq = arg.find('=');
+  if (eq != absl::string_view::npos)
+    flag.value = std::string(arg.substr(eq + 1));
+  absl::string_view name = arg.substr(0, eq);
+  name.remove_prefix(absl::StartsWith(name, "--") ? 2 : 1);
+  flag.name = std::string(name);
+  return flag;
+}
+
+// The text to parse for `flag`: a flag of type bool, or a switch written
+// --no-NAME, takes none; a switch may take one after '='; every other flag
+// needs one, after '=' or else the next argument (*index moves past it).
+absl::StatusOr<std::string> FlagValue(const absl::CommandLineFlag& flag,
+                                      const WrittenFlag& written, bool negated,
+                                      const std::vector<std::string>& args,
+                                      size_t* index) {
+  if (negated || flag.IsOfType<bool>()) {
+    if (written.value.has_value()) {
+      return FlagError(
+          absl::StrCat("flag '--", written.name, "' takes no value"));
+    }
+    return negated ? "false" : "true";
+  }
+  if (written.value.has_value()) return *written.value;
+  if (flag.IsOfType<Switch>()) return "true";
+  if (*index + 1 >= args.size()) {
+    return FlagError(absl::StrCat("flag '--", written.name, "' needs a value"));
+  }
+  return args[++*index];
+}
+
+// Parses the flag args[*index] (and its value) into `options`.
+absl::Status ParseFlag(const std::vector<std::string>& args, size_t* index,
+                       DriverOptions& options) {
+  const std::string& arg = args[*index];
+  const WrittenFlag written = SplitFlag(arg);
+  const std::string& name = written.name;
   if (name == "help" || name == "h") {
     options.help = true;
-  } else if (name == "emit") {
-    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
-    if (v == "ir") {
-      options.emit_ir = true;
-    } else if (v == "llvm") {
-      options.emit_llvm = true;
-    } else if (v == "asm") {
-      options.emit_asm = true;
-    } else if (v == "loops") {
-      options.emit_loops = true;
-    } else {
-      return FlagError(absl::StrCat("unsupported --emit kind '", v,
-                                    "' (supported: ir, loops, llvm, asm)"));
-    }
-  } else if (name == "target-cpu") {
-    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
-    if (v.empty()) return FlagError("--target-cpu needs a CPU name");
-    options.target_cpu = v;
-  } else if (name == "run" || name == "bench" || name == "check") {
-    HGC_RETURN_IF_ERROR(flag.NoValue());
-    bool& action = name == "run"     ? options.run
-                   : name == "bench" ? options.bench
-                                     : options.check;
-    action = true;
-  } else if (name == "bench-iters") {
-    HGC_ASSIGN_OR_RETURN(int64_t n, flag.Int(1, 10000000));
-    options.bench_iters = static_cast<int>(n);
-  } else if (name == "profile") {
-    HGC_RETURN_IF_ERROR(flag.NoValue());
-    options.profile = true;
-  } else if (name == "rtol" || name == "atol") {
-    HGC_ASSIGN_OR_RETURN(double d, flag.NonNegative());
-    (name == "rtol" ? options.rtol : options.atol) = d;
-  } else {
-    return false;
+    return absl::OkStatus();
   }
-  return true;
-}
-
-// The input, output and execution flags; false when `flag` is not one of
-// them.
-absl::StatusOr<bool> ApplyRunFlag(Flag& flag, DriverOptions& options) {
-  const std::string& name = flag.name();
-  if (name == "seed") {
-    HGC_ASSIGN_OR_RETURN(int64_t n, flag.Int(0, INT64_MAX));
-    options.seed = static_cast<uint64_t>(n);
-  } else if (name == "threads") {
-    HGC_ASSIGN_OR_RETURN(int64_t n, flag.Int(1, kMaxThreadsEver));
-    if (absl::Status s = CheckNumThreads(n, "--threads"); !s.ok()) {
-      return FlagError(s.message());
-    }
-    options.threads = static_cast<int>(n);
-  } else if (name == "threading") {
-    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
-    if (v == "pool") {
-      options.threading = Threading::kOwnPool;
-    } else if (v == "openmp") {
-      options.threading = Threading::kOpenMP;
-    } else {
-      return FlagError(absl::StrCat(
-          "--threading expects 'pool' or 'openmp', found '", v, "'"));
-    }
-  } else if (name == "input") {
-    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
-    const size_t sep = v.find('=');
-    if (sep == std::string::npos || sep == 0 || sep + 1 == v.size()) {
-      return FlagError(
-          absl::StrCat("--input expects NAME=FILE.npy, found '", v, "'"));
-    }
-    std::string param = v.substr(0, sep);
-    if (absl::StartsWith(param, "%")) param = param.substr(1);
-    options.inputs.emplace_back(param, v.substr(sep + 1));
-  } else if (name == "output-dir") {
-    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
-    if (v.empty()) return FlagError("--output-dir is empty");
-    options.output_dir = v;
-  } else if (name == "graph") {
-    HGC_ASSIGN_OR_RETURN(std::string v, flag.Value());
-    options.graph = absl::StartsWith(v, "@") ? v.substr(1) : v;
-  } else {
-    return false;
+  absl::CommandLineFlag* flag = FindHgcFlag(name);
+  bool negated = false;
+  if (flag == nullptr && absl::StartsWith(name, "no-")) {
+    // --no-verify-each: a switch turned off.
+    flag = FindHgcFlag(absl::string_view(name).substr(3));
+    negated = flag != nullptr && flag->IsOfType<Switch>();
+    if (!negated) flag = nullptr;
   }
-  return true;
+  if (flag == nullptr && name.size() == 2 && name[0] == 'O') {
+    return FlagError(absl::StrCat("unsupported optimization level '-", name,
+                                  "' (supported: -O0, -O2)"));
+  }
+  if (flag == nullptr) {
+    return FlagError(absl::StrCat("unknown flag '", arg, "'"));
+  }
+  HGC_ASSIGN_OR_RETURN(std::string value,
+                       FlagValue(*flag, written, negated, args, index));
+  std::string error;
+  if (!flag->ParseFrom(value, &error)) {
+    // ParseFrom puts its own words before AbslParseFlag's message.
+    absl::string_view message = error;
+    absl::ConsumePrefix(
+        &message, absl::StrCat("Illegal value '", value,
+                               "' specified for flag '", flag->Name(), "'; "));
+    return FlagError(absl::StrReplaceAll(
+        message, {{"{flag}", absl::StrCat("--", name)}, {"{value}", value}}));
+  }
+  return ApplyFlag(*flag, options);
 }
 
 // Flags that do not apply to the chosen action are errors, not ignored.
@@ -341,8 +399,9 @@ absl::Status CheckActions(DriverOptions& options) {
         "random inputs, see --seed)");
   }
   if (options.bench && !options.output_dir.empty()) {
-    return FlagError("--output-dir does not apply to --bench (it writes no "
-                     "outputs)");
+    return FlagError(
+        "--output-dir does not apply to --bench (it writes no "
+        "outputs)");
   }
   if (options.bench && !options.stop_after.empty()) {
     return FlagError(
@@ -366,8 +425,7 @@ absl::Status CheckActions(DriverOptions& options) {
   if (!options.bench && options.profile) {
     return FlagError("--profile needs --bench");
   }
-  if (!options.target_cpu.empty() && !options.emit_llvm &&
-      !options.emit_asm) {
+  if (!options.target_cpu.empty() && !options.emit_llvm && !options.emit_asm) {
     return FlagError("--target-cpu applies to --emit=llvm and --emit=asm only");
   }
   if (!options.run && !options.bench && !options.emit_llvm &&
@@ -384,22 +442,14 @@ absl::StatusOr<DriverOptions> ParseOptions(
   DriverOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (!absl::StartsWith(arg, "-") || arg == "-") {
-      if (!options.input_file.empty()) {
-        return FlagError(absl::StrCat("more than one input file ('",
-                                      options.input_file, "' and '", arg,
-                                      "')"));
-      }
+    if (absl::StartsWith(arg, "-") && arg != "-") {
+      HGC_RETURN_IF_ERROR(ParseFlag(args, &i, options));
+    } else if (options.input_file.empty()) {
       options.input_file = arg;
-      continue;
+    } else {
+      return FlagError(absl::StrCat("more than one input file ('",
+                                    options.input_file, "' and '", arg, "')"));
     }
-    Flag flag(args, &i);
-    bool known = false;
-    for (auto apply : {ApplyActionFlag, ApplyPassFlag, ApplyRunFlag}) {
-      HGC_ASSIGN_OR_RETURN(known, apply(flag, options));
-      if (known) break;
-    }
-    if (!known) return FlagError(absl::StrCat("unknown flag '", arg, "'"));
   }
   if (options.help || options.list_passes) return options;
   HGC_RETURN_IF_ERROR(CheckActions(options));

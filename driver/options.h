@@ -67,10 +67,12 @@ struct DriverOptions {
 // Parses argv (without argv[0]). Accepts `--flag=value` and `--flag value`;
 // `-` as the input file means stdin. Errors are InvalidArgument with a
 // message for the user. The pipeline string is not resolved here (the
-// driver reports unknown passes).
+// driver reports unknown passes). Each flag's value goes through its
+// process-wide Abseil flag, so calls must not overlap in time; each call
+// starts from DriverOptions' defaults.
 absl::StatusOr<DriverOptions> ParseOptions(const std::vector<std::string>& args);
 
-// The text printed by --help.
+// The text printed by --help (driver/help_text.cc).
 std::string HelpText();
 
 }  // namespace hgc

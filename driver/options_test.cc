@@ -1,5 +1,12 @@
 #include "driver/options.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 
 namespace hgc {
@@ -116,6 +123,61 @@ TEST(OptionsTest, RejectsBadPassFlags) {
   EXPECT_TRUE(ParseOptions({"m.graph", "-O2", "--pipeline=O2"}).ok());
 }
 
+// The message of a parse that must fail, or "(parsed)".
+std::string ErrorOf(const std::vector<std::string>& args) {
+  absl::StatusOr<DriverOptions> options = ParseOptions(args);
+  return options.ok() ? "(parsed)" : std::string(options.status().message());
+}
+
+TEST(OptionsTest, ValueErrorsNameTheFlagAsWritten) {
+  EXPECT_EQ(ErrorOf({"m.graph", "-seed=x"}),
+            "invalid value 'x' for '--seed' (expected an integer in [0, "
+            "9223372036854775807]) (see 'hgc --help')");
+  EXPECT_EQ(ErrorOf({"m.graph", "--pass-pipeline="}),
+            "--pass-pipeline is empty (see 'hgc --help')");
+  EXPECT_EQ(ErrorOf({"m.graph", "--emit", "{flag}"}),
+            "unsupported --emit kind '{flag}' (supported: ir, loops, llvm, "
+            "asm) (see 'hgc --help')");
+  EXPECT_EQ(ErrorOf({"m.graph", "--run", "--threads=0"}),
+            "invalid value '0' for '--threads' (expected an integer in [1, "
+            "1024]) (see 'hgc --help')");
+  EXPECT_EQ(ErrorOf({"m.graph", "--stats=1"}),
+            "flag '--stats' takes no value (see 'hgc --help')");
+  EXPECT_EQ(ErrorOf({"m.graph", "--graph"}),
+            "flag '--graph' needs a value (see 'hgc --help')");
+}
+
+TEST(OptionsTest, KnowsOnlyHgcFlagsInHgcSpelling) {
+  // absl's spelling and absl's own flags are not hgc's.
+  EXPECT_EQ(ErrorOf({"m.graph", "--print_ir_after=cse"}),
+            "unknown flag '--print_ir_after=cse' (see 'hgc --help')");
+  EXPECT_EQ(ErrorOf({"m.graph", "--flagfile=f"}),
+            "unknown flag '--flagfile=f' (see 'hgc --help')");
+  EXPECT_EQ(ErrorOf({"m.graph", "--helpfull"}),
+            "unknown flag '--helpfull' (see 'hgc --help')");
+  // Only a switch has a --no- form.
+  EXPECT_EQ(ErrorOf({"m.graph", "--no-stats"}),
+            "unknown flag '--no-stats' (see 'hgc --help')");
+  EXPECT_EQ(ErrorOf({"m.graph", "--no-verify-each=1"}),
+            "flag '--no-verify-each' takes no value (see 'hgc --help')");
+}
+
+TEST(OptionsTest, RepeatedFlagsAddUpAndNothingCarriesOver) {
+  DriverOptions o = *ParseOptions(
+      {"m.graph", "--emit=ir", "--emit", "loops", "--seed=3", "--seed=4",
+       "--no-verify-each", "--verify-each", "-O2", "--pipeline=O2"});
+  EXPECT_TRUE(o.emit_ir);
+  EXPECT_TRUE(o.emit_loops);
+  EXPECT_EQ(o.seed, 4u);
+  EXPECT_TRUE(o.verify_each);
+  EXPECT_EQ(o.pipeline, "O2");
+  // A second parse starts from the defaults.
+  DriverOptions fresh = *ParseOptions({"m.graph"});
+  EXPECT_FALSE(fresh.emit_loops);
+  EXPECT_EQ(fresh.seed, 0u);
+  EXPECT_EQ(fresh.pipeline, "");
+}
+
 TEST(OptionsTest, HelpDocumentsEveryFlag) {
   std::string help = HelpText();
   for (const char* flag :
@@ -127,6 +189,17 @@ TEST(OptionsTest, HelpDocumentsEveryFlag) {
         "--target-cpu="}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
+  // Every flag declared with --run, in its command-line spelling.
+  const std::string hgc_file = absl::FindCommandLineFlag("run")->Filename();
+  int flags = 0;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (flag->Filename() != hgc_file) continue;
+    ++flags;
+    const std::string written =
+        absl::StrReplaceAll(absl::StrCat("-", name), {{"_", "-"}});
+    EXPECT_NE(help.find(written), std::string::npos) << written;
+  }
+  EXPECT_EQ(flags, 26);
 }
 
 }  // namespace

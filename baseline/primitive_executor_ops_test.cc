@@ -246,7 +246,7 @@ TEST_P(ExecutorTest, ShapeAndQuantOps) {
   std::vector<std::string> d = exec->Describe();
   EXPECT_EQ(Joined(*exec),
             "transpose | exp | transpose | cast | cast | mul | cast | "
-            "ref:cast | ref:cast | quantize | quantize | ref:quantize | "
+            "ref:cast | ref:cast | quantize | quantize | quantize | "
             "dequantize | dequantize | ref:dequantize | transpose | "
             "transpose")
       << exec->Summary();

@@ -1,8 +1,9 @@
 // The paper's MHA workloads (oneDNN Graph Compiler, arXiv 2301.01333) in
-// f32: hgc against the oneDNN primitive-per-op baseline.
+// f32, bf16 or int8: hgc against the oneDNN primitive-per-op baseline of
+// the same precision.
 //
-//   bazel run -c opt //bench:mha -- [--threads=N] [--short] [--csv=FILE]
-//       [--png=FILE] [--iters=N]
+//   bazel run -c opt //bench:mha -- [--threads=N] [--dtype=f32|bf16|int8]
+//       [--short] [--csv=FILE] [--png=FILE] [--iters=N]
 //
 // Workloads (heads x head size = hidden):
 //   MHA-1       seq 128, 8 heads of 96 (hidden 768)
@@ -14,7 +15,8 @@
 // --short (for CI, well under a minute on 2 cores): MHA-1 and MHA-2 at
 // batch 1, MHA-2 at batch 8, bert-large at batch 1, with fewer runs.
 //
-// The graph is the textbook attention block as frameworks export it:
+// The f32 graph is the textbook attention block as frameworks export it
+// (bf16: every tensor bf16; int8: the QDQ form, see BuildMha):
 // q, k, v: f32[B, H, S, D] and mask: f32[B, 1, 1, S] inputs,
 //   s = matmul(q, k) {transpose_b = true}; t = mul(s, 1/sqrt(D) constant);
 //   m = add(t, mask); p = softmax(m) {axis = -1}; o = matmul(p, v);
@@ -31,7 +33,8 @@
 // before the table.
 //
 // FLOPs: the two matmuls, 2*2*B*H*S^2*D per run. The rest (peak, table,
-// geomean, CSV default mha.csv, chart default mha.png) as in bench:mlp, see
+// geomean, CSV default mha.csv or mha_DTYPE.csv, chart beside it) as in
+// bench:mlp, see
 // bench/sweep.h; "compile ms" is hgc's compile time for the block (median
 // of three). Exit 1 when any workload's outputs disagree or something fails
 // to compile or run.
@@ -60,27 +63,61 @@ struct Mha {
   std::vector<int64_t> short_batches;  // --short
 };
 
+// `x` dequantized: (x - zero_point) / 32, so that the harness's u8 values
+// [0, 64] (zero point 32) and s8 values [-32, 32] (zero point 0) become
+// [-1, 1], the f32 workload's range.
+absl::StatusOr<Value*> Dequantize(Builder& builder, Value* x,
+                                  int64_t zero_point) {
+  return builder.Create("dequantize", {x},
+                        {{"scale", Attribute::Float(1.0 / 32)},
+                         {"zero_point", Attribute::Int(zero_point)}});
+}
+
+// The attention block in `dtype`: f32 or bf16 throughout (mask included),
+// or int8 in the QDQ form (u8 q with zero point 32, s8 k and v, dequantized
+// before the matmuls; the probabilities quantized to u8 with scale 1/255
+// and dequantized before P.V; an f32 mask and output).
 absl::StatusOr<const Graph*> BuildMha(Module& module, const Mha& mha,
-                                      int64_t batch) {
+                                      int64_t batch, bench::SweepDtype dtype) {
   const int64_t b = batch, h = mha.heads, s = mha.seq, d = mha.head_size;
   Graph* g = module.AddGraph(
       absl::StrCat("mha_b", b, "_h", h, "_s", s, "_d", d));
   Builder builder(g);
-  const TensorType qkv(DType::kF32, {b, h, s, d});
-  Value* q = g->AddParam("q", qkv);
-  Value* k = g->AddParam("k", qkv);
-  Value* v = g->AddParam("v", qkv);
-  Value* mask = g->AddParam("mask", TensorType(DType::kF32, {b, 1, 1, s}));
+  const bool int8 = dtype == bench::SweepDtype::kInt8;
+  const DType float_type =
+      dtype == bench::SweepDtype::kBf16 ? DType::kBF16 : DType::kF32;
+  const Shape qkv = {b, h, s, d};
+  absl::StatusOr<Value*> q =
+      g->AddParam("q", TensorType(int8 ? DType::kU8 : float_type, qkv));
+  absl::StatusOr<Value*> k =
+      g->AddParam("k", TensorType(int8 ? DType::kS8 : float_type, qkv));
+  absl::StatusOr<Value*> v =
+      g->AddParam("v", TensorType(int8 ? DType::kS8 : float_type, qkv));
+  Value* mask = g->AddParam("mask", TensorType(float_type, {b, 1, 1, s}));
+  if (int8) {
+    q = Dequantize(builder, *q, 32);
+    if (q.ok()) k = Dequantize(builder, *k, 0);
+    if (k.ok()) v = Dequantize(builder, *v, 0);
+    if (!v.ok()) return v.status();
+  }
   absl::StatusOr<Value*> scale = builder.Splat(
-      1.0 / std::sqrt(static_cast<double>(d)), TensorType(DType::kF32));
+      1.0 / std::sqrt(static_cast<double>(d)), TensorType(float_type));
   if (!scale.ok()) return scale.status();
-  absl::StatusOr<Value*> x = builder.Matmul(q, k, false, true);
+  absl::StatusOr<Value*> x = builder.Matmul(*q, *k, false, true);
   if (x.ok()) x = builder.Binary("mul", *x, *scale);
   if (x.ok()) x = builder.Binary("add", *x, mask);
   if (x.ok()) {
     x = builder.Create("softmax", {*x}, {{"axis", Attribute::Int(-1)}});
   }
-  if (x.ok()) x = builder.Matmul(*x, v);
+  if (x.ok() && int8) {
+    const AttrMap probs = {{"scale", Attribute::Float(1.0 / 255)},
+                           {"zero_point", Attribute::Int(0)}};
+    AttrMap to_u8 = probs;
+    to_u8["to"] = Attribute::Type(DType::kU8);
+    x = builder.Create("quantize", {*x}, to_u8);
+    if (x.ok()) x = builder.Create("dequantize", {*x}, probs);
+  }
+  if (x.ok()) x = builder.Matmul(*x, *v);
   if (x.ok()) {
     x = builder.Create("transpose", {*x},
                        {{"perm", Attribute::IntList({0, 2, 1, 3})}});
@@ -110,7 +147,7 @@ int Main(int argc, char** argv) {
 
   bench::SweepSpec spec;
   spec.name = "mha";
-  spec.chart_title = "f32 MHA";
+  spec.chart_title = absl::StrCat(bench::SweepDtypeName(args->dtype), " MHA");
   spec.chart_batches = all;
   spec.keys = {{"workload", "workload", 10, true},
                {"batch", "batch", 5, false},
@@ -128,8 +165,8 @@ int Main(int argc, char** argv) {
       c.batch = batch;
       c.keys = {mha.name, absl::StrCat(batch), absl::StrCat(mha.heads),
                 absl::StrCat(mha.seq), absl::StrCat(mha.head_size)};
-      c.build = [mha, batch](Module& module) {
-        return BuildMha(module, mha, batch);
+      c.build = [mha, batch, dtype = args->dtype](Module& module) {
+        return BuildMha(module, mha, batch, dtype);
       };
       cases.push_back(std::move(c));
     }

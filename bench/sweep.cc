@@ -54,7 +54,8 @@ std::string WriteCsv(const SweepSpec& spec, const std::vector<SweepRow>& rows,
 // Draws speedup per batch (left axis) and hgc's % of peak (right axis) for
 // every workload with gnuplot. Returns a note for the user.
 std::string DrawChart(const SweepSpec& spec, const std::vector<SweepRow>& rows,
-                      int threads, const std::string& png) {
+                      int threads, PeakInstruction peak,
+                      const std::string& png) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     return "gnuplot not found (Debian: gnuplot-nox, see ./configure): "
            "chart skipped";
@@ -70,8 +71,10 @@ std::string DrawChart(const SweepSpec& spec, const std::vector<SweepRow>& rows,
       // A margin around the batches, so that the end points show.
       absl::StrFormat("set xrange [%g:%g]\n", spec.chart_batches.front() / 1.3,
                       spec.chart_batches.back() * 1.3),
-      "set ylabel 'speedup (baseline time / hgc time)'\n"
-      "set y2label 'hgc % of f32 FMA peak'\nset y2tics\nset ytics nomirror\n"
+      "set ylabel 'speedup (baseline time / hgc time)'\n",
+      absl::StrFormat("set y2label 'hgc %% of %s peak'\n",
+                      PeakInstructionName(peak)),
+      "set y2tics\nset ytics nomirror\n"
       "set yrange [0:*]\nset y2range [0:100]\nset grid\n"
       "set key below\n");
   std::string plot = "plot ";
@@ -109,7 +112,50 @@ std::string Pad(const KeyColumn& k, const std::string& s) {
                 : absl::StrFormat("%*s", k.width, s);
 }
 
+// The ops the baseline ran on the reference interpreter, per case: a
+// framework would call oneDNN there, so those rows' speedups overstate
+// hgc's lead.
+void PrintBaselineFallbacks(const std::vector<SweepRow>& rows) {
+  for (const SweepRow& row : rows) {
+    for (const std::string& f : row.result.baseline_fallbacks) {
+      std::printf("baseline fallback (%s batch %lld): %s\n",
+                  row.sweep_case->workload.c_str(),
+                  static_cast<long long>(row.sweep_case->batch), f.c_str());
+    }
+  }
+}
+
 }  // namespace
+
+const char* SweepDtypeName(SweepDtype dtype) {
+  switch (dtype) {
+    case SweepDtype::kF32:
+      return "f32";
+    case SweepDtype::kBf16:
+      return "bf16";
+    case SweepDtype::kInt8:
+      return "int8";
+  }
+  return "?";
+}
+
+PeakInstruction SweepPeakInstruction(SweepDtype dtype) {
+  std::vector<PeakInstruction> candidates;
+  switch (dtype) {
+    case SweepDtype::kF32:
+      break;
+    case SweepDtype::kBf16:
+      candidates = {PeakInstruction::kTdpbf16ps, PeakInstruction::kVdpbf16ps};
+      break;
+    case SweepDtype::kInt8:
+      candidates = {PeakInstruction::kTdpbusd, PeakInstruction::kVpdpbusd};
+      break;
+  }
+  for (PeakInstruction instr : candidates) {
+    if (PeakMeter::Create(instr).ok()) return instr;
+  }
+  return F32PeakInstruction();
+}
 
 absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
                                          const std::string& name) {
@@ -120,12 +166,20 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
     }
   }
   SweepArgs args;
-  args.csv = name + ".csv";
   bool bad = false;
   for (int i = 1; i < argc && !bad; ++i) {
     absl::string_view arg = argv[i];
     if (arg == "--short") {
       args.short_run = true;
+    } else if (absl::ConsumePrefix(&arg, "--dtype=")) {
+      bad = true;
+      for (SweepDtype d :
+           {SweepDtype::kF32, SweepDtype::kBf16, SweepDtype::kInt8}) {
+        if (arg == SweepDtypeName(d)) {
+          args.dtype = d;
+          bad = false;
+        }
+      }
     } else if (absl::ConsumePrefix(&arg, "--threads=")) {
       bad = !absl::SimpleAtoi(arg, &args.threads) || args.threads < 1;
     } else if (arg == "--threading=pool" || arg == "--threading=openmp") {
@@ -144,9 +198,15 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
   if (bad) {
     std::fprintf(stderr,
                  "usage: %s [--threads=N] [--threading=pool|openmp] "
-                 "[--short] [--iters=N] [--csv=FILE] [--png=FILE]\n",
+                 "[--dtype=f32|bf16|int8] [--short] [--iters=N] [--csv=FILE] "
+                 "[--png=FILE]\n",
                  name.c_str());
     return absl::InvalidArgumentError("bad flag");
+  }
+  if (args.csv.empty()) {
+    args.csv = args.dtype == SweepDtype::kF32
+                   ? name + ".csv"
+                   : absl::StrCat(name, "_", SweepDtypeName(args.dtype), ".csv");
   }
   if (args.png.empty()) {
     args.png = absl::EndsWith(args.csv, ".csv")
@@ -157,15 +217,15 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
   return args;
 }
 
-absl::StatusOr<double> MeasureF32Peak(int threads, int samples,
-                                      double seconds) {
+absl::StatusOr<double> MeasurePeak(PeakInstruction instr, int threads,
+                                   int samples, double seconds) {
   cpu_set_t process;
   CPU_ZERO(&process);
   for (int cpu : ProcessCpus()) CPU_SET(cpu, &process);
   std::vector<std::unique_ptr<PeakMeter>> meters;
   for (int t = 0; t < threads; ++t) {
     absl::StatusOr<std::unique_ptr<PeakMeter>> m =
-        PeakMeter::Create(F32PeakInstruction());
+        PeakMeter::Create(instr);
     if (!m.ok()) return m.status();
     meters.push_back(std::move(*m));
   }
@@ -229,9 +289,10 @@ int RunSweep(const SweepSpec& spec, const SweepArgs& args,
              const std::vector<SweepCase>& cases,
              const std::function<void(const SweepRow&)>& on_row) {
   const char* name = spec.name.c_str();
-  absl::StatusOr<double> peak = MeasureF32Peak(args.threads);
+  const PeakInstruction instr = SweepPeakInstruction(args.dtype);
+  absl::StatusOr<double> peak = MeasurePeak(instr, args.threads);
   if (!peak.ok()) {
-    std::fprintf(stderr, "%s: f32 peak: %s\n", name,
+    std::fprintf(stderr, "%s: peak: %s\n", name,
                  std::string(peak.status().message()).c_str());
     return 1;
   }
@@ -247,8 +308,8 @@ int RunSweep(const SweepSpec& spec, const SweepArgs& args,
     config.warmup = spec.warmup;
     config.target_seconds = spec.target_seconds;
     // Three 20 ms loops per thread: about 60 ms a round.
-    config.round_probe = [&args] {
-      absl::StatusOr<double> p = MeasureF32Peak(args.threads, 3, 0.02);
+    config.round_probe = [&args, instr] {
+      absl::StatusOr<double> p = MeasurePeak(instr, args.threads, 3, 0.02);
       return p.ok() ? *p : 0.0;
     };
     absl::StatusOr<BenchResult> r =
@@ -269,19 +330,19 @@ int RunSweep(const SweepSpec& spec, const SweepArgs& args,
     SetPeakShares(rows.back(), *peak);
     if (on_row) on_row(rows.back());
   }
-  absl::StatusOr<double> peak_after = MeasureF32Peak(args.threads);
+  absl::StatusOr<double> peak_after = MeasurePeak(instr, args.threads);
   double lowest = 0, highest = 0;
   for (const SweepRow& row : rows) {
     lowest = lowest == 0 ? row.peak : std::min(lowest, row.peak);
     highest = std::max(highest, row.peak);
   }
   std::printf(
-      "f32 FMA peak, %d thread%s (%s loop per thread, all at once): "
-      "%.1f GFLOP/s before the sweep, %.1f after, %.1f-%.1f over the cases "
+      "%s sweep; peak of %s, %d thread%s (one loop per thread, all at once): "
+      "%.1f GOP/s before the sweep, %.1f after, %.1f-%.1f over the cases "
       "(sampled after each round; %% peak is the median over a case's rounds "
       "of its GFLOP/s over the peak sampled after the round)\n",
-      args.threads, args.threads == 1 ? "" : "s",
-      PeakInstructionName(F32PeakInstruction()), *peak,
+      SweepDtypeName(args.dtype), PeakInstructionName(instr), args.threads,
+      args.threads == 1 ? "" : "s", *peak,
       peak_after.ok() ? *peak_after : 0.0, lowest, highest);
   std::string header;
   for (const KeyColumn& k : spec.keys) {
@@ -306,12 +367,13 @@ int RunSweep(const SweepSpec& spec, const SweepArgs& args,
     std::printf("geomean speedup (hgc vs baseline, %zu workloads): %.2fx\n",
                 rows.size(), GeomeanSpeedup(rows));
   }
+  PrintBaselineFallbacks(rows);
   if (std::string e = WriteCsv(spec, rows, args.csv); !e.empty()) {
     std::fprintf(stderr, "%s: %s\n", name, e.c_str());
     return 1;
   }
   std::printf("csv: %s\n", args.csv.c_str());
-  std::printf("%s\n", DrawChart(spec, rows, args.threads, args.png).c_str());
+  std::printf("%s\n", DrawChart(spec, rows, args.threads, instr, args.png).c_str());
   if (!ok) std::printf("%s: FAIL (a workload failed or disagreed)\n", name);
   return ok ? 0 : 1;
 }

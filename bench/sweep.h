@@ -6,13 +6,18 @@
 //
 // Flags: --threads=N (default 2), --threading=pool|openmp (hgc's parallel
 // steps on its own pool, the default, or on OpenMP: libgomp, the runtime
-// the baseline's oneDNN uses), --short, --iters=N, --csv=FILE (default
-// NAME.csv), --png=FILE (default: the CSV's name with .png). Under `bazel
-// run` relative paths are the directory Bazel ran in.
+// the baseline's oneDNN uses), --dtype=f32|bf16|int8 (default f32; the
+// workloads' precision), --short, --iters=N, --csv=FILE (default NAME.csv,
+// NAME_DTYPE.csv for bf16 and int8), --png=FILE (default: the CSV's name
+// with .png). Under `bazel run` relative paths are the directory Bazel ran
+// in.
 //
-// The peak: one vfmadd231ps throughput loop (bench/isa_peak.h; on YMM
-// registers where there is no AVX-512) per thread, all threads at once,
-// summed; sampled after every round of every case
+// The peak: a throughput loop of the instruction the dtype's kernels are
+// built on (bench/isa_peak.h; SweepPeakInstruction: f32 vfmadd231ps, on
+// YMM registers where there is no AVX-512; bf16 AMX tdpbf16ps or else
+// vdpbf16ps; int8 AMX tdpbusd or else vpdpbusd; f32 FMA where the CPU has
+// none of them) per thread, all threads at once, summed; sampled after
+// every round of every case
 // (BenchConfig::round_probe), since a shared machine's speed changes from
 // minute to minute. A case's peak is the median of its rounds' samples and
 // a side's "% of peak" the median over the rounds of its GFLOP/s in the
@@ -28,14 +33,20 @@
 
 #include "absl/status/statusor.h"
 #include "bench/compare.h"
+#include "bench/isa_peak.h"
 #include "ir/graph.h"
 #include "runtime/threading.h"
 
 namespace hgc {
 namespace bench {
 
+// The workloads' precision (--dtype).
+enum class SweepDtype { kF32, kBf16, kInt8 };
+const char* SweepDtypeName(SweepDtype dtype);  // "f32", "bf16", "int8"
+
 struct SweepArgs {
   int threads = 2;
+  SweepDtype dtype = SweepDtype::kF32;
   Threading threading = Threading::kOwnPool;
   int iters = 0;  // 0: BenchGraph chooses
   bool short_run = false;
@@ -54,8 +65,12 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
 // main thread's affinity, which these threads would inherit, is a single
 // core when OpenMP binds threads (OMP_PROC_BIND). Each thread's rate is
 // the median of `samples` loops of `seconds` each.
-absl::StatusOr<double> MeasureF32Peak(int threads, int samples = 5,
-                                      double seconds = 0.03);
+absl::StatusOr<double> MeasurePeak(PeakInstruction instr, int threads,
+                                   int samples = 5, double seconds = 0.03);
+
+// The instruction whose peak a sweep of `dtype` is compared with: the
+// fastest of its family that this CPU has (and the ISA cap allows).
+PeakInstruction SweepPeakInstruction(SweepDtype dtype);
 
 // A column of the table and the CSV that identifies a case (before the
 // timings): its CSV header, table header and width (left-aligned or not).

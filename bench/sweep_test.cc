@@ -44,9 +44,44 @@ TEST(SweepTest, Flags) {
   EXPECT_EQ(args->png, "table.png");
 }
 
+TEST(SweepTest, Dtype) {
+  absl::StatusOr<SweepArgs> args = Parse({});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->dtype, SweepDtype::kF32);
+  args = Parse({"--dtype=int8"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->dtype, SweepDtype::kInt8);
+  EXPECT_EQ(args->csv, "mha_int8.csv");
+  EXPECT_EQ(args->png, "mha_int8.png");
+  args = Parse({"--dtype=bf16", "--csv=b.csv"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->dtype, SweepDtype::kBf16);
+  EXPECT_EQ(args->csv, "b.csv");
+  args = Parse({"--dtype=f32"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->csv, "mha.csv");
+}
+
+// Whatever the CPU has, each dtype's peak instruction is one of its own
+// family or the f32 FMA, and one this process can run.
+TEST(SweepTest, PeakInstructionPerDtype) {
+  EXPECT_EQ(SweepPeakInstruction(SweepDtype::kF32), F32PeakInstruction());
+  const PeakInstruction bf16 = SweepPeakInstruction(SweepDtype::kBf16);
+  EXPECT_TRUE(bf16 == PeakInstruction::kTdpbf16ps ||
+              bf16 == PeakInstruction::kVdpbf16ps ||
+              bf16 == F32PeakInstruction());
+  const PeakInstruction int8 = SweepPeakInstruction(SweepDtype::kInt8);
+  EXPECT_TRUE(int8 == PeakInstruction::kTdpbusd ||
+              int8 == PeakInstruction::kVpdpbusd ||
+              int8 == F32PeakInstruction());
+  for (PeakInstruction i : {bf16, int8}) {
+    EXPECT_TRUE(PeakMeter::Create(i).ok()) << PeakInstructionName(i);
+  }
+}
+
 TEST(SweepTest, BadFlags) {
   for (const char* bad : {"--threads=0", "--threads=x", "--iters=0", "-v",
-                          "--short=1"}) {
+                          "--short=1", "--dtype=f16", "--dtype="}) {
     EXPECT_FALSE(Parse({bad}).ok()) << bad;
   }
 }

@@ -17,7 +17,6 @@ namespace {
 
 using strided_view::Contiguous;
 using strided_view::MergeDims;
-using strided_view::Reshape;
 using strided_view::View;
 
 #define ATTN_RETURN_IF_ERROR(expr)              \
@@ -32,6 +31,10 @@ absl::Status Unfit(absl::string_view what) {
 
 bool IsFloatType(DType t) {
   return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16;
+}
+
+bool IsRelabel(const Op& op) {
+  return op.kind_id() == OpKind::kReshape || op.kind_id() == OpKind::kTranspose;
 }
 
 bool BoolAttr(const Op& op, absl::string_view name) {
@@ -193,24 +196,13 @@ absl::StatusOr<View> Matcher::ViewOf(const Value* v,
   View view = Contiguous(cur);
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     const Op& op = **it;
-    const Shape& out = op.result()->type().shape;
-    if (op.kind_id() == OpKind::kReshape) {
-      std::optional<View> r =
-          Reshape(view, std::vector<int64_t>(out.begin(), out.end()));
-      if (!r.has_value()) {
-        return Unfit(absl::StrCat("reshape to %", op.result()->name(),
-                                  " is not expressible by strides"));
-      }
-      view = *std::move(r);
-    } else if (op.kind_id() == OpKind::kTranspose) {
-      const std::vector<int64_t> perm = TransposePermOf(op);
-      View t = view;
-      for (size_t i = 0; i < perm.size(); ++i) {
-        t.shape[i] = view.shape[perm[i]];
-        t.strides[i] = view.strides[perm[i]];
-      }
-      view = std::move(t);
+    if (!IsRelabel(op)) continue;  // a scale: the same elements
+    std::optional<View> r = strided_view::Forward(view, op);
+    if (!r.has_value()) {
+      return Unfit(absl::StrCat("reshape to %", op.result()->name(),
+                                " is not expressible by strides"));
     }
+    view = *std::move(r);
   }
   if (scales != nullptr) std::reverse(scales->begin(), scales->end());
   return view;
@@ -227,27 +219,18 @@ absl::StatusOr<View> Matcher::OutputView() {
     if (cur->is_param()) return Unfit("the result is not computed from P·V");
     const Op* op = cur->defining_op();
     const Value* in = op->operand(0);
-    const Shape& in_shape = in->type().shape;
     if (op->kind_id() == OpKind::kCast) {
       const Attribute* to = op->FindAttr("to");
       if (to == nullptr || !to->is_dtype() || !IsFloatType(to->as_dtype())) {
         return Unfit("casts after P·V must be to f32, bf16 or f16");
       }
       casts.push_back(op);
-    } else if (op->kind_id() == OpKind::kReshape) {
-      std::optional<View> r =
-          Reshape(view, std::vector<int64_t>(in_shape.begin(), in_shape.end()));
+    } else if (IsRelabel(*op)) {
+      std::optional<View> r = strided_view::Backward(view, *op);
       if (!r.has_value()) {
         return Unfit("the reshape after P·V is not expressible by strides");
       }
       view = *std::move(r);
-    } else if (op->kind_id() == OpKind::kTranspose) {
-      const std::vector<int64_t> perm = TransposePermOf(*op);
-      View t = view;
-      t.shape.assign(in_shape.begin(), in_shape.end());
-      for (size_t i = 0; i < perm.size(); ++i)
-        t.strides[perm[i]] = view.strides[i];
-      view = std::move(t);
     } else {
       return Unfit(absl::StrCat(op->kind(), " after P·V"));
     }

@@ -1,9 +1,12 @@
-// MatchAttention on each form frameworks export, and what it refuses.
+// MatchAttention on each form frameworks export, and what it refuses. Each
+// match also goes through the attributes the attention-fusion pass writes
+// (analysis/attention_attrs.h) and must come back the same.
 #include "analysis/attention_match.h"
 
 #include <string>
 #include <vector>
 
+#include "analysis/attention_attrs.h"
 #include "gtest/gtest.h"
 #include "passes/test_util.h"
 
@@ -19,13 +22,47 @@ std::vector<std::string> Kinds(const std::vector<const Op*>& ops) {
   return out;
 }
 
-// Parses `text` and matches its first graph, which must match.
+void ExpectSameOperand(const StridedOperand& a, const StridedOperand& b) {
+  EXPECT_EQ(a.param, b.param);
+  EXPECT_EQ(a.offset, b.offset);
+  EXPECT_EQ(a.strides, b.strides);
+}
+
+// Every field of `a` and `b` alike.
+void ExpectSameMatch(const AttentionMatch& a, const AttentionMatch& b) {
+  EXPECT_EQ(std::vector<int64_t>({a.batch, a.heads, a.group, a.seq_q,
+                                  a.seq_kv, a.head_dim, a.head_dim_v}),
+            std::vector<int64_t>({b.batch, b.heads, b.group, b.seq_q,
+                                  b.seq_kv, b.head_dim, b.head_dim_v}));
+  ExpectSameOperand(a.q, b.q);
+  ExpectSameOperand(a.k, b.k);
+  ExpectSameOperand(a.v, b.v);
+  EXPECT_EQ(a.q_ops, b.q_ops);
+  EXPECT_EQ(a.qk, b.qk);
+  EXPECT_EQ(a.score_ops, b.score_ops);
+  EXPECT_EQ(a.softmax, b.softmax);
+  EXPECT_EQ(a.prob_ops, b.prob_ops);
+  EXPECT_EQ(a.pv, b.pv);
+  EXPECT_EQ(a.out_ops, b.out_ops);
+  EXPECT_EQ(a.out_offset, b.out_offset);
+  EXPECT_EQ(a.out_strides, b.out_strides);
+  EXPECT_EQ(a.result, b.result);
+}
+
+// Parses `text` and matches its first graph, which must match; the match
+// encoded as attributes must decode to itself.
 class Matched {
  public:
   explicit Matched(const std::string& text) : module_(Parse(text)) {
-    absl::StatusOr<AttentionMatch> m = MatchAttention(*module_.graphs()[0]);
+    const Graph& graph = *module_.graphs()[0];
+    absl::StatusOr<AttentionMatch> m = MatchAttention(graph);
     EXPECT_TRUE(m.ok()) << m.status();
-    if (m.ok()) match_ = *m;
+    if (!m.ok()) return;
+    match_ = *m;
+    absl::StatusOr<AttentionMatch> decoded =
+        DecodeAttentionMatch(EncodeAttentionMatch(match_, graph), graph);
+    EXPECT_TRUE(decoded.ok()) << decoded.status();
+    if (decoded.ok()) ExpectSameMatch(match_, *decoded);
   }
   const AttentionMatch& operator*() const { return match_; }
   const AttentionMatch* operator->() const { return &match_; }

@@ -1,5 +1,7 @@
 #include "analysis/strided_view.h"
 
+#include "analysis/graph_utils.h"
+
 namespace hgc {
 namespace strided_view {
 
@@ -54,6 +56,34 @@ std::optional<View> Reshape(const View& view, const std::vector<int64_t>& shape)
   // Trailing dims of size 1: any stride.
   for (size_t k = ni; k < new_n; ++k) out.strides[k] = 1;
   return out;
+}
+
+std::optional<View> Forward(const View& operand, const Op& relabel) {
+  const Shape& out = relabel.result()->type().shape;
+  if (relabel.kind_id() == OpKind::kReshape) {
+    return Reshape(operand, std::vector<int64_t>(out.begin(), out.end()));
+  }
+  if (relabel.kind_id() != OpKind::kTranspose) return std::nullopt;
+  const std::vector<int64_t> perm = TransposePermOf(relabel);
+  View t = operand;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    t.shape[i] = operand.shape[perm[i]];
+    t.strides[i] = operand.strides[perm[i]];
+  }
+  return t;
+}
+
+std::optional<View> Backward(const View& result, const Op& relabel) {
+  const Shape& in = relabel.operand(0)->type().shape;
+  if (relabel.kind_id() == OpKind::kReshape) {
+    return Reshape(result, std::vector<int64_t>(in.begin(), in.end()));
+  }
+  if (relabel.kind_id() != OpKind::kTranspose) return std::nullopt;
+  const std::vector<int64_t> perm = TransposePermOf(relabel);
+  View t = result;
+  t.shape.assign(in.begin(), in.end());
+  for (size_t i = 0; i < perm.size(); ++i) t.strides[perm[i]] = result.strides[i];
+  return t;
 }
 
 std::optional<int64_t> MergeDims(const std::vector<int64_t>& sizes,

@@ -34,6 +34,15 @@ std::optional<View> Reshape(const View& view, const std::vector<int64_t>& shape)
 // The single stride that steps through dims [lo, hi) of (sizes, strides)
 // flattened row-major, or nullopt when there is none. Dims of size 1 are
 // skipped; an all-broadcast range (stride 0) merges to stride 0.
+// The view of `relabel`'s result (a reshape or transpose) given `operand`,
+// the view of its operand; nullopt when strides cannot express it.
+std::optional<View> Forward(const View& operand, const Op& relabel);
+
+// The view of `relabel`'s operand given `result`, the view of its result
+// inside some memory (the output side: P·V seen through what follows it);
+// nullopt when strides cannot express it.
+std::optional<View> Backward(const View& result, const Op& relabel);
+
 std::optional<int64_t> MergeDims(const std::vector<int64_t>& sizes,
                                  const std::vector<int64_t>& strides,
                                  size_t lo, size_t hi);

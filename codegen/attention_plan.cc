@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/attention_attrs.h"
 #include "analysis/graph_utils.h"
 #include "codegen/attention_kernels.h"
 #include "codegen/nest_buffers.h"
@@ -387,8 +388,17 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
                                             int num_threads, tile::Nest& nest) {
   const Graph* body = FusionBody(op);
   if (body == nullptr) return absl::UnimplementedError("no body");
+  // The match attention-fusion made, carried on the op; a group without
+  // one, or with one that does not describe its body, runs unfused.
+  if (!HasAttentionMatchAttrs(op.attrs())) {
+    return absl::UnimplementedError(
+        "no match_* attributes (attention-fusion writes them)");
+  }
+  absl::StatusOr<AttentionMatch> match =
+      DecodeAttentionMatch(op.attrs(), *body);
+  if (!match.ok()) return absl::UnimplementedError(match.status().message());
   AttentionPlan p;
-  HGC_ASSIGN_OR_RETURN(p.m, MatchAttention(*body));
+  p.m = *std::move(match);
   const AttentionMatch& m = p.m;
   HGC_RETURN_IF_ERROR(CheckSupported(m));
   // Only with a kv head per thread at least (the items are (batch, kv

@@ -23,7 +23,7 @@ namespace codegen {
 // the rounding the graph asks for, scratch strides, and the indices of the
 // nest's buffers, programs and BRGEMM kernels.
 struct AttentionPlan {
-  // The block as the kernel runs it: MatchAttention's description, but for
+  // The block as the kernel runs it: the match carried on the op, but for
   // a grouped-query decoder step (heads_as_rows > 1), whose query heads of
   // one kv head become query rows (GroupHeadsAsRows).
   AttentionMatch m;
@@ -122,7 +122,9 @@ struct AttentionPlan {
 
 // Plans `op` (a fusion op of kind "attention") for a step on
 // `num_threads` threads into `nest`: its frame buffers, per-thread
-// scratch, programs and kernels. Unimplemented for
+// scratch, programs and kernels. The match is the one attention-fusion
+// wrote on `op` (analysis/attention_attrs.h); the body is not matched
+// again. Unimplemented for a missing or invalid match and for
 // what the kernel does not cover (integer types, a bf16 / f16 Q or V with
 // neither its rows nor its columns contiguous, a rounded softmax or P over
 // more than 65536 keys, ...).

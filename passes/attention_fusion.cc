@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/attention_attrs.h"
 #include "analysis/attention_match.h"
 #include "analysis/graph_utils.h"
 #include "passes/outliner.h"
@@ -17,6 +18,12 @@ namespace hgc {
 namespace {
 
 using OpSet = absl::flat_hash_set<Op*>;
+
+// A block to outline, and its match as the fusion op's attributes.
+struct Block {
+  std::vector<Op*> ops;
+  AttrMap match;
+};
 
 bool IsRelabel(const Op& op) {
   return op.kind_id() == OpKind::kReshape || op.kind_id() == OpKind::kTranspose;
@@ -168,7 +175,7 @@ absl::StatusOr<int> FuseAttention(Graph& graph) {
   // Only one-element literal constants go into bodies: MatchAttention
   // wants every other operand as a parameter.
   Outliner outliner(graph, "attn", /*inline_constant_elements=*/1);
-  std::vector<std::vector<Op*>> blocks;
+  std::vector<Block> blocks;
   OpSet taken;
   for (const auto& op : graph.ops()) {
     if (op->kind_id() != OpKind::kSoftmax) continue;
@@ -189,7 +196,9 @@ absl::StatusOr<int> FuseAttention(Graph& graph) {
         continue;
       }
       taken.insert(ops.begin(), ops.end());
-      blocks.push_back(ops);
+      // The body Outline builds is the trial's, op for op: the match's
+      // indices hold for it.
+      blocks.push_back({ops, EncodeAttentionMatch(*match, trial)});
       fused = true;
       break;
     }
@@ -205,24 +214,52 @@ absl::StatusOr<int> FuseAttention(Graph& graph) {
   absl::flat_hash_map<const Op*, int> position;
   int i = 0;
   for (const auto& op : graph.ops()) position[op.get()] = i++;
-  std::sort(blocks.begin(), blocks.end(),
-            [&](const std::vector<Op*>& a, const std::vector<Op*>& b) {
-              return position[a.back()] < position[b.back()];
-            });
-  for (const std::vector<Op*>& ops : blocks) {
-    HGC_RETURN_IF_ERROR(outliner.Outline(ops, FusionKind::kAttention));
+  std::sort(blocks.begin(), blocks.end(), [&](const Block& a, const Block& b) {
+    return position[a.ops.back()] < position[b.ops.back()];
+  });
+  for (Block& block : blocks) {
+    HGC_RETURN_IF_ERROR(outliner.Outline(block.ops, FusionKind::kAttention,
+                                         std::move(block.match)));
   }
   outliner.Finish();
   return static_cast<int>(blocks.size());
 }
 
-absl::StatusOr<bool> AttentionFusionPass::Run(Module& module) {
-  int fused = 0;
-  for (Graph* graph : TopLevelGraphs(module)) {
-    HGC_ASSIGN_OR_RETURN(int n, FuseAttention(*graph));
-    fused += n;
+int DescribeAttentionGroups(Graph& graph) {
+  int described = 0;
+  for (const auto& op : graph.ops()) {
+    if (FusionKindOf(*op) != FusionKind::kAttention) continue;
+    const Graph* body = FusionBody(*op);
+    if (body == nullptr) continue;
+    std::string why;
+    if (HasAttentionMatchAttrs(op->attrs())) {
+      absl::Status decoded = DecodeAttentionMatch(op->attrs(), *body).status();
+      if (!decoded.ok()) why = absl::StrCat("its ", decoded.message());
+    } else if (absl::StatusOr<AttentionMatch> match = MatchAttention(*body);
+               match.ok()) {
+      AttrMap attrs = EncodeAttentionMatch(*match, *body);
+      op->mutable_attrs().insert(attrs.begin(), attrs.end());
+      ++described;
+    } else {
+      why = std::string(match.status().message());
+    }
+    if (!why.empty()) {
+      graph.module()->AddNote(absl::StrCat(
+          "attention-fusion: @", graph.name(), ": the attention group %",
+          op->result()->name(), " runs unfused: ", why));
+    }
   }
-  return fused > 0;
+  return described;
+}
+
+absl::StatusOr<bool> AttentionFusionPass::Run(Module& module) {
+  int changed = 0;
+  for (Graph* graph : TopLevelGraphs(module)) {
+    changed += DescribeAttentionGroups(*graph);
+    HGC_ASSIGN_OR_RETURN(int n, FuseAttention(*graph));
+    changed += n;
+  }
+  return changed > 0;
 }
 
 }  // namespace hgc

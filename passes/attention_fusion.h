@@ -1,7 +1,10 @@
 // attention-fusion: outlines attention blocks, softmax(f(Q·Kᵀ))·V, into
 //   %r = fusion(<operands>) {body = @<graph>_attn_<n>, kind = "attention"}
 // whose body MatchAttention (analysis/attention_match.h) describes, so that
-// codegen can run each block as one kernel.
+// codegen can run each block as one kernel. The fusion op carries that
+// match as match_* attributes (analysis/attention_attrs.h); codegen reads
+// them instead of matching the body again. Attention groups already in the
+// graph (written by hand) without them are given their body's match.
 //
 // In every top-level graph, from each softmax it walks back through score
 // ops (elementwise arithmetic: scales, masks, caps; casts; see
@@ -32,6 +35,13 @@ namespace hgc {
 // Outlines the attention blocks of one graph (which must belong to a
 // module); returns the number of fusion ops created.
 absl::StatusOr<int> FuseAttention(Graph& graph);
+
+// Gives each attention group of `graph` (which must belong to a module)
+// that carries no match (one written by hand) the match of its body, and
+// notes each group whose match is missing and cannot be made, or is
+// invalid (analysis/attention_attrs.h): codegen runs those unfused.
+// Returns the number of groups described.
+int DescribeAttentionGroups(Graph& graph);
 
 class AttentionFusionPass : public Pass {
  public:

@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
+#include "analysis/attention_attrs.h"
 #include "analysis/attention_match.h"
 #include "gtest/gtest.h"
 #include "passes/test_util.h"
@@ -17,8 +19,29 @@ using pass_test::ExpectSameNumbers;
 using pass_test::Parse;
 using pass_test::RunPipeline;
 
+// The match_* attributes of `op`.
+AttrMap MatchAttrs(const Op& op) {
+  AttrMap out;
+  for (const auto& [name, value] : op.attrs()) {
+    if (absl::StartsWith(name, "match_")) out[name] = value;
+  }
+  return out;
+}
+
+// Expects `op` (an attention group) to carry its body's match, valid.
+void ExpectCarriesBodyMatch(const Op& op) {
+  const Graph* body = FusionBody(op);
+  ASSERT_NE(body, nullptr);
+  absl::StatusOr<AttentionMatch> match = MatchAttention(*body);
+  ASSERT_TRUE(match.ok()) << match.status();
+  EXPECT_EQ(MatchAttrs(op), EncodeAttentionMatch(*match, *body));
+  absl::Status decoded = DecodeAttentionMatch(op.attrs(), *body).status();
+  EXPECT_TRUE(decoded.ok()) << decoded;
+}
+
 // Fusion ops of kind "attention" in the first graph after `pipeline`; each
-// body must match.
+// must carry its body's match (passes after attention-fusion keep it
+// valid).
 int AttentionGroups(const std::string& text,
                     const std::string& pipeline = "attention-fusion") {
   Module m = Parse(text);
@@ -29,11 +52,7 @@ int AttentionGroups(const std::string& text,
     const Attribute* kind = op->FindAttr("kind");
     if (op->kind() != "fusion" || kind->as_string() != "attention") continue;
     ++n;
-    const Graph* body = FusionBody(*op);
-    EXPECT_NE(body, nullptr);
-    if (body == nullptr) continue;
-    absl::StatusOr<AttentionMatch> match = MatchAttention(*body);
-    EXPECT_TRUE(match.ok()) << match.status() << PrintModule(m);
+    ExpectCarriesBodyMatch(*op);
   }
   return n;
 }
@@ -70,8 +89,67 @@ TEST(AttentionFusionTest, OutlinesTheWholeBlock) {
   absl::StatusOr<AttentionMatch> match = MatchAttention(body);
   ASSERT_TRUE(match.ok()) << match.status();
   EXPECT_EQ(match->out_strides, (std::array<int64_t, 4>{120, 8, 24, 1}));
+  ExpectCarriesBodyMatch(fusion);
+  EXPECT_EQ(fusion.FindAttr("match_out")->ToString(), "[0, 120, 8, 24, 1]");
   ExpectSameNumbers(kBshd, "attention-fusion");
   ExpectSameNumbers(kBshd, "O2");
+}
+
+TEST(AttentionFusionTest, TheMatchSurvivesPrintingParsingAndCloning) {
+  Module m = Parse(kBshd);
+  ASSERT_TRUE(RunPipeline(m, "attention-fusion").ok());
+  const AttrMap attrs = m.graphs()[0]->ops().front()->attrs();
+  Module parsed = Parse(PrintModule(m));
+  const Op& op = *parsed.graphs()[0]->ops().front();
+  EXPECT_EQ(op.attrs(), attrs);
+  ExpectCarriesBodyMatch(op);
+  Module cloned = CloneModule(parsed);
+  ExpectCarriesBodyMatch(*cloned.graphs()[0]->ops().front());
+}
+
+constexpr char kHandWritten[] = R"(
+graph @g(%q: f32[2, 3, 5, 8], %k: f32[2, 3, 7, 8], %v: f32[2, 3, 7, 4])
+    -> f32[2, 3, 5, 4] {
+  %o = fusion(%q, %k, %v) {body = @body, kind = "attention"MATCH} : f32[2, 3, 5, 4]
+  return %o
+}
+graph @body(%q: f32[2, 3, 5, 8], %k: f32[2, 3, 7, 8], %v: f32[2, 3, 7, 4])
+    -> f32[2, 3, 5, 4] {
+  %s = matmul(%q, %k) {transpose_b = true}
+  %p = softmax(%s) {axis = -1}
+  %o = matmul(%p, %v)
+  return %o
+}
+)";
+
+TEST(AttentionFusionTest, GivesHandWrittenGroupsTheirMatch) {
+  Module m = Parse(absl::StrReplaceAll(kHandWritten, {{"MATCH", ""}}));
+  absl::StatusOr<bool> changed = AttentionFusionPass().Run(m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  ExpectCarriesBodyMatch(*m.graphs()[0]->ops().front());
+  EXPECT_TRUE(m.notes().empty());
+}
+
+TEST(AttentionFusionTest, NotesAnInvalidMatchAndLeavesIt) {
+  // Q's row stride is 8, not 16.
+  const std::string text = absl::StrReplaceAll(
+      kHandWritten,
+      {{"MATCH",
+        ", match_dims = [2, 3, 1, 5, 7, 8, 4], match_k = [1, 0, 168, 56, 8, "
+        "1], match_ops = [0, 1, 2], match_out = [0, 60, 20, 4, 1], match_q = "
+        "[0, 0, 120, 40, 16, 1], match_v = [2, 0, 84, 28, 4, 1]"}});
+  Module m = Parse(text);
+  const AttrMap before = m.graphs()[0]->ops().front()->attrs();
+  absl::StatusOr<bool> changed = AttentionFusionPass().Run(m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+  EXPECT_EQ(m.graphs()[0]->ops().front()->attrs(), before);
+  ASSERT_EQ(m.notes().size(), 1u);
+  EXPECT_EQ(m.notes()[0],
+            "attention-fusion: @g: the attention group %o runs unfused: its "
+            "attention match: match_q: the body reads offset 0, row stride 8, "
+            "column stride 1");
 }
 
 TEST(AttentionFusionTest, SharedRelabelsAndLargeConstantsStayOutside) {
@@ -249,6 +327,8 @@ graph @g(%q: f32[2, 2, 5, 8], %k: f32[2, 2, 5, 8], %v: f32[2, 2, 5, 8],
   return %r
 }
 )";
+  // Both carry a valid match after the passes O2 runs after
+  // attention-fusion (fusion, mlp-fusion, DCE over every graph).
   EXPECT_EQ(AttentionGroups(kText, "O2"), 2);
   Module m = Parse(kText);
   ASSERT_TRUE(RunPipeline(m, "O2").ok());

@@ -52,16 +52,16 @@ Value* Outliner::FillBody(const std::vector<Op*>& ops, Graph& body,
   return result;
 }
 
-absl::Status Outliner::Outline(const std::vector<Op*>& ops, FusionKind kind) {
+absl::Status Outliner::Outline(const std::vector<Op*>& ops, FusionKind kind,
+                               AttrMap attrs) {
   Graph* body = module_.AddGraph(FreshGraphName(module_, base_, &next_body_),
                                  ops.front()->loc());
   std::vector<Value*> externals;
   FillBody(ops, *body, externals);
   Value* output = ops.back()->result(0);
   for (Value*& v : externals) v = replacer_.Resolve(v);
-  AttrMap attrs = {
-      {"body", Attribute::Symbol(body->name())},
-      {"kind", Attribute::String(std::string(FusionKindName(kind)))}};
+  attrs["body"] = Attribute::Symbol(body->name());
+  attrs["kind"] = Attribute::String(std::string(FusionKindName(kind)));
   Builder builder(&graph_, ops.back());
   HGC_ASSIGN_OR_RETURN(
       Value * fused,

@@ -41,7 +41,9 @@ class Outliner {
                   std::vector<Value*>& externals);
   // Builds the group's body in the module and inserts the fusion op before
   // the group's last op; records the replacement of the group's output.
-  absl::Status Outline(const std::vector<Op*>& ops, FusionKind kind);
+  // The fusion op carries `attrs` besides body and kind (attention's match).
+  absl::Status Outline(const std::vector<Op*>& ops, FusionKind kind,
+                       AttrMap attrs = {});
   // Points every remaining use at the fusion results and erases the
   // outlined ops (and literal constants nothing reads any more).
   void Finish();

@@ -6,7 +6,8 @@
 // (the printer always writes it) and is taken as given; the verifier checks
 // the body's signature against the operands and the result at module level
 // (ir/verifier.cc). Inference here checks what a single op can: `kind` is a
-// known group kind (ir/fusion_kinds.def).
+// known group kind (ir/fusion_kinds.def). An attention group may carry its
+// match as match_* int lists (docs/ops.md).
 #include "ir/op_kind.h"
 #include "ir/ops/op_helpers.h"
 #include "support/status_macros.h"
@@ -51,6 +52,15 @@ void RegisterFusionOps(OpRegistry& r) {
       {"body", AttrKind::kSymbol, std::nullopt, /*required=*/true},
       {"kind", AttrKind::kString, std::nullopt, /*required=*/true},
   };
+  // An attention group's match, written by attention-fusion and read by
+  // codegen (analysis/attention_attrs.h checks the values).
+  for (const char* name :
+       {"match_dims", "match_q", "match_k", "match_v", "match_out",
+        "match_ops", "match_q_ops", "match_score_ops", "match_prob_ops",
+        "match_out_ops"}) {
+    info.attrs.push_back(
+        {name, AttrKind::kIntList, std::nullopt, /*required=*/false});
+  }
   info.infer = InferFusion;
   r.Register(std::move(info));
 }

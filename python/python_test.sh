@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs python_test.py on Debian's Python (the one Debian's numpy and onnx
+# serve, whatever `python3` is first on PATH) with the module built here.
+set -euo pipefail
+module="$1"
+script="$2"
+export PYTHONPATH="$(cd "$(dirname "$module")" && pwd)"
+exec /usr/bin/python3 "$script"

@@ -23,7 +23,7 @@
 #include "codegen/tile_verifier.h"
 #include "codegen/transpose_step.h"
 #include "ir/clone.h"
-#include "reference/reference_interpreter.h"
+#include "runtime/portable/evaluate.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -39,7 +39,7 @@ struct CodeOwner {
   std::vector<std::shared_ptr<const microkernels::BrgemmKernel>> kernels;
 };
 
-// A host step evaluating `op` with the reference interpreter: buffers are
+// A host step evaluating `op` with the portable kernels: buffers are
 // the op's operands, then its result. Allocates per run (documented in
 // compile.h); an allocation or evaluation error is the step's error.
 Step FallbackStep(const Op& op, const LowerState& state) {
@@ -61,11 +61,11 @@ Step FallbackStep(const Op& op, const LowerState& state) {
       std::memcpy(t.mutable_raw(), bufs[i], t.size_in_bytes());
       operands.push_back(std::move(t));
     }
-    HGC_ASSIGN_OR_RETURN(Tensor r, EvaluateOp(*op_ptr, operands));
+    HGC_ASSIGN_OR_RETURN(Tensor r, portable::EvaluateOp(*op_ptr, operands));
     if (r.size_in_bytes() != result_bytes) {
-      return absl::InternalError(
-          absl::StrCat("the interpreter gave ", r.type().ToString(), " for ",
-                       op_ptr->kind(), " (", result_bytes, " bytes expected)"));
+      return absl::InternalError(absl::StrCat(
+          "the portable kernels gave ", r.type().ToString(), " for ",
+          op_ptr->kind(), " (", result_bytes, " bytes expected)"));
     }
     std::memcpy(bufs[types.size()], r.raw(), result_bytes);
     return absl::OkStatus();
@@ -184,7 +184,7 @@ absl::Status AssignBuffers(
     const Op& op = *o;
     const Value* v = op.result();
     if (op.kind_id() == OpKind::kConstant) {
-      HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(op, {}));
+      HGC_ASSIGN_OR_RETURN(Tensor t, portable::EvaluateOp(op, {}));
       state.refs[v] = BufferRef::Constant(add_slot(std::move(t)));
     } else if (state.const_only->IsConstOnly(&op)) {
       HGC_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(v->type()));
@@ -304,8 +304,8 @@ absl::Status VerifyPlaceAndEmit(LowerState& state, codegen::tile::Nest& nest,
 }
 
 // The steps of one op of the entry graph, on `num_threads` threads: its
-// native lowering, else a copy, reduce or transpose host step, else an
-// interpreter fallback.
+// native lowering, else a copy, reduce or transpose host step, else a
+// fallback on the portable kernels.
 absl::Status LowerOp(LowerState& state, const Op& op, int num_threads,
                      CompileStats& stats) {
   Program& program = *state.program;
@@ -374,8 +374,7 @@ absl::Status LowerOp(LowerState& state, const Op& op, int num_threads,
   if (state.loops != nullptr) {
     // No nest to print: say where the op went, and why.
     absl::StrAppend(state.loops, "// step @", program.steps.back().name,
-                    " runs on the reference interpreter: ", lowered.message(),
-                    "\n");
+                    " runs on the portable kernels: ", lowered.message(), "\n");
   }
   return absl::OkStatus();
 }

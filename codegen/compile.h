@@ -22,8 +22,10 @@
 // allocation-free host steps (transpose_step.h, reduce_step.h); `reshape`
 // is a copy. What is left (ops outside fusion groups, groups a lowering
 // declines as Unimplemented or the CPU has no kernel for) becomes a
-// *fallback* host step that evaluates the op with the reference
-// interpreter (EvaluateOp) and copies the result into the step's buffer.
+// *fallback* host step that evaluates the op with the portable kernels
+// (portable::EvaluateOp, runtime/portable/evaluate.h; the reference
+// interpreter runs the same ones) and copies the result into the step's
+// buffer.
 // Fallback steps allocate on every run; CompileStats counts them so that
 // `hgc --stats` shows them.
 //
@@ -49,7 +51,7 @@ namespace hgc {
 // What Compile did, for --stats and tests.
 struct CompileStats {
   int native_steps = 0;    // LLVM step functions
-  int fallback_steps = 0;  // interpreter-evaluated main steps
+  int fallback_steps = 0;  // main steps run on the portable kernels
   int copy_steps =
       0;  // data-movement host steps (reshape, transpose, result copies)
   int pack_steps = 0;    // per-call B packing host steps

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/elemental_emitter.h"
-#include "reference/reference_interpreter.h"
+#include "runtime/portable/evaluate.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -94,7 +94,7 @@ bool IsSplat(const Tensor& t) {
 // `bind_constant` gives its contents, read with broadcasting strides.
 absl::StatusOr<RowInput> ConstantInput(const Op& constant, const Shape& shape,
                                        const ConstantBinder& bind_constant) {
-  HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(constant, {}));
+  HGC_ASSIGN_OR_RETURN(Tensor t, portable::EvaluateOp(constant, {}));
   RowInput in;
   in.value = constant.result();
   if (IsSplat(t)) {

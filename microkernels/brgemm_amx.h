@@ -3,7 +3,7 @@
 // tdpbf16ps for bf16 and tdpbusd / tdpbssd for u8s8 / s8s8 (AMX multiplies
 // signed by signed directly, so no compensation is needed). tdpbf16ps
 // reads bf16 denormals as zero and flushes denormal results in hardware
-// (hgc's bf16 matmul semantics, reference/matmul.cc). The tile
+// (hgc's bf16 matmul semantics, runtime/portable/matmul.cc). The tile
 // configurations are embedded after the code. A single-configuration kernel
 // (every kernel without M or N tails, which is what GEMM loops call over and
 // over) reads the thread's configuration back on entry and runs ldtilecfg

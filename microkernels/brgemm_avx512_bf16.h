@@ -6,7 +6,7 @@
 // kernel (brgemm_avx512_bf16_fma.h) is faster; the dispatcher measures both.
 // vdpbf16ps reads bf16 denormals (and f32 accumulators below 2^-126) as
 // zero and flushes denormal results, whatever MXCSR says: hgc's bf16 matmul
-// semantics (reference/matmul.cc), which the widening kernel follows.
+// semantics (runtime/portable/matmul.cc), which the widening kernel follows.
 #ifndef HGC_MICROKERNELS_BRGEMM_AVX512_BF16_H_
 #define HGC_MICROKERNELS_BRGEMM_AVX512_BF16_H_
 

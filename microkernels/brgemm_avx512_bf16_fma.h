@@ -13,7 +13,7 @@
 //
 // Denormals: like vdpbf16ps and AMX, which read bf16 denormals as zero in
 // hardware, the kernel reads them as zero (hgc's bf16 matmul semantics,
-// reference/matmul.cc): it sets MXCSR.DAZ for the call and restores the
+// runtime/portable/matmul.cc): it sets MXCSR.DAZ for the call and restores the
 // caller's MXCSR before returning, so the hot loop pays nothing. DAZ also
 // reads f32 accumulators and C values below 2^-126 as zero, as the dot
 // products' flushing does (the error bound allows for it,

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/graph_utils.h"
 #include "ir/builder.h"
-#include "reference/reference_interpreter.h"
+#include "runtime/portable/evaluate.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -58,7 +58,7 @@ absl::StatusOr<int> FoldConstantsInGraph(Graph& graph,
   auto literal = [&](const Value* v) -> absl::StatusOr<Tensor> {
     auto it = literals.find(v);
     if (it != literals.end()) return it->second;
-    HGC_ASSIGN_OR_RETURN(Tensor t, EvaluateOp(*v->defining_op(), {}));
+    HGC_ASSIGN_OR_RETURN(Tensor t, portable::EvaluateOp(*v->defining_op(), {}));
     literals[v] = t;
     return t;
   };
@@ -87,9 +87,9 @@ absl::StatusOr<int> FoldConstantsInGraph(Graph& graph,
       operands.push_back(*std::move(t));
     }
     if (!ok) continue;
-    // An op the interpreter cannot evaluate (too big, say) stays for run
+    // An op the kernels cannot evaluate (too big, say) stays for run
     // time, where the same error would be reported with its location.
-    absl::StatusOr<Tensor> result = EvaluateOp(*op, operands);
+    absl::StatusOr<Tensor> result = portable::EvaluateOp(*op, operands);
     if (!result.ok()) continue;
     std::optional<Attribute> value = ConstantValueAttr(*result);
     if (!value.has_value()) continue;

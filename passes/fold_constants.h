@@ -1,17 +1,18 @@
 // fold-constants: compile-time evaluation of ops on literal constants.
 //
 // Rewrites: every op (other than `constant`) whose operands are all results
-// of literal `constant` ops is evaluated with the reference interpreter's
-// EvaluateOp (so folding computes exactly what execution would) and replaced
-// by a `constant` holding the result: one number when every element is the
-// same, else a flat row-major `value` list. Chains fold in one run (ops are
+// of literal `constant` ops is evaluated with the portable kernels
+// (portable::EvaluateOp, runtime/portable/evaluate.h; the reference
+// interpreter runs the same kernels, so folding computes exactly what it
+// would) and replaced by a `constant` holding the result: one number when
+// every element is the same, else a flat row-major `value` list. Chains fold in one run (ops are
 // visited in order and see the constants folded before them).
 // Not folded: ops with a result or an operand over `max-elements` elements
 // (1M by default: the result is printed in the IR text, and a huge literal
 // costs more in parse and print time and compile-time memory than computing
 // it at run time; a splat `constant` of 2^30 elements is one number in the
 // text but gigabytes once materialized), results with NaN or infinity (no
-// attribute can spell them), and ops the interpreter fails on. Ops left
+// attribute can spell them), and ops the kernels fail on. Ops left
 // unused by folding are erased.
 // Ops that depend on `const` parameters are not folded here: codegen runs
 // them once per SetConstants (analysis/const_only.h).

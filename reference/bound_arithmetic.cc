@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "reference/error_bound.h"
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "reference/op_bounds_internal.h"
 #include "reference/reference_interpreter.h"
 #include "support/float16.h"
@@ -33,7 +33,7 @@ double Flip(DType dtype, double r) {
 }
 
 absl::StatusOr<Tensor> NewBound(const Shape& shape, int64_t max_bytes) {
-  return reference::NewTensor(TensorType(DType::kF32, shape), max_bytes);
+  return portable::NewTensor(TensorType(DType::kF32, shape), max_bytes);
 }
 
 void StoreBound(Tensor& e, const Tensor& value, int64_t i, double bound) {

@@ -11,13 +11,20 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "ir/op_kind.h"
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "reference/op_bounds_internal.h"
 #include "support/status_macros.h"
 
 namespace hgc {
 namespace reference {
 namespace op_bounds_internal {
+
+using portable::BroadcastStrides;
+using portable::Gelu;
+using portable::RefRsqrt;
+using portable::RefSigmoid;
+using portable::StridedWalker;
+
 namespace {
 
 // The elementwise ops of one operand. f returns E of element i from
@@ -56,8 +63,8 @@ double IntervalDelta(Fn fn, double x, double ex, double r) {
 double ToInteger(double x, DType dtype) {
   if (dtype == DType::kBool) return x != 0 ? 1 : 0;
   if (std::isnan(x)) return 0;
-  const double lo = static_cast<double>(reference::IntMin(dtype));
-  const double hi = static_cast<double>(reference::IntMax(dtype));
+  const double lo = static_cast<double>(portable::IntMin(dtype));
+  const double hi = static_cast<double>(portable::IntMax(dtype));
   return std::clamp(std::nearbyint(x), lo, hi);
 }
 

@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "ir/ops/op_helpers.h"
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "reference/op_bounds.h"
 #include "support/status_macros.h"
 
@@ -86,14 +86,14 @@ absl::StatusOr<BoundedResults> InterpretAt(const Graph& graph,
     values[param] = {inputs[i], bounds.empty() ? Tensor() : bounds[i]};
   }
   const absl::flat_hash_map<const Value*, const Op*> last_use =
-      reference::LastUses(graph);
+      portable::LastUses(graph);
 
   std::vector<Tensor> xs, es;
   int op_index = -1;
   for (const auto& op_ptr : graph.ops()) {
     const Op& op = *op_ptr;
     ++op_index;
-    const std::string context = reference::OpContext(op, op_index);
+    const std::string context = portable::OpContext(op, op_index);
     auto with_context = [&](const absl::Status& s) {
       return absl::Status(s.code(), absl::StrCat(context, ": ", s.message()));
     };

@@ -23,7 +23,7 @@
 //   partial sum may be off by 2^-150; the reference rounds two per term),
 //   2^-124 in a bf16 matmul, whose dot products (vdpbf16ps, AMX) flush
 //   results below 2^-126 to zero. Denormal bf16 operands of a matmul are
-//   zeros for the values (reference/matmul.cc) and for the bounds alike.
+//   zeros for the values (runtime/portable/matmul.cc) and for the bounds alike.
 // * A zero has E > 0 (the underflow term, at least 2^-149), and so may
 //   come out as either zero, unless its sign is certain: a matmul or
 //   reduce_sum whose terms are all exact zeros of certain sign, not all

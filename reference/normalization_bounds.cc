@@ -5,13 +5,17 @@
 #include <cstdint>
 
 #include "ir/ops/op_helpers.h"
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "reference/op_bounds_internal.h"
 #include "support/status_macros.h"
 
 namespace hgc {
 namespace reference {
 namespace op_bounds_internal {
+
+using portable::Split;
+using portable::SplitAt;
+
 // Below this, exp(x - max) is 0 in f32 (2^-150 = e^-103.97...): a p of 0
 // there is exact.
 constexpr double kExpUnderflow = -104.0;

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "reference/op_bounds_internal.h"
 #include "support/status_macros.h"
 
@@ -59,8 +59,8 @@ bool Wraps(OpKind kind, DType dtype) {
 // `e` (which may be an operand's bound: neg and abs pass theirs on) with
 // E = inf where the interval passes the range.
 Tensor WidenWrapped(const Tensor& e, const Tensor& r) {
-  const double lo = static_cast<double>(IntMin(r.dtype()));
-  const double hi = static_cast<double>(IntMax(r.dtype()));
+  const double lo = static_cast<double>(portable::IntMin(r.dtype()));
+  const double hi = static_cast<double>(portable::IntMax(r.dtype()));
   Tensor out = e.Clone();
   float* bound = out.mutable_data<float>();
   for (int64_t i = 0; i < r.num_elements(); ++i) {

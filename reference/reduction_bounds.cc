@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "reference/op_bounds_internal.h"
 #include "support/float16.h"
 #include "support/status_macros.h"
@@ -316,7 +316,7 @@ absl::StatusOr<Tensor> MatmulBound(const Op& op, absl::Span<const Tensor> xs,
   Tensor flushed[2];
   for (int s = 0; s < 2; ++s) {
     HGC_ASSIGN_OR_RETURN(flushed[s],
-                         reference::NewTensor(xs[s].type(), max_bytes));
+                         portable::NewTensor(xs[s].type(), max_bytes));
     const uint16_t* from = xs[s].data<uint16_t>();
     uint16_t* to = flushed[s].mutable_data<uint16_t>();
     for (int64_t i = 0; i < xs[s].num_elements(); ++i) {

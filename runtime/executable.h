@@ -11,8 +11,8 @@
 //     a new one is allocated only when none is free: on the first call,
 //     and when more calls run at once than ever before. Compiled steps,
 //     shared steps and the copy, pack, transpose and reduction host steps
-//     allocate nothing, but a fallback step (an op the reference
-//     interpreter evaluates, named fallback.OP.VALUE; `hgc --stats` counts
+//     allocate nothing, but a fallback step (an op the portable kernels
+//     evaluate, named fallback.OP.VALUE; `hgc --stats` counts
 //     them) allocates its operands and result on every run. So Execute is
 //     allocation-free after the first call only for a program without
 //     fallback steps. Concurrent calls are safe (each has its own scratch)

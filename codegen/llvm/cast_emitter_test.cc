@@ -278,7 +278,7 @@ TEST(CastEmitterTest, BoolConversions) {
             (std::vector<int32_t>{0, 1, 1, 0}));
 }
 
-// quantize / dequantize against reference/quant.cc's formulas.
+// quantize / dequantize against runtime/portable/quant.cc's formulas.
 TEST(CastEmitterTest, QuantizeDequantize) {
   const float scale = 0.037f;
   const int32_t zp = 3;

@@ -1,5 +1,5 @@
 // The per-op dispatch: exact semantics of the simple ops against the
-// reference interpreter's rules (reference/elementwise.cc), integer
+// reference interpreter's rules (runtime/portable/elementwise.cc), integer
 // signedness and wrap-around, attributes, bf16 result rounding, and errors.
 #include "codegen/llvm/elemental_emitter.h"
 

@@ -1,4 +1,4 @@
-// Reference matmul: batched, with numpy broadcasting of the leading dims and
+// The portable matmul: batched, with numpy broadcasting of the leading dims and
 // the transpose flags swapping the last two dims of an operand.
 //
 // Floating point (f32, bf16, f16): products and sums in f32, k ascending,
@@ -16,12 +16,12 @@
 // at -O2.
 #include <cstring>
 
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "support/float16.h"
 #include "support/status_macros.h"
 
 namespace hgc {
-namespace reference {
+namespace portable {
 namespace {
 
 // The geometry of one matmul.
@@ -167,5 +167,5 @@ absl::StatusOr<Tensor> EvalMatmul(const KernelArgs& args) {
   return out;
 }
 
-}  // namespace reference
+}  // namespace portable
 }  // namespace hgc

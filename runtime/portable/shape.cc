@@ -1,13 +1,13 @@
-// Reference kernels for reshape, transpose and constant.
+// The portable kernels for reshape, transpose and constant.
 #include <cstring>
 #include <vector>
 
 #include "ir/ops/op_helpers.h"
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "support/status_macros.h"
 
 namespace hgc {
-namespace reference {
+namespace portable {
 namespace {
 
 // Copies n elements of `size` bytes, reading src at the walker's offsets.
@@ -80,5 +80,5 @@ absl::StatusOr<Tensor> EvalConstant(const KernelArgs& args) {
   return out;
 }
 
-}  // namespace reference
+}  // namespace portable
 }  // namespace hgc

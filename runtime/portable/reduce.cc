@@ -1,4 +1,4 @@
-// Reference kernels for reduce_sum / reduce_max / reduce_mean, softmax and
+// The portable kernels for reduce_sum / reduce_max / reduce_mean, softmax and
 // layernorm. Floating-point statistics accumulate in double and each output
 // element is rounded once to the result dtype; integer sums wrap in the
 // operand type like `add`.
@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "ir/ops/op_helpers.h"
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "support/status_macros.h"
 
 namespace hgc {
-namespace reference {
+namespace portable {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -158,5 +158,5 @@ absl::StatusOr<Tensor> EvalLayernorm(const KernelArgs& args) {
   return out;
 }
 
-}  // namespace reference
+}  // namespace portable
 }  // namespace hgc

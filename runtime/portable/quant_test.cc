@@ -1,13 +1,14 @@
-// quantize / dequantize of the reference interpreter against hand-computed
+// quantize / dequantize of the portable kernels against hand-computed
 // values.
 #include <cmath>
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "reference/test_util.h"
-#include "reference/reference_interpreter.h"
+#include "runtime/portable/test_util.h"
+#include "runtime/portable/evaluate.h"
 
 namespace hgc {
+namespace portable {
 namespace {
 
 using namespace testing_util;  // NOLINT
@@ -128,4 +129,5 @@ TEST(QuantTest, RoundTrip) {
 }
 
 }  // namespace
+}  // namespace portable
 }  // namespace hgc

@@ -1,13 +1,13 @@
-// Helpers shared by the reference kernels: allocation under the size cap,
+// Helpers shared by the portable kernels: allocation under the size cap,
 // exact loads, single-rounding stores and the strided/broadcast walker.
 #include <cmath>
 #include <limits>
 
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "support/float16.h"
 
 namespace hgc {
-namespace reference {
+namespace portable {
 
 absl::StatusOr<Tensor> NewTensor(const TensorType& type, int64_t max_bytes) {
   return Tensor::Create(type, max_bytes);
@@ -119,5 +119,5 @@ std::string OpContext(const Op& op, int index) {
              : absl::StrCat("op ", index, " (", op.kind(), ")");
 }
 
-}  // namespace reference
+}  // namespace portable
 }  // namespace hgc

@@ -1,9 +1,10 @@
-// reshape, transpose and constant of the reference interpreter.
+// reshape, transpose and constant of the portable kernels.
 #include "gtest/gtest.h"
-#include "reference/test_util.h"
-#include "reference/reference_interpreter.h"
+#include "runtime/portable/test_util.h"
+#include "runtime/portable/evaluate.h"
 
 namespace hgc {
+namespace portable {
 namespace {
 
 using namespace testing_util;  // NOLINT
@@ -130,4 +131,5 @@ TEST(ConstantTest, NeedsResultType) {
 }
 
 }  // namespace
+}  // namespace portable
 }  // namespace hgc

@@ -1,4 +1,4 @@
-// Reference kernels for quantize and dequantize, per tensor or per channel.
+// The portable kernels for quantize and dequantize, per tensor or per channel.
 //
 // Both compute in f32 with the scale rounded to f32, which is what a
 // vectorized kernel does, so int8 results compare bit-exactly:
@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "ir/ops/op_helpers.h"
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "support/status_macros.h"
 
 namespace hgc {
-namespace reference {
+namespace portable {
 namespace {
 
 // Scale and zero point for each channel (one entry when per tensor).
@@ -101,5 +101,5 @@ absl::StatusOr<Tensor> EvalDequantize(const KernelArgs& args) {
   return out;
 }
 
-}  // namespace reference
+}  // namespace portable
 }  // namespace hgc

@@ -1,13 +1,14 @@
-// matmul of the reference interpreter against hand-computed values.
+// matmul of the portable kernels against hand-computed values.
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "reference/reference_interpreter.h"
-#include "reference/test_util.h"
+#include "runtime/portable/evaluate.h"
+#include "runtime/portable/test_util.h"
 
 namespace hgc {
+namespace portable {
 namespace {
 
 using namespace testing_util;  // NOLINT
@@ -194,4 +195,5 @@ TEST(MatmulTest, LargeF32IsExactOnIntegers) {
 }
 
 }  // namespace
+}  // namespace portable
 }  // namespace hgc

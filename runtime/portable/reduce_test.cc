@@ -1,13 +1,14 @@
-// reduce_*, softmax and layernorm of the reference interpreter against
+// reduce_*, softmax and layernorm of the portable kernels against
 // hand-computed values.
 #include <cmath>
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "reference/test_util.h"
-#include "reference/reference_interpreter.h"
+#include "runtime/portable/test_util.h"
+#include "runtime/portable/evaluate.h"
 
 namespace hgc {
+namespace portable {
 namespace {
 
 using namespace testing_util;  // NOLINT
@@ -176,4 +177,5 @@ TEST(LayernormTest, EpsilonAndMultipleAxes) {
 }
 
 }  // namespace
+}  // namespace portable
 }  // namespace hgc

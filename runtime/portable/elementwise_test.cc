@@ -1,13 +1,14 @@
-// Elementwise ops of the reference interpreter against hand-computed values.
+// Elementwise ops of the portable kernels against hand-computed values.
 #include <cmath>
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "reference/test_util.h"
-#include "reference/reference_interpreter.h"
+#include "runtime/portable/test_util.h"
+#include "runtime/portable/evaluate.h"
 #include "support/float16.h"
 
 namespace hgc {
+namespace portable {
 namespace {
 
 using namespace testing_util;  // NOLINT
@@ -342,4 +343,5 @@ TEST(CastTest, IntToLowPrecisionRoundsOnce) {
 }
 
 }  // namespace
+}  // namespace portable
 }  // namespace hgc

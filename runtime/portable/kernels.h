@@ -1,9 +1,10 @@
-// Internal to the reference interpreter: the per-op kernels (one function
-// per op family, defined in reference/*.cc) and the small helpers
-// they share. Not part of any public API; use
-// reference/reference_interpreter.h.
-#ifndef HGC_REFERENCE_KERNELS_H_
-#define HGC_REFERENCE_KERNELS_H_
+// The portable kernels one by one: a function per op family (defined in
+// runtime/portable/*.cc) and the small helpers they share. Most callers
+// want runtime/portable/evaluate.h, which checks an op against the op
+// registry before calling its kernel; the reference's error bounds
+// (reference/op_bounds_internal.h) use the helpers directly.
+#ifndef HGC_RUNTIME_PORTABLE_KERNELS_H_
+#define HGC_RUNTIME_PORTABLE_KERNELS_H_
 
 #include <array>
 #include <cmath>
@@ -24,9 +25,10 @@
 #include "ir/tensor.h"
 
 namespace hgc {
-namespace reference {
+namespace portable {
 
-// The graph walks (Interpret, InterpretWithErrorBounds) share these.
+// The graph walks (EvaluateGraph here, the reference's
+// InterpretWithErrorBounds) share these.
 // For each value of `graph`, the last op that reads it (nullptr for the
 // graph's results, which live to the end): a walk drops a value then.
 absl::flat_hash_map<const Value*, const Op*> LastUses(const Graph& graph);
@@ -35,7 +37,7 @@ absl::flat_hash_map<const Value*, const Op*> LastUses(const Graph& graph);
 std::string OpContext(const Op& op, int index);
 
 // What a kernel sees. By the time a kernel runs, the operands, attributes
-// and result type have passed the op registry's inference (the interpreter
+// and result type have passed the op registry's inference (EvaluateOp
 // re-runs it for every op), so kernels may rely on the registry's checks:
 // arity, dtypes, attribute kinds and values, shapes.
 struct KernelArgs {
@@ -182,7 +184,7 @@ class StridedWalker {
   int num_operands_ = 0;
 };
 
-}  // namespace reference
+}  // namespace portable
 }  // namespace hgc
 
-#endif  // HGC_REFERENCE_KERNELS_H_
+#endif  // HGC_RUNTIME_PORTABLE_KERNELS_H_

@@ -1,19 +1,19 @@
-// Reference kernels for the elementwise ops: unary math, binary arithmetic
+// The portable kernels for the elementwise ops: unary math, binary arithmetic
 // with numpy broadcasting, comparisons, select, gelu, clamp and cast.
 //
 // Floating-point elements are loaded exactly into double, the op is
 // evaluated in double, and the result is rounded once to the result dtype
-// (see reference_interpreter.h for why). Integer arithmetic is exact in
+// (see runtime/portable/evaluate.h for why). Integer arithmetic is exact in
 // int64 and wraps to the operand type on store.
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "reference/kernels.h"
+#include "runtime/portable/kernels.h"
 #include "support/status_macros.h"
 
 namespace hgc {
-namespace reference {
+namespace portable {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -289,5 +289,5 @@ absl::StatusOr<Tensor> EvalCast(const KernelArgs& args) {
   return out;
 }
 
-}  // namespace reference
+}  // namespace portable
 }  // namespace hgc

@@ -1,7 +1,7 @@
-// Test helpers for the reference interpreter tests: building tensors from
+// Test helpers for the portable kernels' tests: building tensors from
 // literal values and reading them back.
-#ifndef HGC_REFERENCE_TEST_UTIL_H_
-#define HGC_REFERENCE_TEST_UTIL_H_
+#ifndef HGC_RUNTIME_PORTABLE_TEST_UTIL_H_
+#define HGC_RUNTIME_PORTABLE_TEST_UTIL_H_
 
 #include <cmath>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "ir/tensor.h"
-#include "reference/reference_interpreter.h"
+#include "runtime/portable/evaluate.h"
 #include "support/float16.h"
 
 namespace hgc {
@@ -83,7 +83,8 @@ inline void ExpectValues(const Tensor& t, const std::vector<double>& expected,
 inline Tensor Eval(absl::string_view kind, std::vector<Tensor> operands,
                    const AttrMap& attrs = {},
                    std::optional<TensorType> result_type = std::nullopt) {
-  absl::StatusOr<Tensor> r = EvaluateOp(kind, operands, attrs, result_type);
+  absl::StatusOr<Tensor> r =
+      portable::EvaluateOp(kind, operands, attrs, result_type);
   EXPECT_TRUE(r.ok()) << kind << ": " << r.status();
   return r.ok() ? *r : Tensor();
 }
@@ -100,4 +101,4 @@ inline Attribute Floats(std::vector<double> v) {
 }  // namespace testing_util
 }  // namespace hgc
 
-#endif  // HGC_REFERENCE_TEST_UTIL_H_
+#endif  // HGC_RUNTIME_PORTABLE_TEST_UTIL_H_

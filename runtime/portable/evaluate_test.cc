@@ -1,5 +1,6 @@
-// Whole graphs through the reference interpreter, and its error handling.
-#include "reference/reference_interpreter.h"
+// Whole graphs through the portable kernels (EvaluateGraph), and its error
+// handling.
+#include "runtime/portable/evaluate.h"
 
 #include <cmath>
 
@@ -7,16 +8,17 @@
 #include "ir/builder.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
-#include "reference/test_util.h"
+#include "runtime/portable/test_util.h"
 
 namespace hgc {
+namespace portable {
 namespace {
 
 using namespace testing_util;  // NOLINT
 
 TensorType F32Type(Shape shape) { return TensorType(DType::kF32, shape); }
 
-TEST(InterpretTest, Mlp) {
+TEST(EvaluateGraphTest, Mlp) {
   Module module;
   Graph* g = module.AddGraph("mlp");
   Value* x = g->AddParam("x", F32Type({2, 3}));
@@ -29,7 +31,7 @@ TEST(InterpretTest, Mlp) {
   g->SetResults({relu});
   // x w = [[4, -1], [-4, 1]]; + 0.5 = [[4.5, -0.5], [-3.5, 1.5]]; relu.
   absl::StatusOr<std::vector<Tensor>> out =
-      Interpret(*g, {F32({2, 3}, {1, 2, 3, -1, -2, -3}),
+      EvaluateGraph(*g, {F32({2, 3}, {1, 2, 3, -1, -2, -3}),
                      F32({3, 2}, {1, 0, 0, 1, 1, -1}), F32({2}, {0.5, 0.5})});
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->size(), 1u);
@@ -37,7 +39,7 @@ TEST(InterpretTest, Mlp) {
   ExpectValues((*out)[0], {4.5, 0, 0, 1.5});
 }
 
-TEST(InterpretTest, AttentionBlock) {
+TEST(EvaluateGraphTest, AttentionBlock) {
   Module module;
   Graph* g = module.AddGraph("mha");
   Value* q = g->AddParam("q", F32Type({1, 2, 2}));
@@ -52,7 +54,7 @@ TEST(InterpretTest, AttentionBlock) {
   g->SetResults({o});
   // q k^T = I; * 0.5; softmax rows [e^.5, 1] / (e^.5 + 1) = [p, 1 - p].
   absl::StatusOr<std::vector<Tensor>> out =
-      Interpret(*g, {F32({1, 2, 2}, {1, 0, 0, 1}), F32({1, 2, 2}, {1, 0, 0, 1}),
+      EvaluateGraph(*g, {F32({1, 2, 2}, {1, 0, 0, 1}), F32({1, 2, 2}, {1, 0, 0, 1}),
                      F32({1, 2, 2}, {1, 2, 3, 4})});
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectValues((*out)[0],
@@ -61,7 +63,7 @@ TEST(InterpretTest, AttentionBlock) {
                1e-6);
 }
 
-TEST(InterpretTest, Int8Pipeline) {
+TEST(EvaluateGraphTest, Int8Pipeline) {
   // dequantize -> matmul (f32) -> quantize, and the same with an int8 matmul
   // plus dequantize of the s32 result.
   Module module;
@@ -77,7 +79,7 @@ TEST(InterpretTest, Int8Pipeline) {
                               {"to", Attribute::Type(DType::kS8)}});
   g->SetResults({acc, y, q});
   // 10 * 3 + 20 * -1 = 10; * 0.5 = 5; 5 / 2 = 2.5 -> 2, + 3 = 5.
-  absl::StatusOr<std::vector<Tensor>> out = Interpret(
+  absl::StatusOr<std::vector<Tensor>> out = EvaluateGraph(
       *g, {T(DType::kU8, {1, 2}, {10, 20}), T(DType::kS8, {2, 1}, {3, -1})});
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->size(), 3u);
@@ -87,7 +89,7 @@ TEST(InterpretTest, Int8Pipeline) {
   ExpectValues((*out)[2], {5});
 }
 
-TEST(InterpretTest, ValuesUsedTwiceAndReturnedParams) {
+TEST(EvaluateGraphTest, ValuesUsedTwiceAndReturnedParams) {
   Module module;
   Graph* g = module.AddGraph("g");
   Value* x = g->AddParam("x", F32Type({2}));
@@ -96,44 +98,44 @@ TEST(InterpretTest, ValuesUsedTwiceAndReturnedParams) {
   Value* sum = *builder.Binary("add", sq, sq);
   Value* again = *builder.Binary("add", sum, sq);  // sq used after `sum`
   g->SetResults({again, x, sq});
-  absl::StatusOr<std::vector<Tensor>> out = Interpret(*g, {F32({2}, {2, -3})});
+  absl::StatusOr<std::vector<Tensor>> out = EvaluateGraph(*g, {F32({2}, {2, -3})});
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectValues((*out)[0], {12, 27});
   ExpectValues((*out)[1], {2, -3});
   ExpectValues((*out)[2], {4, 9});
 }
 
-TEST(InterpretTest, WrongInputCount) {
+TEST(EvaluateGraphTest, WrongInputCount) {
   Module module;
   Graph* g = module.AddGraph("g");
   Value* x = g->AddParam("x", F32Type({2}));
   g->SetResults({x});
-  absl::StatusOr<std::vector<Tensor>> out = Interpret(*g, {});
+  absl::StatusOr<std::vector<Tensor>> out = EvaluateGraph(*g, {});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(InterpretTest, WrongInputTypeNamesTheParameter) {
+TEST(EvaluateGraphTest, WrongInputTypeNamesTheParameter) {
   Module module;
   Graph* g = module.AddGraph("g");
   g->AddParam("x", F32Type({2}));
   Value* y = g->AddParam("weights", F32Type({2}));
   g->SetResults({y});
   absl::StatusOr<std::vector<Tensor>> out =
-      Interpret(*g, {F32({2}, {1, 2}), F32({3}, {1, 2, 3})});
+      EvaluateGraph(*g, {F32({2}, {1, 2}), F32({3}, {1, 2, 3})});
   ASSERT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(out.status().message().find("%weights"), std::string::npos)
       << out.status();
   EXPECT_NE(out.status().message().find("f32[3]"), std::string::npos);
   // Same shape, wrong dtype.
-  out = Interpret(*g, {F32({2}, {1, 2}), T(DType::kBF16, {2}, {1, 2})});
+  out = EvaluateGraph(*g, {F32({2}, {1, 2}), T(DType::kBF16, {2}, {1, 2})});
   ASSERT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(out.status().message().find("%weights"), std::string::npos);
   // A default-constructed tensor has no data.
-  out = Interpret(*g, {F32({2}, {1, 2}), Tensor()});
+  out = EvaluateGraph(*g, {F32({2}, {1, 2}), Tensor()});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(InterpretTest, HugeTensorsAreResourceExhausted) {
+TEST(EvaluateGraphTest, HugeTensorsAreResourceExhausted) {
   Module module;
   Graph* g = module.AddGraph("g");
   Value* col = g->AddParam("col", F32Type({1024, 1}));
@@ -142,43 +144,43 @@ TEST(InterpretTest, HugeTensorsAreResourceExhausted) {
   Value* outer = *builder.Binary("add", col, row);  // f32[1024, 1024]: 4 MiB
   g->SetResults({outer});
   std::vector<double> ones(1024, 1);
-  InterpretOptions options;
+  Options options;
   options.max_tensor_bytes = 1 << 20;
   absl::StatusOr<std::vector<Tensor>> out =
-      Interpret(*g, {F32({1024, 1}, ones), F32({1, 1024}, ones)}, options);
+      EvaluateGraph(*g, {F32({1024, 1}, ones), F32({1, 1024}, ones)}, options);
   EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted)
       << out.status();
   options.max_tensor_bytes = 4 << 20;
-  out = Interpret(*g, {F32({1024, 1}, ones), F32({1, 1024}, ones)}, options);
+  out = EvaluateGraph(*g, {F32({1024, 1}, ones), F32({1, 1024}, ones)}, options);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].GetDouble(1024 * 1024 - 1), 2);
 }
 
-TEST(InterpretTest, HugeConstantUnderDefaultCap) {
+TEST(EvaluateGraphTest, HugeConstantUnderDefaultCap) {
   // 2^40 f32 elements (4 TiB) is a valid type but must not be allocated.
   Module module;
   Graph* g = module.AddGraph("g");
   Builder builder(g);
   Value* c = *builder.Splat(1.0, F32Type({1 << 20, 1 << 20}));
   g->SetResults({c});
-  absl::StatusOr<std::vector<Tensor>> out = Interpret(*g, {});
+  absl::StatusOr<std::vector<Tensor>> out = EvaluateGraph(*g, {});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
-TEST(InterpretTest, ScratchIsCappedToo) {
+TEST(EvaluateGraphTest, ScratchIsCappedToo) {
   // A bf16 matmul needs an f32 copy of B (2x its bytes): over the cap even
   // though every tensor fits.
   TensorType bt(DType::kBF16, {512, 512});  // 512 KiB; f32 copy 1 MiB
   Tensor a = T(DType::kBF16, {1, 512}, std::vector<double>(512, 1));
   Tensor b = *Tensor::Create(bt);
-  InterpretOptions options;
+  Options options;
   options.max_tensor_bytes = 600 << 10;
   absl::StatusOr<Tensor> r =
       EvaluateOp("matmul", {a, b}, {}, std::nullopt, options);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
-TEST(InterpretTest, UnverifiedGraphsGiveErrorsNotCrashes) {
+TEST(EvaluateGraphTest, UnverifiedGraphsGiveErrorsNotCrashes) {
   Module module;
   Graph* g = module.AddGraph("g");
   Value* x = g->AddParam("x", F32Type({3}));
@@ -187,7 +189,7 @@ TEST(InterpretTest, UnverifiedGraphsGiveErrorsNotCrashes) {
   bad->result(0)->set_name("bad");
   g->SetResults({bad->result(0)});
   absl::StatusOr<std::vector<Tensor>> out =
-      Interpret(*g, {F32({3}, {1, 2, 3})});
+      EvaluateGraph(*g, {F32({3}, {1, 2, 3})});
   ASSERT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(out.status().message().find("%bad = matmul"), std::string::npos)
       << out.status();
@@ -197,7 +199,7 @@ TEST(InterpretTest, UnverifiedGraphsGiveErrorsNotCrashes) {
   Value* y = g2->AddParam("y", F32Type({3}));
   Op* unknown = g2->AddOp("frobnicate", {y}, {}, {F32Type({3})});
   g2->SetResults({unknown->result(0)});
-  out = Interpret(*g2, {F32({3}, {1, 2, 3})});
+  out = EvaluateGraph(*g2, {F32({3}, {1, 2, 3})});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
 
   // A result type that disagrees with inference.
@@ -206,7 +208,7 @@ TEST(InterpretTest, UnverifiedGraphsGiveErrorsNotCrashes) {
   Value* z = g3->AddParam("z", F32Type({3}));
   Op* wrong = g3->AddOp("add", {z, z}, {}, {F32Type({4})});
   g3->SetResults({wrong->result(0)});
-  out = Interpret(*g3, {F32({3}, {1, 2, 3})});
+  out = EvaluateGraph(*g3, {F32({3}, {1, 2, 3})});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
 
   // A bad attribute value (verifier would reject it).
@@ -215,11 +217,11 @@ TEST(InterpretTest, UnverifiedGraphsGiveErrorsNotCrashes) {
   Value* w = g4->AddParam("w", F32Type({2, 2}));
   Op* bad_axis = g4->AddOp("softmax", {w}, {{"axis", I(5)}}, {F32Type({2, 2})});
   g4->SetResults({bad_axis->result(0)});
-  out = Interpret(*g4, {F32({2, 2}, {1, 2, 3, 4})});
+  out = EvaluateGraph(*g4, {F32({2, 2}, {1, 2, 3, 4})});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(InterpretTest, UseOfValueFromAnotherGraph) {
+TEST(EvaluateGraphTest, UseOfValueFromAnotherGraph) {
   Module module;
   Graph* g1 = module.AddGraph("a");
   Value* foreign = g1->AddParam("p", F32Type({2}));
@@ -227,7 +229,7 @@ TEST(InterpretTest, UseOfValueFromAnotherGraph) {
   Value* x = g2->AddParam("x", F32Type({2}));
   Op* op = g2->AddOp("add", {x, foreign}, {}, {F32Type({2})});
   g2->SetResults({op->result(0)});
-  absl::StatusOr<std::vector<Tensor>> out = Interpret(*g2, {F32({2}, {1, 2})});
+  absl::StatusOr<std::vector<Tensor>> out = EvaluateGraph(*g2, {F32({2}, {1, 2})});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -263,7 +265,7 @@ Graph* BuildFusionModule(Module& module, const std::string& body_name) {
   return g;
 }
 
-TEST(InterpretTest, FusionRunsItsBody) {
+TEST(EvaluateGraphTest, FusionRunsItsBody) {
   Module module;
   Graph* g = BuildFusionModule(module, "body");
   Graph* body = module.AddGraph("body");
@@ -274,23 +276,23 @@ TEST(InterpretTest, FusionRunsItsBody) {
   body->SetResults({r});
   body->SetDeclaredResultTypes({r->type()});
   absl::StatusOr<std::vector<Tensor>> out =
-      Interpret(*g, {F32({2}, {1, -3}), F32({2}, {0.5, 1})});
+      EvaluateGraph(*g, {F32({2}, {1, -3}), F32({2}, {0.5, 1})});
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectValues((*out)[0], {1.5, 0});
   // The module may move (StatusOr<Module> does): the body is still found.
   Module moved = std::move(module);
-  out = Interpret(*moved.graphs()[0], {F32({2}, {1, 2}), F32({2}, {1, 1})});
+  out = EvaluateGraph(*moved.graphs()[0], {F32({2}, {1, 2}), F32({2}, {1, 1})});
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectValues((*out)[0], {2, 3});
 }
 
-TEST(InterpretTest, FusionErrors) {
+TEST(EvaluateGraphTest, FusionErrors) {
   {
     // The body is missing.
     Module module;
     Graph* g = BuildFusionModule(module, "nowhere");
     absl::StatusOr<std::vector<Tensor>> out =
-        Interpret(*g, {F32({2}, {1, 2}), F32({2}, {1, 2})});
+        EvaluateGraph(*g, {F32({2}, {1, 2}), F32({2}, {1, 2})});
     ASSERT_FALSE(out.ok());
     EXPECT_NE(out.status().message().find("@nowhere"), std::string::npos);
   }
@@ -298,7 +300,7 @@ TEST(InterpretTest, FusionErrors) {
     // A body that calls itself ends with an error, not a stack overflow.
     Module module;
     BuildFusionModule(module, "main");
-    absl::StatusOr<std::vector<Tensor>> out = Interpret(
+    absl::StatusOr<std::vector<Tensor>> out = EvaluateGraph(
         *module.graphs()[0], {F32({2}, {1, 2}), F32({2}, {1, 2})});
     ASSERT_FALSE(out.ok());
     EXPECT_NE(out.status().message().find("nest more than"),
@@ -316,11 +318,12 @@ TEST(InterpretTest, FusionErrors) {
 
 TEST(EvaluateOpTest, EveryRegisteredOpHasAKernel) {
   for (const std::string& name : OpRegistry::Get().Names()) {
-    EXPECT_TRUE(HasReferenceKernel(name))
-        << "op '" << name << "' has no reference kernel";
+    EXPECT_TRUE(HasKernel(name))
+        << "op '" << name << "' has no portable kernel";
   }
-  EXPECT_FALSE(HasReferenceKernel("frobnicate"));
+  EXPECT_FALSE(HasKernel("frobnicate"));
 }
 
 }  // namespace
+}  // namespace portable
 }  // namespace hgc

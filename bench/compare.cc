@@ -282,6 +282,10 @@ absl::StatusOr<BenchResult> BenchGraph(const Module& module, const Graph& entry,
   // Same seeded inputs for both sides (as `hgc --run`: seed, param name).
   HGC_ASSIGN_OR_RETURN(std::vector<Tensor> params,
                        RandomInputs(entry, config.seed));
+  for (int i = 0; i < entry.num_params(); ++i) {
+    auto bound = config.bound_params.find(entry.param(i)->name());
+    if (bound != config.bound_params.end()) params[i] = bound->second;
+  }
   // The compiler (timed), then its constants (untimed).
   HGC_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe,
                        CompileTimed(module, entry, config, result));

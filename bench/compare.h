@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -46,6 +47,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
+#include "ir/tensor.h"
 #include "runtime/threading.h"
 #include "tensor_util/tensor_compare.h"
 
@@ -63,6 +65,9 @@ struct BenchConfig {
   int rounds = 8;  // alternating blocks per side
   double target_seconds = 0.5;
   uint64_t seed = 0;
+  // Values for parameters, by name (an ONNX model's initializers), given
+  // to both sides; every other parameter gets seeded random values.
+  std::map<std::string, Tensor> bound_params;
   // Replace the fields of each output dtype's default tolerance
   // (DefaultTolerance) when set (--atol, --rtol).
   std::optional<double> atol;

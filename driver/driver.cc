@@ -15,6 +15,7 @@
 #include "analysis/memory_budget.h"
 #include "bench/compare.h"
 #include "codegen/compile.h"
+#include "driver/input_files.h"
 #include "driver/tensor_text.h"
 #include "frontend/parser.h"
 #include "hgc/session.h"
@@ -36,48 +37,6 @@
 
 namespace hgc {
 namespace {
-
-// One tensor per parameter: from --input files where given, random otherwise
-// with `fill[i]` (tensor_util/random_inputs.h, chosen on the graph as written).
-absl::StatusOr<std::vector<Tensor>> PrepareInputs(
-    const Graph& graph, absl::Span<const RandomFillOptions> fill,
-    const DriverOptions& options) {
-  std::map<std::string, std::string> files;
-  for (const auto& [name, path] : options.inputs) {
-    if (graph.FindParam(name) == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input names '", name, "', but @", graph.name(),
-                       " has no parameter %", name));
-    }
-    if (!files.emplace(name, path).second) {
-      return ErrorAt(graph.FindParam(name)->loc(),
-                     absl::StrCat("--input given twice for %", name, " ('",
-                                  files[name], "' and '", path, "')"));
-    }
-  }
-  std::vector<Tensor> inputs;
-  for (int i = 0; i < graph.num_params(); ++i) {
-    const Value* param = graph.param(i);
-    auto it = files.find(param->name());
-    if (it == files.end()) {
-      absl::StatusOr<Tensor> t =
-          RandomTensor(param->type(), options.seed, param->name(), fill[i]);
-      if (!t.ok()) return AttachLoc(t.status(), param->loc());
-      inputs.push_back(std::move(*t));
-      continue;
-    }
-    absl::StatusOr<Tensor> conformed =
-        ReadNpyAs(it->second, param->type(), param->name());
-    if (!conformed.ok()) {
-      // Point at the parameter the file was meant for.
-      return ErrorAt(param->loc(),
-                     absl::StrCat(conformed.status().message(), " (--input ",
-                                  it->first, "=", it->second, ")"));
-    }
-    inputs.push_back(std::move(*conformed));
-  }
-  return inputs;
-}
 
 // Writes out<i>.npy for every output, all or nothing (support/file_io.h;
 // directories it had to create are removed again on failure), then removes
@@ -165,11 +124,13 @@ void PrintCompileStats(const CompileStats& stats, std::ostream& err) {
 // parsed). Returns the exit code.
 absl::StatusOr<int> Run(const CompileSession& session, const Graph& original,
                         absl::Span<const RandomFillOptions> fill,
-                        const DriverOptions& options, std::ostream& out,
+                        const DriverOptions& options,
+                        const InputBinding& binding, std::ostream& out,
                         std::ostream& err) {
   const Graph& graph = session.entry();
   HGC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
-                       PrepareInputs(graph, fill, options));
+                       PrepareInputs(graph, fill, options.inputs,
+                                     options.seed, binding));
   // The graph, as the passes left it, is compiled (codegen/compile.h) and
   // executed. Should the compiler refuse a graph as
   // Unimplemented, the reference interpreter runs the optimized graph
@@ -220,21 +181,6 @@ absl::StatusOr<int> Run(const CompileSession& session, const Graph& original,
   }
   out << "check: " << (pass ? "PASS" : "FAIL") << "\n";
   return pass ? 0 : 1;
-}
-
-// The input module: the file, or stdin for "-".
-absl::StatusOr<Module> ReadInput(const std::string& file, SourceManager& sm) {
-  if (file != "-") return ParseFile(file, sm);
-  std::string text;
-  char buffer[1 << 16];
-  while (std::cin.read(buffer, sizeof(buffer)) || std::cin.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(std::cin.gcount()));
-    if (static_cast<int64_t>(text.size()) > kMaxSourceFileSize) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "<stdin> is larger than ", kMaxSourceFileSize, " bytes"));
-    }
-  }
-  return ParseModule(text, "<stdin>", sm);
 }
 
 // The pipeline the options ask for: --pipeline / -O, else O2 where the
@@ -313,7 +259,8 @@ absl::Status EmitCode(const CompileSession& session,
 // --pipeline/-O and --atol/--rtol; prints the report. Returns the exit
 // code: 0 when the outputs agree, else 1.
 absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
-                             const DriverOptions& options, std::ostream& out) {
+                             const DriverOptions& options,
+                             const InputBinding& binding, std::ostream& out) {
   // Both sides hold the graph's buffers at once (sharing the inputs).
   MemoryEstimate e = EstimateMemory(entry);
   HGC_RETURN_IF_ERROR(
@@ -325,6 +272,7 @@ absl::StatusOr<int> RunBench(const Module& module, const Graph& entry,
   config.iters = options.bench_iters;
   config.profile = options.profile;
   config.seed = options.seed;
+  config.bound_params = binding.constants;
   if (options.atol >= 0) config.atol = options.atol;
   if (options.rtol >= 0) config.rtol = options.rtol;
   HGC_ASSIGN_OR_RETURN(BenchResult result, BenchGraph(module, entry, config));
@@ -346,6 +294,7 @@ bool PrintsCompileOutput(const DriverOptions& options) {
 absl::StatusOr<int> CompileAndRun(Module module, const Graph& graph,
                                   CompileSession& session,
                                   const DriverOptions& options,
+                                  const InputBinding& binding,
                                   std::ostream& out, std::ostream& err) {
   const std::string entry_name = graph.name();
   // Seeded inputs take their ranges from the graph as written, so that
@@ -381,7 +330,7 @@ absl::StatusOr<int> CompileAndRun(Module module, const Graph& graph,
   }
   HGC_RETURN_IF_ERROR(
       session.CheckMemoryBudget(reference_bytes, "reference check"));
-  return Run(session, *reference, fill, options, out, err);
+  return Run(session, *reference, fill, options, binding, out, err);
 }
 
 }  // namespace
@@ -429,19 +378,19 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     err << FormatError(status, sm, "hgc");
     return 1;
   };
-  absl::StatusOr<Module> module = ReadInput(options.input_file, sm);
-  if (!module.ok()) {
-    const std::string file =
-        options.input_file == "-" ? "<stdin>" : options.input_file;
-    err << FormatError(module.status(), sm, absl::StrCat(file, ":1:1"));
+  absl::StatusOr<InputFile> input = ReadInputFile(options.input_file, sm);
+  if (!input.ok()) {
+    err << FormatInputFileError(input.status(), options.input_file, sm);
     return 1;
   }
+  absl::StatusOr<Module> module = std::move(input->module);
+  const InputBinding& binding = input->binding;
   absl::StatusOr<const Graph*> graph =
       SelectEntryGraph(*module, options.graph, options.input_file);
   if (!graph.ok()) return fail(graph.status());
   if (!options.bench) {
-    absl::StatusOr<int> code = CompileAndRun(std::move(*module), **graph,
-                                             *session, options, out, err);
+    absl::StatusOr<int> code = CompileAndRun(
+        std::move(*module), **graph, *session, options, binding, out, err);
     if (!code.ok()) return fail(code.status());
     return *code;
   }
@@ -453,11 +402,12 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     compile_only.run = compile_only.check = false;
     Module copy = CloneModule(*module);
     const Graph* entry = copy.FindGraph((*graph)->name());
-    absl::StatusOr<int> code = CompileAndRun(std::move(copy), *entry,
-                                             *session, compile_only, out, err);
+    absl::StatusOr<int> code = CompileAndRun(
+        std::move(copy), *entry, *session, compile_only, binding, out, err);
     if (!code.ok()) return fail(code.status());
   }
-  absl::StatusOr<int> code = RunBench(*module, **graph, options, out);
+  absl::StatusOr<int> code =
+      RunBench(*module, **graph, options, binding, out);
   if (!code.ok()) return fail(code.status());
   return *code;
 }

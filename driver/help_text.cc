@@ -70,6 +70,11 @@ Inputs and outputs:
                         rounded to a float parameter's type, integer data
                         (int8 to int64, uint8 to uint64) must fit an
                         integer parameter's
+  --dim NAME=N          (ONNX models) give symbolic dimension NAME the size
+                        N, a positive integer; may be repeated
+  --input-shape NAME=D0,D1,...
+                        (ONNX models) give input NAME the shape D0,D1,...,
+                        non-negative integers; may be repeated
   --seed N              seed for the random inputs (default 0)
   --output-dir DIR      write output i as DIR/out<i>.npy (bf16 as f32), all
                         or none; removes out<i>.npy left by an earlier run

@@ -11,172 +11,12 @@
 #include "absl/flags/reflection.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "driver/flag_types.h"
 #include "support/status_macros.h"
-#include "support/system_limits.h"
-
-namespace hgc {
-namespace {
-
-// The value types of hgc's flags, parsed by absl through AbslParseFlag. An
-// error is the driver's message with {flag} for the flag as written and
-// {value} for the text given: ParseFlag fills them in. absl also requires
-// AbslUnparseFlag, which prints a value back (hgc shows none).
-
-// An integer in [kMin, kMax].
-template <int64_t kMin, int64_t kMax>
-struct BoundedInt {
-  int64_t value = 0;
-};
-template <int64_t kMin, int64_t kMax>
-bool AbslParseFlag(absl::string_view text, BoundedInt<kMin, kMax>* n,
-                   std::string* error) {
-  if (absl::SimpleAtoi(text, &n->value) && n->value >= kMin &&
-      n->value <= kMax) {
-    return true;
-  }
-  *error = absl::StrCat("invalid value '{value}' for '{flag}' (expected an ",
-                        "integer in [", kMin, ", ", kMax, "])");
-  return false;
-}
-template <int64_t kMin, int64_t kMax>
-std::string AbslUnparseFlag(BoundedInt<kMin, kMax> n) {
-  return absl::StrCat(n.value);
-}
-using Seed = BoundedInt<0, INT64_MAX>;
-using BenchIters = BoundedInt<1, 10000000>;
-
-// A thread count this machine allows (support/system_limits.h).
-struct ThreadCount {
-  int value = 1;
-};
-bool AbslParseFlag(absl::string_view text, ThreadCount* threads,
-                   std::string* error) {
-  BoundedInt<1, kMaxThreadsEver> n;
-  if (!AbslParseFlag(text, &n, error)) return false;
-  if (absl::Status s = CheckNumThreads(n.value, "{flag}"); !s.ok()) {
-    *error = std::string(s.message());
-    return false;
-  }
-  threads->value = static_cast<int>(n.value);
-  return true;
-}
-std::string AbslUnparseFlag(ThreadCount n) { return absl::StrCat(n.value); }
-
-// A number >= 0 (NaN refused); -1 when not given.
-struct NonNegative {
-  double value = -1;
-};
-bool AbslParseFlag(absl::string_view text, NonNegative* d, std::string* error) {
-  if (absl::SimpleAtod(text, &d->value) && d->value >= 0) return true;
-  *error =
-      "invalid value '{value}' for '{flag}' (expected a non-negative "
-      "number)";
-  return false;
-}
-std::string AbslUnparseFlag(NonNegative d) { return absl::StrCat(d.value); }
-
-// On when given alone or as =true / =1, off as =false / =0 or --no-NAME.
-struct Switch {
-  bool on = true;
-};
-bool AbslParseFlag(absl::string_view text, Switch* s, std::string* error) {
-  s->on = text == "true" || text == "1";
-  if (s->on || text == "false" || text == "0") return true;
-  *error = "invalid value '{value}' for '{flag}' (expected true or false)";
-  return false;
-}
-std::string AbslUnparseFlag(Switch s) { return s.on ? "true" : "false"; }
-
-// A string that may not be empty; kError says so.
-template <const char* kError>
-struct NonEmpty {
-  std::string value;
-};
-template <const char* kError>
-bool AbslParseFlag(absl::string_view text, NonEmpty<kError>* s,
-                   std::string* error) {
-  s->value = std::string(text);
-  if (text.empty()) *error = kError;
-  return !text.empty();
-}
-template <const char* kError>
-std::string AbslUnparseFlag(const NonEmpty<kError>& s) {
-  return s.value;
-}
-constexpr char kIsEmpty[] = "{flag} is empty";
-constexpr char kNeedsCpuName[] = "{flag} needs a CPU name";
-using NonEmptyText = NonEmpty<kIsEmpty>;
-using CpuName = NonEmpty<kNeedsCpuName>;
-
-enum class EmitKind { kIr, kLoops, kLlvm, kAsm };
-constexpr std::pair<absl::string_view, EmitKind> kEmitKinds[] = {
-    {"ir", EmitKind::kIr},
-    {"loops", EmitKind::kLoops},
-    {"llvm", EmitKind::kLlvm},
-    {"asm", EmitKind::kAsm}};
-bool AbslParseFlag(absl::string_view text, EmitKind* kind, std::string* error) {
-  for (const auto& [name, value] : kEmitKinds) {
-    if (text == name) {
-      *kind = value;
-      return true;
-    }
-  }
-  *error =
-      "unsupported {flag} kind '{value}' (supported: ir, loops, llvm, "
-      "asm)";
-  return false;
-}
-std::string AbslUnparseFlag(EmitKind kind) {
-  for (const auto& [name, value] : kEmitKinds) {
-    if (kind == value) return std::string(name);
-  }
-  return "";
-}
-
-struct ThreadingChoice {
-  Threading value = Threading::kOwnPool;
-};
-bool AbslParseFlag(absl::string_view text, ThreadingChoice* choice,
-                   std::string* error) {
-  for (Threading threading : {Threading::kOwnPool, Threading::kOpenMP}) {
-    if (text == ThreadingName(threading)) {
-      choice->value = threading;
-      return true;
-    }
-  }
-  *error = "{flag} expects 'pool' or 'openmp', found '{value}'";
-  return false;
-}
-std::string AbslUnparseFlag(ThreadingChoice choice) {
-  return ThreadingName(choice.value);
-}
-
-// NAME=FILE.npy, NAME with or without its '%'.
-struct ParameterFile {
-  std::string parameter, file;
-};
-bool AbslParseFlag(absl::string_view text, ParameterFile* input,
-                   std::string* error) {
-  const size_t sep = text.find('=');
-  if (sep == absl::string_view::npos || sep == 0 || sep + 1 == text.size()) {
-    *error = "{flag} expects NAME=FILE.npy, found '{value}'";
-    return false;
-  }
-  input->parameter = std::string(absl::StripPrefix(text.substr(0, sep), "%"));
-  input->file = std::string(text.substr(sep + 1));
-  return true;
-}
-std::string AbslUnparseFlag(const ParameterFile& input) {
-  return absl::StrCat(input.parameter, "=", input.file);
-}
-
-}  // namespace
-}  // namespace hgc
 
 // hgc's flags: those declared in this file, and no other flag linked into
 // the binary (FindHgcFlag). Written with '-' for '_' on the command line.
@@ -202,6 +42,8 @@ ABSL_FLAG(bool, time_passes, false, "print the time of each pass");
 ABSL_FLAG(std::string, stop_after, "", "stop after this pass");
 ABSL_FLAG(bool, stats, false, "print the arena plan and fusion groups");
 ABSL_FLAG(hgc::ParameterFile, input, {}, "NAME=FILE.npy for --run");
+ABSL_FLAG(hgc::NamedSize, dim, {}, "NAME=N: an ONNX model's dimension");
+ABSL_FLAG(hgc::NamedShape, input_shape, {}, "NAME=D0,D1,...: an ONNX input");
 ABSL_FLAG(hgc::Seed, seed, {}, "seed of the random inputs");
 ABSL_FLAG(hgc::NonEmptyText, output_dir, {}, "where --run writes its outputs");
 ABSL_FLAG(std::string, graph, "", "the graph to run");
@@ -256,8 +98,9 @@ bool DriverOptions::*OnOffMember(absl::string_view name) {
 }
 
 // Copies the value `flag` was just given into `options`: the repeatable
-// flags (--emit, --input, --print-ir-after) add to what came before, the
-// pipeline flags must agree with it, the others replace it.
+// flags (--emit, --input, --dim, --input-shape, --print-ir-after) add to
+// what came before, the pipeline flags must agree with it, the others
+// replace it.
 absl::Status ApplyFlag(const absl::CommandLineFlag& flag, DriverOptions& o) {
   using absl::GetFlag;
   const absl::string_view name = flag.Name();
@@ -270,6 +113,12 @@ absl::Status ApplyFlag(const absl::CommandLineFlag& flag, DriverOptions& o) {
   } else if (name == "input") {
     ParameterFile input = GetFlag(FLAGS_input);
     o.inputs.emplace_back(std::move(input.parameter), std::move(input.file));
+  } else if (name == "dim") {
+    NamedSize dim = GetFlag(FLAGS_dim);
+    o.dims.emplace_back(std::move(dim.name), dim.size);
+  } else if (name == "input_shape") {
+    NamedShape shape = GetFlag(FLAGS_input_shape);
+    o.input_shapes.emplace_back(std::move(shape.name), std::move(shape.dims));
   } else if (name == "print_ir_after") {
     for (std::string& pass : GetFlag(FLAGS_print_ir_after)) {
       if (!pass.empty()) o.print_ir_after.push_back(std::move(pass));

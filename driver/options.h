@@ -33,6 +33,11 @@ struct DriverOptions {
   Threading threading = Threading::kOwnPool;
   // --input NAME=FILE.npy, in order given.
   std::vector<std::pair<std::string, std::string>> inputs;
+  // For ONNX models (ignored for .graph files), in order given:
+  // --dim NAME=N, the size N > 0 of symbolic dimension NAME, and
+  // --input-shape NAME=D0,D1,..., the shape of input NAME.
+  std::vector<std::pair<std::string, int64_t>> dims;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> input_shapes;
   std::string output_dir;
   // --graph NAME: which graph of the file to run (default: the first).
   std::string graph;

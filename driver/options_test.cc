@@ -1,6 +1,8 @@
 #include "driver/options.h"
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/commandlineflag.h"
@@ -178,6 +180,40 @@ TEST(OptionsTest, RepeatedFlagsAddUpAndNothingCarriesOver) {
   EXPECT_EQ(fresh.pipeline, "");
 }
 
+TEST(OptionsTest, ParsesOnnxDimsAndShapesInOrder) {
+  DriverOptions o = *ParseOptions(
+      {"m.onnx", "--dim", "batch=4", "--dim=seq=128", "--input-shape",
+       "x=1,2,3", "--input-shape=mask=0", "--dim=a=b=2"});
+  EXPECT_EQ(o.dims, (std::vector<std::pair<std::string, int64_t>>{
+                        {"batch", 4}, {"seq", 128}, {"a=b", 2}}));
+  ASSERT_EQ(o.input_shapes.size(), 2u);
+  EXPECT_EQ(o.input_shapes[0].first, "x");
+  EXPECT_EQ(o.input_shapes[0].second, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(o.input_shapes[1].first, "mask");
+  EXPECT_EQ(o.input_shapes[1].second, (std::vector<int64_t>{0}));
+  // A later parse starts empty.
+  EXPECT_TRUE(ParseOptions({"m.onnx"})->dims.empty());
+  EXPECT_TRUE(ParseOptions({"m.onnx"})->input_shapes.empty());
+}
+
+TEST(OptionsTest, RejectsBadOnnxDimsAndShapes) {
+  for (const char* bad : {"N=0", "N=-1", "N=x", "=4", "N=", "N",
+                          "N=9223372036854775808"}) {
+    EXPECT_EQ(ErrorOf({"m.onnx", "--dim", bad}),
+              absl::StrCat("--dim expects NAME=N with N a positive integer, "
+                           "found '",
+                           bad, "' (see 'hgc --help')"));
+  }
+  for (const char* bad : {"x=", "x=1,,2", "x=1,-2", "x=1,2,", "x", "=1"}) {
+    EXPECT_EQ(ErrorOf({"m.onnx", "--input-shape", bad}),
+              absl::StrCat("--input-shape expects NAME=D0,D1,... with each D "
+                           "a non-negative integer, found '",
+                           bad, "' (see 'hgc --help')"));
+  }
+  EXPECT_EQ(ErrorOf({"m.onnx", "--dim"}),
+            "flag '--dim' needs a value (see 'hgc --help')");
+}
+
 TEST(OptionsTest, HelpDocumentsEveryFlag) {
   std::string help = HelpText();
   for (const char* flag :
@@ -186,7 +222,7 @@ TEST(OptionsTest, HelpDocumentsEveryFlag) {
         "--pass-pipeline", "-O0", "-O2", "--print-ir-after-all",
         "--print-ir-after=", "--verify-each", "--no-verify-each",
         "--time-passes", "--stop-after", "--list-passes", "--stats",
-        "--target-cpu="}) {
+        "--target-cpu=", "--dim NAME=N", "--input-shape NAME=D0,D1,..."}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
   // Every flag declared with --run, in its command-line spelling.
@@ -199,7 +235,7 @@ TEST(OptionsTest, HelpDocumentsEveryFlag) {
         absl::StrReplaceAll(absl::StrCat("-", name), {{"_", "-"}});
     EXPECT_NE(help.find(written), std::string::npos) << written;
   }
-  EXPECT_EQ(flags, 26);
+  EXPECT_EQ(flags, 28);
 }
 
 }  // namespace

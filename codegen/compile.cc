@@ -427,6 +427,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
 
   absl::flat_hash_map<const Value*, int> direct_result;
   HGC_RETURN_IF_ERROR(AssignBuffers(*graph, plan, state, direct_result));
+  // Each init step so far is a const-only op's fallback step.
+  stats.init_fallback_steps = static_cast<int>(program.init_steps.size());
   for (const auto& o : graph->ops()) {
     if (o->kind_id() == OpKind::kConstant || const_only.IsConstOnly(o.get())) {
       continue;

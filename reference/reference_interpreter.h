@@ -5,8 +5,8 @@
 // numerics every other component is checked against); these are its names
 // for them. The same kernels run codegen's fallback steps and
 // fold-constants, so a compiled step that fell back to them agrees with the
-// oracle by construction. Error bounds and the comparison are
-// reference/error_bound.h and reference/check.h.
+// oracle by construction (`--check` says how many did). Error bounds and
+// the comparison are reference/error_bound.h and reference/check.h.
 //
 // Every result (and every scratch buffer) is held to
 // InterpretOptions::max_tensor_bytes: a graph with huge shapes gives

@@ -22,36 +22,24 @@ struct BinaryAlgInfo {
   algorithm swapped;
 };
 
+// The onednn and onednn_swapped columns of ir/op_kinds.def.
 BinaryAlgInfo ArithmeticAlg(BinaryKind kind) {
   switch (kind) {
-    case BinaryKind::kAdd:
-      return {algorithm::binary_add, algorithm::binary_add};
-    case BinaryKind::kMul:
-      return {algorithm::binary_mul, algorithm::binary_mul};
-    case BinaryKind::kMax:
-      return {algorithm::binary_max, algorithm::binary_max};
-    case BinaryKind::kMin:
-      return {algorithm::binary_min, algorithm::binary_min};
-    case BinaryKind::kSub:
-      return {algorithm::binary_sub, algorithm::undef};
-    case BinaryKind::kDiv:
-      return {algorithm::binary_div, algorithm::undef};
+#define HGC_BINARY_ROW(e, name, operands, onednn, onednn_swapped) \
+  case BinaryKind::e:                                             \
+    return {algorithm::onednn, algorithm::onednn_swapped};
+#include "ir/op_kinds.def"
   }
   return {algorithm::undef, algorithm::undef};
 }
 
 BinaryAlgInfo CompareAlg(CompareKind kind) {
   switch (kind) {
-    case CompareKind::kEqual:
-      return {algorithm::binary_eq, algorithm::binary_eq};
-    case CompareKind::kGreater:
-      return {algorithm::binary_gt, algorithm::binary_lt};
-    case CompareKind::kGreaterEqual:
-      return {algorithm::binary_ge, algorithm::binary_le};
-    case CompareKind::kLess:
-      return {algorithm::binary_lt, algorithm::binary_gt};
-    case CompareKind::kLessEqual:
-      return {algorithm::binary_le, algorithm::binary_ge};
+#define HGC_COMPARE_ROW(e, name, operands, cpp_operator, fcmp, icmp_signed, \
+                        icmp_unsigned, onednn, onednn_swapped)             \
+  case CompareKind::e:                                                      \
+    return {algorithm::onednn, algorithm::onednn_swapped};
+#include "ir/op_kinds.def"
   }
   return {algorithm::undef, algorithm::undef};
 }

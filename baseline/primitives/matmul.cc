@@ -115,23 +115,15 @@ dnnl::matmul::primitive_desc MakePd(const MatmulPlan& plan,
   return dnnl::matmul::primitive_desc(desc, attr, engine);
 }
 
+// The onednn column of ir/op_kinds.def.
 dnnl::algorithm BinaryAlg(BinaryKind kind) {
-  using dnnl::algorithm;
   switch (kind) {
-    case BinaryKind::kAdd:
-      return algorithm::binary_add;
-    case BinaryKind::kSub:
-      return algorithm::binary_sub;
-    case BinaryKind::kMul:
-      return algorithm::binary_mul;
-    case BinaryKind::kDiv:
-      return algorithm::binary_div;
-    case BinaryKind::kMax:
-      return algorithm::binary_max;
-    case BinaryKind::kMin:
-      return algorithm::binary_min;
+#define HGC_BINARY_ROW(e, name, operands, onednn, onednn_swapped) \
+  case BinaryKind::e:                                             \
+    return dnnl::algorithm::onednn;
+#include "ir/op_kinds.def"
   }
-  return algorithm::undef;
+  return dnnl::algorithm::undef;
 }
 
 // Whether `v` padded to `rank` dims is a row vector [1, ..., 1, n].

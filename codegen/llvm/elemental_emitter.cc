@@ -302,32 +302,18 @@ absl::StatusOr<llvm::Value*> EmitCompare(llvm::IRBuilder<>& b, CompareKind kind,
                                          llvm::Value* rhs) {
   HGC_RETURN_IF_ERROR(
       CheckBinaryOperands(OpKindName(ToOpKind(kind)), dtype, lhs, rhs));
-  if (IsFloat(dtype)) {
-    switch (kind) {
-      case CompareKind::kEqual:
-        return b.CreateFCmpOEQ(lhs, rhs);
-      case CompareKind::kGreater:
-        return b.CreateFCmpOGT(lhs, rhs);
-      case CompareKind::kGreaterEqual:
-        return b.CreateFCmpOGE(lhs, rhs);
-      case CompareKind::kLess:
-        return b.CreateFCmpOLT(lhs, rhs);
-      case CompareKind::kLessEqual:
-        return b.CreateFCmpOLE(lhs, rhs);
-    }
-  }
-  const bool u = IsUnsigned(dtype);
+  // The fcmp, icmp_signed and icmp_unsigned columns of ir/op_kinds.def.
+  const bool is_float = IsFloat(dtype);
+  const bool is_unsigned = IsUnsigned(dtype);
   switch (kind) {
-    case CompareKind::kEqual:
-      return b.CreateICmpEQ(lhs, rhs);
-    case CompareKind::kGreater:
-      return u ? b.CreateICmpUGT(lhs, rhs) : b.CreateICmpSGT(lhs, rhs);
-    case CompareKind::kGreaterEqual:
-      return u ? b.CreateICmpUGE(lhs, rhs) : b.CreateICmpSGE(lhs, rhs);
-    case CompareKind::kLess:
-      return u ? b.CreateICmpULT(lhs, rhs) : b.CreateICmpSLT(lhs, rhs);
-    case CompareKind::kLessEqual:
-      return u ? b.CreateICmpULE(lhs, rhs) : b.CreateICmpSLE(lhs, rhs);
+#define HGC_COMPARE_ROW(e, name, operands, cpp_operator, fcmp, icmp_signed, \
+                        icmp_unsigned, ...)                                 \
+  case CompareKind::e:                                                      \
+    return is_float      ? b.CreateFCmp(llvm::CmpInst::fcmp, lhs, rhs)      \
+           : is_unsigned ? b.CreateICmp(llvm::CmpInst::icmp_unsigned, lhs,  \
+                                        rhs)                                \
+                         : b.CreateICmp(llvm::CmpInst::icmp_signed, lhs, rhs);
+#include "ir/op_kinds.def"
   }
   return absl::InternalError("unreachable");
 }

@@ -144,16 +144,13 @@ OpInfo CastInfo() {
 }  // namespace
 
 void RegisterElementwiseOps(OpRegistry& r) {
-  for (const char* name : {"add", "sub", "mul", "max", "min"}) {
-    RegisterBinary(r, name, Operands::kNumeric, /*result_bool=*/false);
-  }
-  RegisterBinary(r, "div", Operands::kFloat, /*result_bool=*/false);
-  for (const char* name : {"equal"}) {
-    RegisterBinary(r, name, Operands::kAny, /*result_bool=*/true);
-  }
-  for (const char* name : {"greater", "greater_equal", "less", "less_equal"}) {
-    RegisterBinary(r, name, Operands::kNumeric, /*result_bool=*/true);
-  }
+  // Binary arithmetic and comparisons (ir/op_kinds.def): broadcast, the
+  // dtypes of their `operands` column.
+#define HGC_BINARY_ROW(e, name, operands, ...) \
+  RegisterBinary(r, name, Operands::operands, /*result_bool=*/false);
+#define HGC_COMPARE_ROW(e, name, operands, ...) \
+  RegisterBinary(r, name, Operands::operands, /*result_bool=*/true);
+#include "ir/op_kinds.def"
   for (const char* name : {"relu", "neg", "abs"}) {
     RegisterUnary(r, name, Operands::kNumeric);
   }

@@ -87,19 +87,14 @@ int64_t BinaryInt(BinaryKind k, int64_t a, int64_t b) {
   return 0;
 }
 
+// The cpp_operator column of ir/op_kinds.def.
 template <typename T>
 bool Compare(CompareKind k, T a, T b) {
   switch (k) {
-    case CompareKind::kEqual:
-      return a == b;
-    case CompareKind::kGreater:
-      return a > b;
-    case CompareKind::kGreaterEqual:
-      return a >= b;
-    case CompareKind::kLess:
-      return a < b;
-    case CompareKind::kLessEqual:
-      return a <= b;
+#define HGC_COMPARE_ROW(e, name, operands, cpp_operator, ...) \
+  case CompareKind::e:                                         \
+    return a cpp_operator b;
+#include "ir/op_kinds.def"
   }
   return false;
 }

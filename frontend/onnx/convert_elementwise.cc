@@ -71,7 +71,8 @@ absl::Status ConvertVariadicMinMax(NodeContext& n) {
     return absl::InvalidArgumentError("needs at least one input");
   }
   if (n.num_inputs() == 1) {
-    n.ctx().Alias(n.node().output(0), n.input(0));
+    if (!n.has_input(0)) return absl::InvalidArgumentError("input #0 is empty");
+    if (n.output_used(0)) n.ctx().Alias(n.node().output(0), n.input(0));
     return absl::OkStatus();
   }
   if (n.num_inputs() == 2) return ConvertElementwiseBinary(n);
@@ -123,7 +124,10 @@ absl::Status ConvertUnary(NodeContext& n) {
           } else if (op == "Sqrt") {
             return absl::InvalidArgumentError("Sqrt of an integer tensor");
           } else {
-            out.ints[i] = op == "Neg" ? -out.ints[i] : std::abs(out.ints[i]);
+            // Wraps for INT64_MIN, as integer arithmetic in the graph does.
+            const uint64_t v = static_cast<uint64_t>(out.ints[i]);
+            const bool negate = op == "Neg" || out.ints[i] < 0;
+            out.ints[i] = static_cast<int64_t>(negate ? 0 - v : v);
           }
         }
         n.SetOutputHost(0, std::move(out));
@@ -268,6 +272,11 @@ absl::Status ConvertConstant(NodeContext& n) {
   const onnx::AttributeProto& attr = n.node().attribute(0);
   HostTensor host;
   if (attr.name() == "value" && attr.type() == onnx::AttributeProto::TENSOR) {
+    absl::Status checked = CheckTensorData(attr.t());
+    if (!checked.ok()) {
+      return absl::Status(checked.code(),
+                          absl::StrCat("'value' ", checked.message()));
+    }
     // Decoded when first used, as an initializer is.
     if (n.output_used(0)) n.ctx().DefineInitializer(n.node().output(0), &attr.t());
     return absl::OkStatus();

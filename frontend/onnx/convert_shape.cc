@@ -67,6 +67,7 @@ absl::Status ConvertTranspose(NodeContext& n) {
 
 absl::Status ConvertReshape(NodeContext& n) {
   HGC_ASSIGN_OR_RETURN(std::vector<int64_t> in, n.ShapeOf(0));
+  if (!n.has_input(1)) return absl::InvalidArgumentError("input #1 is required");
   if (!n.IsHost(1)) {
     return absl::UnimplementedError(absl::StrCat(
         "the shape input '", n.input(1), "' is computed at run time; hgc "
@@ -95,10 +96,10 @@ absl::Status ConvertReshape(NodeContext& n) {
       return absl::InvalidArgumentError(
           absl::StrCat("shape entry ", shape[i], " is negative"));
     } else {
-      known *= shape[i];
-      if (known > kMaxElements) {
+      if (shape[i] > 0 && known > kMaxElements / shape[i]) {
         return absl::InvalidArgumentError("shape has too many elements");
       }
+      known *= shape[i];
     }
   }
   if (infer >= 0) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "ir/tensor_type.h"
@@ -49,17 +50,25 @@ bool IsComparison(const std::string& op) {
 
 template <typename T>
 absl::StatusOr<T> Apply(const std::string& op, T a, T b) {
-  if (op == "Add") return a + b;
-  if (op == "Sub") return a - b;
-  if (op == "Mul") return a * b;
+  if constexpr (std::is_integral_v<T>) {
+    // Integers wrap, as the graph's integer arithmetic does.
+    using U = std::make_unsigned_t<T>;
+    if (op == "Add") return static_cast<T>(U(a) + U(b));
+    if (op == "Sub") return static_cast<T>(U(a) - U(b));
+    if (op == "Mul") return static_cast<T>(U(a) * U(b));
+    if (op == "Div") {
+      if (b == 0) return absl::InvalidArgumentError("integer division by zero");
+      if (b == -1) return static_cast<T>(U(0) - U(a));
+      return a / b;
+    }
+  } else {
+    if (op == "Add") return a + b;
+    if (op == "Sub") return a - b;
+    if (op == "Mul") return a * b;
+    if (op == "Div") return a / b;
+  }
   if (op == "Max") return std::max(a, b);
   if (op == "Min") return std::min(a, b);
-  if (op == "Div") {
-    if constexpr (std::is_integral_v<T>) {
-      if (b == 0) return absl::InvalidArgumentError("integer division by zero");
-    }
-    return a / b;
-  }
   if (op == "Equal") return T(a == b);
   if (op == "Greater") return T(a > b);
   if (op == "GreaterOrEqual") return T(a >= b);
@@ -138,6 +147,11 @@ absl::StatusOr<HostTensor> HostWhere(const HostTensor& cond,
                                      const HostTensor& b) {
   HGC_ASSIGN_OR_RETURN(std::vector<int64_t> ab, BroadcastDims(a.dims, b.dims));
   HGC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastDims(cond.dims, ab));
+  absl::StatusOr<int64_t> count = CheckedNumElements(dims);
+  if (!count.ok() || *count > kMaxHostElements) {
+    return absl::UnimplementedError(
+        "the result is too large to compute at import");
+  }
   HostTensor out = MakeHost(a.elem_type, dims);
   const int64_t n = NumElements(dims);
   for (int64_t i = 0; i < n; ++i) {

@@ -163,6 +163,67 @@ TEST(OnnxErrorsTest, UndefinedInputsAndTypeErrors) {
             0u) << message;
 }
 
+TEST(OnnxErrorsTest, HostileShapeArithmeticIsAnErrorNotACrash) {
+  // INT64_MIN / -1 wraps; a huge step, a missing shape input, a Max of
+  // one input without outputs and a Constant whose data is short.
+  ModelBuilder b(13);
+  b.Input("x", {int64_t{2}});
+  b.Int64s("min", {1}, {INT64_MIN});
+  b.Int64s("minus1", {1}, {-1});
+  b.Node("Div", {"min", "minus1"}, {"wrapped"});
+  b.Node("Max", {"x"}, {});
+  b.Node("Reshape", {"x"}, {"y"}, "r");
+  b.Output("y");
+  EXPECT_EQ(ImportError(b),
+            "m.onnx: node #2 'r' (Reshape, opset 13): error: input #1 is "
+            "required");
+  ModelBuilder c(13);
+  c.Input("x", {int64_t{2}});
+  onnx::NodeProto* k = c.Node("Constant", {}, {"k"}, "k");
+  TensorProto short_data = onnx_test::FloatTensor({3}, {1, 2});
+  onnx_test::SetTensor(k, "value", short_data);
+  c.Node("Add", {"x", "k"}, {"y"});
+  c.Output("y");
+  EXPECT_EQ(ImportError(c),
+            "m.onnx: node #0 'k' (Constant, opset 13): error: 'value' holds 8 "
+            "bytes of data, but dims [3] of FLOAT need 12");
+}
+
+TEST(OnnxErrorsTest, DamagedBytesGiveAModelOrAnErrorNeverACrash) {
+  // A model with a shape chain, every prefix of it and seeded byte flips.
+  ModelBuilder b(13);
+  b.Input("x", {int64_t{2}, int64_t{3}, int64_t{4}});
+  b.Int64s("i", {1}, {0});
+  b.Int64s("rest", {1}, {-1});
+  b.Floats("w", {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  b.Node("Shape", {"x"}, {"s"});
+  b.Node("Gather", {"s", "i"}, {"d"});
+  SetInt(b.Node("Concat", {"d", "rest"}, {"t"}), "axis", 0);
+  b.Node("MatMul", {"x", "w"}, {"m"});
+  b.Node("Reshape", {"m", "t"}, {"y"});
+  b.Output("y");
+  const std::string bytes = b.Serialize();
+  ASSERT_TRUE(ImportOnnxBytes(bytes, "m.onnx", "").ok());
+  int imported = 0;
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    imported += ImportOnnxBytes(bytes.substr(0, n), "m.onnx", "").ok();
+  }
+  uint64_t state = 12345;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string damaged = bytes;
+    for (int flips = 0; flips < 3; ++flips) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      damaged[(state >> 33) % damaged.size()] ^= static_cast<char>(state >> 20);
+    }
+    absl::StatusOr<OnnxModel> model = ImportOnnxBytes(damaged, "m.onnx", "");
+    if (!model.ok()) {
+      EXPECT_EQ(model.status().message().rfind("m.onnx: ", 0), 0u)
+          << model.status().message();
+    }
+  }
+  EXPECT_LT(imported, static_cast<int>(bytes.size()));
+}
+
 // External data: files beside the model, in a scratch directory.
 class ExternalDataTest : public ::testing::Test {
  protected:

@@ -117,6 +117,11 @@ absl::Status ConvertGather(NodeContext& n) {
   std::vector<int64_t> dims(data->dims.begin(), data->dims.begin() + axis);
   dims.insert(dims.end(), indices->dims.begin(), indices->dims.end());
   dims.insert(dims.end(), data->dims.begin() + axis + 1, data->dims.end());
+  absl::StatusOr<int64_t> count = CheckedNumElements(dims);
+  if (!count.ok() || *count > kMaxHostElements) {
+    return absl::UnimplementedError(
+        "the result is too large to compute at import");
+  }
   HostTensor out = MakeHost(data->elem_type, dims);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= data->dims[d];
@@ -217,8 +222,9 @@ absl::Status ConvertSlice(NodeContext& n) {
   for (size_t i = 0; i < starts.size(); ++i) {
     HGC_ASSIGN_OR_RETURN(int64_t axis, Axis((*axes)[i], rank));
     const int64_t size = data->dims[axis];
-    const int64_t s = (*steps)[i];
-    if (s == 0) return absl::InvalidArgumentError("a step is 0");
+    if ((*steps)[i] == 0) return absl::InvalidArgumentError("a step is 0");
+    // Dims are at most 2^60: larger steps act alike, and cannot overflow.
+    const int64_t s = Clamp((*steps)[i], -kMaxElements, kMaxElements);
     int64_t b = starts[i], e = ends[i];
     if (b < 0) b = b < -size ? -1 : b + size;  // -1 clamps below
     if (e < 0) e = e < -size ? -1 : e + size;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "frontend/onnx/host_tensor.h"
@@ -72,7 +72,8 @@ class ImportContext {
   Graph* graph_;
   Builder builder_;
   ExternalData* external_;
-  absl::flat_hash_map<std::string, Entry> entries_;
+  // Node-based: host tensors handed out stay put while outputs are added.
+  absl::node_hash_map<std::string, Entry> entries_;
   absl::flat_hash_set<std::string> used_names_;
   std::map<std::string, Tensor> constants_;
 };
@@ -178,6 +179,7 @@ absl::Status ConvertSize(NodeContext& n);
 absl::Status ConvertGather(NodeContext& n);
 absl::Status ConvertConcat(NodeContext& n);
 absl::Status ConvertSlice(NodeContext& n);
+absl::Status ConvertSplit(NodeContext& n);
 absl::Status ConvertRange(NodeContext& n);
 absl::Status ConvertConstantOfShape(NodeContext& n);
 

@@ -65,6 +65,7 @@ const OpEntry kOps[] = {
     {"", "Gather", 1, kAny, ConvertGather},
     {"", "Concat", 4, kAny, ConvertConcat},
     {"", "Slice", 1, kAny, ConvertSlice},
+    {"", "Split", 1, kAny, ConvertSplit},
     {"", "Range", 11, kAny, ConvertRange},
     {"", "ConstantOfShape", 9, kAny, ConvertConstantOfShape},
     // onnxruntime's contrib ops that carry GELU.

@@ -1,5 +1,5 @@
 // The ops of torch's int64 shape chains (Shape, Size, Gather, Concat,
-// Slice, Range, ConstantOfShape), evaluated at import on host values, so
+// Slice, Split, Range, ConstantOfShape), evaluated at import on host values, so
 // that the shapes they compute become attributes (Reshape's shape). On a
 // tensor computed at run time they would need IR ops hgc does not have
 // yet (concat, slice, gather): those are errors.
@@ -250,6 +250,77 @@ absl::Status ConvertSlice(NodeContext& n) {
     } while (NextCoords(coords, dims));
   }
   n.SetOutputHost(0, std::move(out));
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The sizes Split cuts `size` into: given (an attribute before opset 13,
+// an input from 13), else equal parts (from opset 18 the last may be
+// smaller).
+absl::StatusOr<std::vector<int64_t>> SplitSizes(NodeContext& n, int64_t size) {
+  std::optional<std::vector<int64_t>> sizes;
+  if (n.opset() < 13) {
+    HGC_ASSIGN_OR_RETURN(sizes, n.IntsAttr("split"));
+  } else if (n.has_input(1)) {
+    HGC_ASSIGN_OR_RETURN(const HostTensor* h, n.Host(1));
+    HGC_ASSIGN_OR_RETURN(sizes, HostInts(*h, "split"));
+  }
+  const int64_t parts = n.node().output_size();
+  if (!sizes) {
+    if (parts == 0) return absl::InvalidArgumentError("Split has no outputs");
+    const int64_t part = n.opset() >= 18 ? (size + parts - 1) / parts
+                                         : size / parts;
+    if (n.opset() < 18 && size % parts != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot split a dimension of ", size, " into ", parts,
+          " equal parts"));
+    }
+    sizes.emplace();
+    for (int64_t k = 0, left = size; k < parts; ++k, left -= part) {
+      sizes->push_back(std::max<int64_t>(0, std::min(part, left)));
+    }
+  }
+  int64_t total = 0;
+  for (int64_t s : *sizes) {
+    if (s < 0 || s > size) {
+      return absl::InvalidArgumentError("a split size is out of range");
+    }
+    total += s;
+  }
+  if (total != size || static_cast<int64_t>(sizes->size()) != parts) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "split sizes must add up to ", size, " over ", parts, " outputs"));
+  }
+  return *sizes;
+}
+
+}  // namespace
+
+absl::Status ConvertSplit(NodeContext& n) {
+  HGC_ASSIGN_OR_RETURN(const HostTensor* data, HostData(n, 0, "slice"));
+  HGC_ASSIGN_OR_RETURN(int64_t axis, n.IntAttr("axis", 0));
+  HGC_ASSIGN_OR_RETURN(axis, Axis(axis, data->dims.size()));
+  HGC_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                       SplitSizes(n, data->dims[axis]));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= data->dims[d];
+  for (size_t d = axis + 1; d < data->dims.size(); ++d) inner *= data->dims[d];
+  int64_t offset = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    std::vector<int64_t> dims = data->dims;
+    dims[axis] = sizes[k];
+    HostTensor out = MakeHost(data->elem_type, dims);
+    int64_t next = 0;
+    for (int64_t o = 0; o < outer; ++o) {
+      const int64_t base = (o * data->dims[axis] + offset) * inner;
+      for (int64_t e = 0; e < sizes[k] * inner; ++e) {
+        CopyElement(*data, base + e, out, next++);
+      }
+    }
+    offset += sizes[k];
+    n.SetOutputHost(static_cast<int>(k), std::move(out));
+  }
   return absl::OkStatus();
 }
 

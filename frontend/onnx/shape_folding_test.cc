@@ -15,6 +15,7 @@ using onnx::TensorProto;
 using onnx_test::ModelBuilder;
 using onnx_test::Print;
 using onnx_test::SetInt;
+using onnx_test::SetInts;
 using onnx_test::SetTensor;
 
 std::string ResultType(const ModelBuilder& b) {
@@ -44,6 +45,35 @@ TEST(ShapeFoldingTest, SliceWithNegativeIndicesAndSteps) {
   b.Node("Reshape", {"x", "target"}, {"y"});
   b.Output("y");
   EXPECT_EQ(ResultType(b), "f32[5, 4, 6]");
+}
+
+TEST(ShapeFoldingTest, SplitSizesByOpset) {
+  // x: [2, 2, 3, 4]; its shape split, the tail and -1 reshape x.
+  struct Case {
+    int64_t opset;
+    const char* result;
+  };
+  // Sizes [1, 3] (attribute before 13, input from 13): tail [2, 3, 4].
+  // Opset 18 without sizes: two equal parts, tail [3, 4].
+  for (Case c : {Case{11, "f32[2, 3, 4, 2]"}, Case{13, "f32[2, 3, 4, 2]"},
+                 Case{18, "f32[3, 4, 4]"}}) {
+    ModelBuilder b(c.opset);
+    b.Input("x", {int64_t{2}, int64_t{2}, int64_t{3}, int64_t{4}});
+    b.Int64s("rest", {1}, {-1});
+    b.Node("Shape", {"x"}, {"s"});
+    if (c.opset < 13) {
+      SetInts(b.Node("Split", {"s"}, {"head", "tail"}), "split", {1, 3});
+    } else if (c.opset < 18) {
+      b.Int64s("sizes", {2}, {1, 3});
+      b.Node("Split", {"s", "sizes"}, {"head", "tail"});
+    } else {
+      b.Node("Split", {"s"}, {"head", "tail"});
+    }
+    SetInt(b.Node("Concat", {"tail", "rest"}, {"target"}), "axis", 0);
+    b.Node("Reshape", {"x", "target"}, {"y"});
+    b.Output("y");
+    EXPECT_EQ(ResultType(b), c.result) << "opset " << c.opset;
+  }
 }
 
 TEST(ShapeFoldingTest, GatherConcatMulGiveTheShape) {

@@ -195,8 +195,8 @@ Value* Generator::ElementwiseOp(Value* x) {
     static const std::vector<std::string> kUnary = {
         "relu", "sigmoid", "tanh", "exp", "log",
         "sqrt", "rsqrt",   "neg",  "abs", "erf"};
-    static const std::vector<std::string> kBinary = {"add", "sub", "mul",
-                                                     "div", "max", "min"};
+    static const std::vector<std::string> kBinary = {
+        "add", "sub", "mul", "div", "max", "min", "pow"};
     switch (choice) {
       case 0:
       case 1: {
@@ -211,8 +211,15 @@ Value* Generator::ElementwiseOp(Value* x) {
       case 3:
       case 4: {
         Value* y = Operand(d, s);
-        return rng_.Chance(0.75) ? Op(rng_.Pick(kBinary), {x, y})
-                                 : Op(rng_.Pick(kBinary), {y, x});
+        const std::string& k = rng_.Pick(kBinary);
+        if (rng_.Chance(0.25)) std::swap(x, y);
+        // A negative base to a non-integer power is NaN: mostly keep pow's
+        // base positive.
+        if (k == "pow" && rng_.Chance(0.7)) {
+          x = Op("abs", {x});
+          if (x == nullptr) return nullptr;
+        }
+        return Op(k, {x, y});
       }
       case 5:
         return Op("gelu", {x},

@@ -65,7 +65,7 @@ TEST(OpKindTest, FamiliesMatchTheClasses) {
     }
   }
   EXPECT_EQ(unary, 12);
-  EXPECT_EQ(binary, 6);
+  EXPECT_EQ(binary, 7);
   EXPECT_EQ(compare, 5);
   EXPECT_EQ(reduce, 3);
   EXPECT_EQ(AsUnary(OpKind::kUnknown), std::nullopt);

@@ -20,8 +20,8 @@ absl::StatusOr<TensorType> Infer(absl::string_view kind, Types operands,
 
 TEST(OpRegistryTest, EveryDesignOpIsRegistered) {
   for (const char* name :
-       {"matmul", "add", "sub", "mul", "div", "max", "min", "relu", "sigmoid",
-        "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "equal",
+       {"matmul", "add", "sub", "mul", "div", "max", "min", "pow", "relu",
+        "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "equal",
         "greater", "greater_equal", "less", "less_equal", "select", "gelu",
         "clamp", "softmax", "layernorm", "reduce_sum", "reduce_max",
         "reduce_mean", "reshape", "transpose", "cast", "quantize",

@@ -70,13 +70,15 @@ double ToInteger(double x, DType dtype) {
 
 // Binary (and select's) elementwise ops with numpy broadcasting. f returns
 // E of an output element from the operands' values and bounds and a finite
-// r; g is the op on values, for a non-finite r (NonFiniteBound).
+// r; g is the op on values, for a non-finite r (NonFiniteBound). Exact
+// operands give an exact result unless `inexact_when_exact` (an op that
+// compiled code does not round correctly).
 template <typename F, typename G>
 absl::StatusOr<Tensor> BroadcastBound(absl::Span<const Tensor> xs,
                                       absl::Span<const Tensor> es,
                                       const Tensor& r, int64_t max_bytes, F f,
-                                      G g) {
-  bool any = false;
+                                      G g, bool inexact_when_exact = false) {
+  bool any = inexact_when_exact;
   for (const Tensor& e : es) any = any || Has(e);
   if (!any) return Tensor();
   HGC_ASSIGN_OR_RETURN(Tensor e, NewBound(r.shape(), max_bytes));
@@ -113,6 +115,36 @@ std::pair<double, double> ScaleRange(const Op& op) {
   }
   if (scales.empty()) lo = hi = 1;
   return {lo, hi};
+}
+
+// How many f32 ulps compiled pow (libm's powf, codegen/llvm/
+// elemental_emitter.cc) may be from the reference's correctly rounded
+// value; elemental_emitter_test measures it on a sweep.
+constexpr double kPowUlps = 1;
+
+// E of pow's result r from a in [v0 - b0, v0 + b0] and b in
+// [v1 - b1, v1 + b1]. For a > 0, a^b = exp(b ln a) with b ln a bilinear
+// in (b, ln a): its extremes over a box are at the corners. An exact
+// integer exponent makes a^n monotone on each side of 0, so a's ends and 0
+// bound it for any a. Elsewhere (an inexact a reaching a <= 0 with a
+// non-integer or inexact exponent) the result may be NaN: unbounded.
+double PowBound(DType dt, const double* v, const double* b, double rv) {
+  const double own = kPowUlps * Flip(dt, rv);
+  if (b[0] == 0 && b[1] == 0) return own;
+  const bool integer_exponent = b[1] == 0 && std::nearbyint(v[1]) == v[1];
+  const double a_lo = v[0] - b[0], a_hi = v[0] + b[0];
+  if (!(a_lo > 0) && !integer_exponent) return kInf;
+  double delta = 0;
+  for (double a : {a_lo, a_hi}) {
+    for (double e : {v[1] - b[1], v[1] + b[1]}) {
+      delta = std::max(delta, std::fabs(std::pow(a, e) - rv));
+    }
+  }
+  if (a_lo < 0 && a_hi > 0) {
+    delta = std::max(delta, std::fabs(std::pow(0.0, v[1]) - rv));
+  }
+  if (std::isnan(delta)) return kInf;
+  return delta + Flip(dt, rv) + own;
 }
 
 }  // namespace
@@ -275,6 +307,14 @@ absl::StatusOr<Tensor> BroadcastOpBound(const Op& op,
             return is_max ? std::max(v[0], v[1]) : std::min(v[0], v[1]);
           });
     }
+    case BinaryKind::kPow:
+      return BroadcastBound(
+          xs, es, r, max_bytes,
+          [dt](const double* v, const double* b, double rv) {
+            return PowBound(dt, v, b, rv);
+          },
+          [](const double* v) { return std::pow(v[0], v[1]); },
+          /*inexact_when_exact=*/true);
   }
   return absl::InternalError("unreachable");
 }
@@ -305,6 +345,9 @@ absl::StatusOr<Tensor> CastBound(const Tensor& x, const Tensor& ex,
   return UnaryBound(
       x, ex, r, max_bytes,
       [&](double xv, double xe, double rv) {
+        // A NaN with a bound (inf: it may be any value) casts to anything;
+        // NaN +- E would only give ToInteger's 0 again.
+        if (std::isnan(xv)) return kInf;
         return IntervalDelta([dt](double v) { return ToInteger(v, dt); }, xv,
                              xe, rv);
       },

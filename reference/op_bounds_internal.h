@@ -168,7 +168,7 @@ constexpr double kSignOfZero = 0x1p-149;
 absl::StatusOr<Tensor> MathFunctionBound(const Op& op, const Tensor& x,
                                          const Tensor& ex, const Tensor& r,
                                          int64_t max_bytes);
-// add, sub, mul, div, max, min, select and the comparisons, with numpy
+// add, sub, mul, div, max, min, pow, select and the comparisons, with numpy
 // broadcasting. A bool result's E is 1 where it may come out either way
 // (its operands' intervals reach each other: a comparison of values equal
 // within rounding), 0 where it is exact; select with such a condition may

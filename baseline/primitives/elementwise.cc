@@ -85,7 +85,9 @@ absl::StatusOr<Built> BuildEltwise(const Op& op, BuildContext& ctx) {
 absl::StatusOr<Built> BuildBinary(const Op& op, BuildContext& ctx) {
   HGC_RETURN_IF_ERROR(CheckDnnlTypes(op));
   std::optional<BinaryAlgInfo> info = BinaryFor(op.kind_id());
-  if (!info.has_value()) return absl::UnimplementedError("no binary algorithm");
+  if (!info.has_value() || info->alg == algorithm::undef) {
+    return absl::UnimplementedError("no oneDNN binary algorithm");
+  }
   const Value* a = op.operand(0);
   const Value* b = op.operand(1);
   const Value* out = op.result();

@@ -149,7 +149,9 @@ bool AddPostOp(const Op& next, const Value* cur, int rank, int64_t n,
     trial.post_ops.push_back(spec);
     return true;
   }
-  if (!AsBinary(next.kind_id()).has_value() || next.num_operands() != 2) {
+  const std::optional<BinaryKind> binary = AsBinary(next.kind_id());
+  if (!binary.has_value() || next.num_operands() != 2 ||
+      BinaryAlg(*binary) == dnnl::algorithm::undef) {
     return false;
   }
   const int self = next.operand(0) == cur ? 0 : 1;
@@ -172,7 +174,7 @@ bool AddPostOp(const Op& next, const Value* cur, int rank, int64_t n,
     post.post_op_index = static_cast<int>(trial.post_ops.size());
     PostOpSpec spec;
     spec.binary = true;
-    spec.binary_alg = BinaryAlg(*AsBinary(next.kind_id()));
+    spec.binary_alg = BinaryAlg(*binary);
     spec.src1 = post.operand_desc;
     trial.post_ops.push_back(spec);
   }

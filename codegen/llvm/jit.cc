@@ -36,14 +36,17 @@ namespace {
 
 // libc functions LLVM itself may emit calls to: loop idiom recognition
 // turns copy and fill loops into memcpy/memmove/memset, and f16 conversions
-// fall back to compiler-rt/libgcc helpers on targets without F16C. Nothing
+// fall back to compiler-rt/libgcc helpers on targets without F16C; `pow`
+// is libm's powf, one call per lane of llvm.pow, which LLVM rewrites to
+// exp2f, exp10f or ldexpf for a base of 2 or 10. Nothing
 // else from the process is visible, so a stray reference (say, to `expf`
 // from a scalar llvm.exp) fails loudly at lookup instead of silently
 // calling libm.
 bool IsAllowedProcessSymbol(llvm::StringRef name) {
   static constexpr const char* kAllowed[] = {
       "memcpy",        "memmove",        "memset",        "__truncsfhf2",
-      "__extendhfsf2", "__gnu_f2h_ieee", "__gnu_h2f_ieee"};
+      "__extendhfsf2", "__gnu_f2h_ieee", "__gnu_h2f_ieee", "powf",
+      "exp2f",         "exp10f",         "ldexpf"};
   for (const char* allowed : kAllowed) {
     if (name == allowed) return true;
   }

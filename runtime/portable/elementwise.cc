@@ -64,6 +64,10 @@ double BinaryFloat(BinaryKind k, double a, double b) {
       return std::isnan(a) || std::isnan(b) ? kNaN : (a > b ? a : b);
     case BinaryKind::kMin:
       return std::isnan(a) || std::isnan(b) ? kNaN : (a < b ? a : b);
+    // C's pow rules (pow(x, 0) = 1 even for NaN x, pow(1, y) = 1, ...) are
+    // powf's: double only makes the value before the final rounding exact.
+    case BinaryKind::kPow:
+      return std::pow(a, b);
   }
   return kNaN;
 }
@@ -82,6 +86,7 @@ int64_t BinaryInt(BinaryKind k, int64_t a, int64_t b) {
     case BinaryKind::kMin:
       return a < b ? a : b;
     case BinaryKind::kDiv:
+    case BinaryKind::kPow:
       break;  // float-only (registry)
   }
   return 0;
@@ -183,8 +188,9 @@ absl::StatusOr<Tensor> EvalBinary(const KernelArgs& args) {
                                    LoadDouble(b, w.offset(1))));
     }
   } else {
-    if (k == BinaryKind::kDiv) {
-      return absl::InternalError("'div' on integers");
+    if (k == BinaryKind::kDiv || k == BinaryKind::kPow) {
+      return absl::InternalError(
+          absl::StrCat("'", args.kind_name(), "' on integers"));
     }
     for (int64_t i = 0; i < n; ++i, w.Next()) {
       StoreWrapped(

@@ -124,6 +124,26 @@ TEST(BinaryTest, FloatSpecialValues) {
   ExpectValues(Eval("min", {b, a}), {1, kNaN, -4});
 }
 
+TEST(BinaryTest, PowFollowsCPowRules) {
+  // pow(x, 0) = 1 even for NaN x, pow(1, y) = 1 even for NaN y, a negative
+  // base with a non-integer exponent is NaN, 0 to a negative power is inf.
+  ExpectValues(Eval("pow", {F32({8}, {2, 4, -2, -8, 0, kNaN, 1, 9}),
+                            F32({8}, {3, 0.5, 3, 0.5, -1, 0, kNaN, -0.5})}),
+               {8, 2, -8, kNaN, kInf, 1, 1, 1.0 / 3.0}, 1e-7);
+  // Broadcast, and the result rounded once from double as powf rounds.
+  Tensor r = Eval("pow", {F32({2, 1}, {10, 1.5}), F32({2}, {0.1, 7})});
+  ExpectValues(
+      r, {static_cast<float>(std::pow(10.0, static_cast<float>(0.1))), 1e7,
+          static_cast<float>(std::pow(1.5, static_cast<float>(0.1))),
+          static_cast<float>(std::pow(1.5, 7.0))});
+}
+
+TEST(BinaryTest, PowRefusesIntegers) {
+  EXPECT_FALSE(
+      EvaluateOp("pow", {T(DType::kS32, {1}, {2}), T(DType::kS32, {1}, {3})})
+          .ok());
+}
+
 TEST(BinaryTest, IntegerArithmeticWraps) {
   ExpectValues(Eval("add", {T(DType::kS8, {3}, {127, -128, 100}),
                             T(DType::kS8, {3}, {1, -1, 100})}),

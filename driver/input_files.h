@@ -22,7 +22,7 @@ namespace hgc {
 // values (its const parameters) and the parameter each of its inputs
 // became (docs/onnx.md). Empty for a .graph file.
 struct InputBinding {
-  std::map<std::string, Tensor> constants;  // by parameter name
+  std::map<std::string, Tensor> constants;            // by parameter name
   std::map<std::string, std::string> param_of_input;  // ONNX name -> param
   // The parameter `--input NAME=...` means: the one the model input NAME
   // became, else NAME itself.

@@ -16,8 +16,8 @@ using onnx::TensorProto;
 
 // Folds op(input 0, input 1) on the host when both are known and small;
 // returns whether it did.
-absl::StatusOr<bool> TryFoldBinary(NodeContext& n, const std::string& op,
-                                   int a, int b) {
+absl::StatusOr<bool> TryFoldBinary(NodeContext& n, const std::string& op, int a,
+                                   int b) {
   if (!n.IsHost(a) || !n.IsHost(b)) return false;
   // Large initializers stay tensors: only fold what decodes on the host.
   HGC_ASSIGN_OR_RETURN(std::vector<int64_t> da, n.ShapeOf(a));
@@ -39,11 +39,16 @@ absl::Status Binary(NodeContext& n, const std::string& op, int a, int b,
   HGC_ASSIGN_OR_RETURN(Value * va, n.Ir(a));
   HGC_ASSIGN_OR_RETURN(Value * vb, n.Ir(b));
   static const auto* kKinds = new absl::flat_hash_map<std::string, std::string>{
-      {"Add", "add"},         {"Sub", "sub"},
-      {"Mul", "mul"},         {"Div", "div"},
-      {"Max", "max"},         {"Min", "min"},
-      {"Equal", "equal"},     {"Greater", "greater"},
-      {"Less", "less"},       {"GreaterOrEqual", "greater_equal"},
+      {"Add", "add"},
+      {"Sub", "sub"},
+      {"Mul", "mul"},
+      {"Div", "div"},
+      {"Max", "max"},
+      {"Min", "min"},
+      {"Equal", "equal"},
+      {"Greater", "greater"},
+      {"Less", "less"},
+      {"GreaterOrEqual", "greater_equal"},
       {"LessOrEqual", "less_equal"}};
   HGC_ASSIGN_OR_RETURN(*result, n.Create(kKinds->at(op), {va, vb}));
   return absl::OkStatus();
@@ -119,8 +124,9 @@ absl::Status ConvertUnary(NodeContext& n) {
         for (int64_t i = 0; i < out.size(); ++i) {
           if (out.is_real()) {
             const float v = static_cast<float>(out.reals[i]);
-            out.reals[i] = op == "Neg" ? -v : op == "Abs" ? std::fabs(v)
-                                                          : std::sqrt(v);
+            out.reals[i] = op == "Neg"   ? -v
+                           : op == "Abs" ? std::fabs(v)
+                                         : std::sqrt(v);
           } else if (op == "Sqrt") {
             return absl::InvalidArgumentError("Sqrt of an integer tensor");
           } else {
@@ -176,9 +182,10 @@ absl::Status ConvertPow(NodeContext& n) {
     HGC_ASSIGN_OR_RETURN(Value * one, n.Scalar(1.0, x->type().dtype));
     HGC_ASSIGN_OR_RETURN(out, n.Create("div", {one, x}));
   } else {
-    return absl::UnimplementedError(absl::StrCat(
-        "Pow with exponent ", p, " is not supported yet: only 2, 1, 0.5, "
-        "-0.5 and -1 are rewritten (hgc has no pow op)"));
+    return absl::UnimplementedError(
+        absl::StrCat("Pow with exponent ", p,
+                     " is not supported yet: only 2, 1, 0.5, "
+                     "-0.5 and -1 are rewritten (hgc has no pow op)"));
   }
   n.SetOutput(0, out);
   return absl::OkStatus();
@@ -191,9 +198,9 @@ absl::Status ConvertGelu(NodeContext& n) {
   if (n.node().domain().empty() || n.node().domain() == "ai.onnx") {
     HGC_ASSIGN_OR_RETURN(approximate, n.StringAttr("approximate", "none"));
     if (approximate != "none" && approximate != "tanh") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "approximate must be \"none\" or \"tanh\", found \"", approximate,
-          "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("approximate must be \"none\" or \"tanh\", found \"",
+                       approximate, "\""));
     }
   }
   HGC_ASSIGN_OR_RETURN(Value * x, n.Ir(0));
@@ -226,6 +233,11 @@ absl::Status ConvertIdentity(NodeContext& n) {
         return absl::UnimplementedError(
             "Dropout in training mode is not supported (inference only)");
       }
+    } else if (n.has_input(2)) {
+      // A mode chosen at run time may be training: random masks.
+      return absl::UnimplementedError(
+          "Dropout's training_mode is given at run time; hgc runs inference "
+          "only (make it a constant false)");
     }
   }
   if (n.output_used(0)) n.ctx().Alias(n.node().output(0), n.input(0));
@@ -250,13 +262,14 @@ absl::Status ConvertCast(NodeContext& n) {
   if (!dtype) {
     if (to == TensorProto::INT64) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", n.node().output(0), "' is INT64 and is computed at run "
+          "tensor '", n.node().output(0),
+          "' is INT64 and is computed at run "
           "time: hgc has no 64-bit integer dtype, and only int64 shape chains "
           "that fold at import are supported"));
     }
-    return absl::UnimplementedError(absl::StrCat(
-        "Cast to ", ElemTypeName(static_cast<int32_t>(to)),
-        " is not supported (hgc has no such dtype)"));
+    return absl::UnimplementedError(
+        absl::StrCat("Cast to ", ElemTypeName(static_cast<int32_t>(to)),
+                     " is not supported (hgc has no such dtype)"));
   }
   HGC_ASSIGN_OR_RETURN(Value * x, n.Ir(0));
   HGC_ASSIGN_OR_RETURN(
@@ -278,7 +291,8 @@ absl::Status ConvertConstant(NodeContext& n) {
                           absl::StrCat("'value' ", checked.message()));
     }
     // Decoded when first used, as an initializer is.
-    if (n.output_used(0)) n.ctx().DefineInitializer(n.node().output(0), &attr.t());
+    if (n.output_used(0))
+      n.ctx().DefineInitializer(n.node().output(0), &attr.t());
     return absl::OkStatus();
   } else if (attr.name() == "value_float") {
     host = MakeHost(TensorProto::FLOAT, {});

@@ -2,7 +2,6 @@
 // and QuantizeLinear / DequantizeLinear.
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "frontend/onnx/host_ops.h"
 #include "frontend/onnx/import_context.h"
 #include "support/status_macros.h"
@@ -24,8 +23,8 @@ int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 
 absl::StatusOr<int64_t> Normalize(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "axis ", axis, " is out of range for rank ", rank));
+    return absl::InvalidArgumentError(
+        absl::StrCat("axis ", axis, " is out of range for rank ", rank));
   }
   return axis < 0 ? axis + rank : axis;
 }
@@ -140,16 +139,15 @@ absl::Status ConvertLayerNormalization(NodeContext& n) {
     HGC_ASSIGN_OR_RETURN(bias, n.Ir(2));
     HGC_ASSIGN_OR_RETURN(bias, conform(bias, "B"));
   } else {
-    HGC_ASSIGN_OR_RETURN(bias, n.builder().Splat(
-                                   0.0, TensorType(x->type().dtype,
-                                                   Shape(norm.begin(),
-                                                         norm.end()))));
+    HGC_ASSIGN_OR_RETURN(
+        bias,
+        n.builder().Splat(
+            0.0, TensorType(x->type().dtype, Shape(norm.begin(), norm.end()))));
   }
-  HGC_ASSIGN_OR_RETURN(
-      Value * out,
-      n.Create("layernorm", {x, scale, bias},
-               {{"axis", Attribute::Int(axis)},
-                {"epsilon", Attribute::Float(epsilon)}}));
+  HGC_ASSIGN_OR_RETURN(Value * out,
+                       n.Create("layernorm", {x, scale, bias},
+                                {{"axis", Attribute::Int(axis)},
+                                 {"epsilon", Attribute::Float(epsilon)}}));
   n.SetOutput(0, out);
   return absl::OkStatus();
 }
@@ -177,7 +175,8 @@ absl::Status ConvertReduce(NodeContext& n) {
   AttrMap attrs{{"keep_dims", Attribute::Bool(keepdims != 0)}};
   if (axes && !axes->empty()) attrs["axes"] = Attribute::IntList(*axes);
   const std::string kind = absl::StrCat(
-      "reduce_", absl::AsciiStrToLower(op.substr(std::string("Reduce").size())));
+      "reduce_",
+      absl::AsciiStrToLower(op.substr(std::string("Reduce").size())));
   HGC_ASSIGN_OR_RETURN(Value * out, n.Create(kind, {x}, attrs));
   n.SetOutput(0, out);
   return absl::OkStatus();
@@ -235,11 +234,13 @@ absl::StatusOr<AttrMap> QuantAttrs(NodeContext& n, int64_t rank,
 absl::Status ConvertQuantizeLinear(NodeContext& n) {
   HGC_ASSIGN_OR_RETURN(Value * x, n.Ir(0));
   int32_t zp_type = TensorProto::UINT8;
-  HGC_ASSIGN_OR_RETURN(AttrMap attrs, QuantAttrs(n, x->type().rank(), &zp_type));
+  HGC_ASSIGN_OR_RETURN(AttrMap attrs,
+                       QuantAttrs(n, x->type().rank(), &zp_type));
   if (zp_type != TensorProto::UINT8 && zp_type != TensorProto::INT8) {
-    return absl::UnimplementedError(absl::StrCat(
-        "quantization to ", ElemTypeName(zp_type), " is not supported (u8 "
-        "and s8 are)"));
+    return absl::UnimplementedError(absl::StrCat("quantization to ",
+                                                 ElemTypeName(zp_type),
+                                                 " is not supported (u8 "
+                                                 "and s8 are)"));
   }
   attrs["to"] = Attribute::Type(*IrDType(zp_type));
   HGC_ASSIGN_OR_RETURN(Value * out, n.Create("quantize", {x}, attrs));
@@ -250,7 +251,8 @@ absl::Status ConvertQuantizeLinear(NodeContext& n) {
 absl::Status ConvertDequantizeLinear(NodeContext& n) {
   HGC_ASSIGN_OR_RETURN(Value * x, n.Ir(0));
   int32_t zp_type = TensorProto::UINT8;
-  HGC_ASSIGN_OR_RETURN(AttrMap attrs, QuantAttrs(n, x->type().rank(), &zp_type));
+  HGC_ASSIGN_OR_RETURN(AttrMap attrs,
+                       QuantAttrs(n, x->type().rank(), &zp_type));
   HGC_ASSIGN_OR_RETURN(Value * out, n.Create("dequantize", {x}, attrs));
   n.SetOutput(0, out);
   return absl::OkStatus();

@@ -15,9 +15,8 @@ absl::Status ReshapeTo(NodeContext& n, const std::vector<int64_t>& dims) {
   HGC_ASSIGN_OR_RETURN(std::vector<int64_t> in, n.ShapeOf(0));
   absl::StatusOr<int64_t> count = CheckedNumElements(dims);
   if (!count.ok() || *count != *CheckedNumElements(in)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot reshape ", ShapeToString(in), " to ",
-                     ShapeToString(dims)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot reshape ", ShapeToString(in), " to ", ShapeToString(dims)));
   }
   if (n.IsHost(0) && *count <= kMaxHostElements) {
     HGC_ASSIGN_OR_RETURN(const HostTensor* x, n.Host(0));
@@ -67,10 +66,12 @@ absl::Status ConvertTranspose(NodeContext& n) {
 
 absl::Status ConvertReshape(NodeContext& n) {
   HGC_ASSIGN_OR_RETURN(std::vector<int64_t> in, n.ShapeOf(0));
-  if (!n.has_input(1)) return absl::InvalidArgumentError("input #1 is required");
+  if (!n.has_input(1))
+    return absl::InvalidArgumentError("input #1 is required");
   if (!n.IsHost(1)) {
     return absl::UnimplementedError(absl::StrCat(
-        "the shape input '", n.input(1), "' is computed at run time; hgc "
+        "the shape input '", n.input(1),
+        "' is computed at run time; hgc "
         "needs it known at import (a constant, or a shape chain that folds)"));
   }
   HGC_ASSIGN_OR_RETURN(const HostTensor* h, n.Host(1));
@@ -81,9 +82,9 @@ absl::Status ConvertReshape(NodeContext& n) {
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowzero) {
       if (i >= in.size()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "shape entry ", i, " is 0 (copy), but the input has rank ",
-            in.size()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("shape entry ", i,
+                         " is 0 (copy), but the input has rank ", in.size()));
       }
       shape[i] = in[i];
     }
@@ -105,9 +106,8 @@ absl::Status ConvertReshape(NodeContext& n) {
   if (infer >= 0) {
     const int64_t total = *CheckedNumElements(in);
     if (known == 0 || total % known != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot reshape ", ShapeToString(in), " to ",
-                       ShapeToString(shape)));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot reshape ", ShapeToString(in), " to ", ShapeToString(shape)));
     }
     shape[infer] = total / known;
   }
@@ -138,8 +138,8 @@ absl::Status ConvertSqueeze(NodeContext& n) {
     for (int64_t a : *axes) {
       HGC_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a, in.size()));
       if (in[axis] != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "cannot squeeze axis ", a, " of size ", in[axis]));
+        return absl::InvalidArgumentError(
+            absl::StrCat("cannot squeeze axis ", a, " of size ", in[axis]));
       }
       drop[axis] = true;
     }

@@ -83,8 +83,10 @@ absl::StatusOr<std::vector<int64_t>> BroadcastDims(
     const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   std::vector<int64_t> out(std::max(a.size(), b.size()));
   for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
-    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    const int64_t da =
+        i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t db =
+        i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
     if (da != db && da != 1 && db != 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("shapes ", ShapeToString(a), " and ", ShapeToString(b),
@@ -128,23 +130,24 @@ absl::StatusOr<HostTensor> HostBinary(const std::string& op,
     const int64_t ia = BroadcastSource(dims, a.dims, i);
     const int64_t ib = BroadcastSource(dims, b.dims, i);
     if (a.is_real()) {
-      HGC_ASSIGN_OR_RETURN(float v, Apply<float>(op, static_cast<float>(a.reals[ia]),
-                                                 static_cast<float>(b.reals[ib])));
+      HGC_ASSIGN_OR_RETURN(float v,
+                           Apply<float>(op, static_cast<float>(a.reals[ia]),
+                                        static_cast<float>(b.reals[ib])));
       if (compare) {
         out.ints[i] = v != 0;
       } else {
         out.reals[i] = v;
       }
     } else {
-      HGC_ASSIGN_OR_RETURN(out.ints[i], Apply<int64_t>(op, a.ints[ia], b.ints[ib]));
+      HGC_ASSIGN_OR_RETURN(out.ints[i],
+                           Apply<int64_t>(op, a.ints[ia], b.ints[ib]));
     }
   }
   return out;
 }
 
 absl::StatusOr<HostTensor> HostWhere(const HostTensor& cond,
-                                     const HostTensor& a,
-                                     const HostTensor& b) {
+                                     const HostTensor& a, const HostTensor& b) {
   HGC_ASSIGN_OR_RETURN(std::vector<int64_t> ab, BroadcastDims(a.dims, b.dims));
   HGC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastDims(cond.dims, ab));
   absl::StatusOr<int64_t> count = CheckedNumElements(dims);
@@ -176,11 +179,21 @@ absl::StatusOr<HostTensor> HostCast(const HostTensor& x, int32_t to) {
   for (int64_t i = 0; i < x.size(); ++i) {
     const double v = x.GetDouble(i);
     switch (to) {
-      case TensorProto::FLOAT: out.reals[i] = static_cast<float>(v); break;
-      case TensorProto::DOUBLE: out.reals[i] = v; break;
-      case TensorProto::FLOAT16: out.reals[i] = HalfToFloat(DoubleToHalf(v)); break;
-      case TensorProto::BFLOAT16: out.reals[i] = Bf16ToFloat(DoubleToBf16(v)); break;
-      case TensorProto::BOOL: out.ints[i] = v != 0; break;
+      case TensorProto::FLOAT:
+        out.reals[i] = static_cast<float>(v);
+        break;
+      case TensorProto::DOUBLE:
+        out.reals[i] = v;
+        break;
+      case TensorProto::FLOAT16:
+        out.reals[i] = HalfToFloat(DoubleToHalf(v));
+        break;
+      case TensorProto::BFLOAT16:
+        out.reals[i] = Bf16ToFloat(DoubleToBf16(v));
+        break;
+      case TensorProto::BOOL:
+        out.ints[i] = v != 0;
+        break;
       default: {
         if (!x.is_real()) {
           out.ints[i] = x.ints[i];
@@ -188,15 +201,24 @@ absl::StatusOr<HostTensor> HostCast(const HostTensor& x, int32_t to) {
           out.ints[i] = 0;
         } else {
           const double t = std::trunc(v);
-          out.ints[i] = t >= 9.2e18 ? std::numeric_limits<int64_t>::max()
+          out.ints[i] = t >= 9.2e18    ? std::numeric_limits<int64_t>::max()
                         : t <= -9.2e18 ? std::numeric_limits<int64_t>::min()
                                        : static_cast<int64_t>(t);
         }
         int64_t lo = std::numeric_limits<int64_t>::min();
         int64_t hi = std::numeric_limits<int64_t>::max();
-        if (to == TensorProto::INT32) { lo = INT32_MIN; hi = INT32_MAX; }
-        if (to == TensorProto::INT8) { lo = -128; hi = 127; }
-        if (to == TensorProto::UINT8) { lo = 0; hi = 255; }
+        if (to == TensorProto::INT32) {
+          lo = INT32_MIN;
+          hi = INT32_MAX;
+        }
+        if (to == TensorProto::INT8) {
+          lo = -128;
+          hi = 127;
+        }
+        if (to == TensorProto::UINT8) {
+          lo = 0;
+          hi = 255;
+        }
         out.ints[i] = std::clamp(out.ints[i], lo, hi);
       }
     }

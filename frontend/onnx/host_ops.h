@@ -24,12 +24,10 @@ bool FoldsOnHost(const HostTensor& a, const HostTensor& b);
 // LessOrEqual) of `a` and `b`, broadcast. Integer Div truncates; FLOAT math
 // is done in f32, as the graph would.
 absl::StatusOr<HostTensor> HostBinary(const std::string& op,
-                                      const HostTensor& a,
-                                      const HostTensor& b);
+                                      const HostTensor& a, const HostTensor& b);
 // Where(cond, a, b), broadcast.
 absl::StatusOr<HostTensor> HostWhere(const HostTensor& cond,
-                                     const HostTensor& a,
-                                     const HostTensor& b);
+                                     const HostTensor& a, const HostTensor& b);
 // Cast to the ONNX element type `to`: floats to integers truncate toward
 // zero (NaN gives 0) and saturate.
 absl::StatusOr<HostTensor> HostCast(const HostTensor& x, int32_t to);

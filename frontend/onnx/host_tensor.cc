@@ -54,42 +54,78 @@ T Load(const char* p) {
 void StoreRawElement(const char* raw, int64_t i, HostTensor& out) {
   const char* p = raw + i * ElemSize(out.elem_type);
   switch (out.elem_type) {
-    case TensorProto::FLOAT: out.reals[i] = Load<float>(p); break;
-    case TensorProto::DOUBLE: out.reals[i] = Load<double>(p); break;
-    case TensorProto::FLOAT16: out.reals[i] = HalfToFloat(Load<uint16_t>(p)); break;
-    case TensorProto::BFLOAT16: out.reals[i] = Bf16ToFloat(Load<uint16_t>(p)); break;
-    case TensorProto::UINT8: out.ints[i] = Load<uint8_t>(p); break;
-    case TensorProto::INT8: out.ints[i] = Load<int8_t>(p); break;
-    case TensorProto::BOOL: out.ints[i] = Load<uint8_t>(p) != 0; break;
-    case TensorProto::UINT16: out.ints[i] = Load<uint16_t>(p); break;
-    case TensorProto::INT16: out.ints[i] = Load<int16_t>(p); break;
-    case TensorProto::INT32: out.ints[i] = Load<int32_t>(p); break;
-    case TensorProto::UINT32: out.ints[i] = Load<uint32_t>(p); break;
-    case TensorProto::INT64: out.ints[i] = Load<int64_t>(p); break;
+    case TensorProto::FLOAT:
+      out.reals[i] = Load<float>(p);
+      break;
+    case TensorProto::DOUBLE:
+      out.reals[i] = Load<double>(p);
+      break;
+    case TensorProto::FLOAT16:
+      out.reals[i] = HalfToFloat(Load<uint16_t>(p));
+      break;
+    case TensorProto::BFLOAT16:
+      out.reals[i] = Bf16ToFloat(Load<uint16_t>(p));
+      break;
+    case TensorProto::UINT8:
+      out.ints[i] = Load<uint8_t>(p);
+      break;
+    case TensorProto::INT8:
+      out.ints[i] = Load<int8_t>(p);
+      break;
+    case TensorProto::BOOL:
+      out.ints[i] = Load<uint8_t>(p) != 0;
+      break;
+    case TensorProto::UINT16:
+      out.ints[i] = Load<uint16_t>(p);
+      break;
+    case TensorProto::INT16:
+      out.ints[i] = Load<int16_t>(p);
+      break;
+    case TensorProto::INT32:
+      out.ints[i] = Load<int32_t>(p);
+      break;
+    case TensorProto::UINT32:
+      out.ints[i] = Load<uint32_t>(p);
+      break;
+    case TensorProto::INT64:
+      out.ints[i] = Load<int64_t>(p);
+      break;
     case TensorProto::UINT64:
       out.ints[i] = static_cast<int64_t>(Load<uint64_t>(p));
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
 // The number of typed values `proto` holds for its element type.
 int64_t TypedCount(const TensorProto& proto) {
   switch (proto.data_type()) {
-    case TensorProto::FLOAT: return proto.float_data_size();
-    case TensorProto::DOUBLE: return proto.double_data_size();
-    case TensorProto::INT64: return proto.int64_data_size();
+    case TensorProto::FLOAT:
+      return proto.float_data_size();
+    case TensorProto::DOUBLE:
+      return proto.double_data_size();
+    case TensorProto::INT64:
+      return proto.int64_data_size();
     case TensorProto::UINT32:
-    case TensorProto::UINT64: return proto.uint64_data_size();
-    default: return proto.int32_data_size();
+    case TensorProto::UINT64:
+      return proto.uint64_data_size();
+    default:
+      return proto.int32_data_size();
   }
 }
 
 void StoreTypedElement(const TensorProto& proto, int64_t i, HostTensor& out) {
   switch (proto.data_type()) {
-    case TensorProto::FLOAT: out.reals[i] = proto.float_data(i); break;
-    case TensorProto::DOUBLE: out.reals[i] = proto.double_data(i); break;
-    case TensorProto::INT64: out.ints[i] = proto.int64_data(i); break;
+    case TensorProto::FLOAT:
+      out.reals[i] = proto.float_data(i);
+      break;
+    case TensorProto::DOUBLE:
+      out.reals[i] = proto.double_data(i);
+      break;
+    case TensorProto::INT64:
+      out.ints[i] = proto.int64_data(i);
+      break;
     case TensorProto::UINT32:
     case TensorProto::UINT64:
       out.ints[i] = static_cast<int64_t>(proto.uint64_data(i));
@@ -100,8 +136,12 @@ void StoreTypedElement(const TensorProto& proto, int64_t i, HostTensor& out) {
     case TensorProto::BFLOAT16:
       out.reals[i] = Bf16ToFloat(static_cast<uint16_t>(proto.int32_data(i)));
       break;
-    case TensorProto::BOOL: out.ints[i] = proto.int32_data(i) != 0; break;
-    default: out.ints[i] = proto.int32_data(i); break;
+    case TensorProto::BOOL:
+      out.ints[i] = proto.int32_data(i) != 0;
+      break;
+    default:
+      out.ints[i] = proto.int32_data(i);
+      break;
   }
 }
 
@@ -155,14 +195,22 @@ int64_t HostTensor::size() const {
 
 std::optional<DType> IrDType(int32_t elem_type) {
   switch (elem_type) {
-    case TensorProto::FLOAT: return DType::kF32;
-    case TensorProto::FLOAT16: return DType::kF16;
-    case TensorProto::BFLOAT16: return DType::kBF16;
-    case TensorProto::INT32: return DType::kS32;
-    case TensorProto::INT8: return DType::kS8;
-    case TensorProto::UINT8: return DType::kU8;
-    case TensorProto::BOOL: return DType::kBool;
-    default: return std::nullopt;
+    case TensorProto::FLOAT:
+      return DType::kF32;
+    case TensorProto::FLOAT16:
+      return DType::kF16;
+    case TensorProto::BFLOAT16:
+      return DType::kBF16;
+    case TensorProto::INT32:
+      return DType::kS32;
+    case TensorProto::INT8:
+      return DType::kS8;
+    case TensorProto::UINT8:
+      return DType::kU8;
+    case TensorProto::BOOL:
+      return DType::kBool;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -175,8 +223,7 @@ std::string ElemTypeName(int32_t elem_type) {
 }
 
 absl::StatusOr<std::string> ExternalData::Read(const std::string& location,
-                                               int64_t offset,
-                                               int64_t length) {
+                                               int64_t offset, int64_t length) {
   namespace fs = std::filesystem;
   const std::string what = absl::StrCat("external data file '", location, "'");
   if (dir_.empty()) {
@@ -197,14 +244,12 @@ absl::StatusOr<std::string> ExternalData::Read(const std::string& location,
   std::error_code ec;
   const fs::path dir = fs::canonical(dir_, ec);
   if (ec) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": cannot resolve the model directory: ",
-                     ec.message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": cannot resolve the model directory: ", ec.message()));
   }
   const fs::path resolved = fs::canonical(dir / relative, ec);
   if (ec) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": ", ec.message()));
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", ec.message()));
   }
   // Symbolic links may point anywhere: the resolved file must still be
   // inside the model's directory.
@@ -221,16 +266,15 @@ absl::StatusOr<std::string> ExternalData::Read(const std::string& location,
   auto it = files_.find(resolved.string());
   if (it == files_.end()) {
     HGC_ASSIGN_OR_RETURN(std::string contents,
-                         ReadRegularFile(resolved.string(),
-                                         int64_t{1} << 40));
+                         ReadRegularFile(resolved.string(), int64_t{1} << 40));
     it = files_.emplace(resolved.string(), std::move(contents)).first;
   }
   const int64_t size = static_cast<int64_t>(it->second.size());
   if (length < 0) length = offset <= size ? size - offset : 0;
   if (offset > size || length > size - offset) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " holds ", size, " bytes, fewer than offset ", offset,
-        " + length ", length));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " holds ", size, " bytes, fewer than offset ",
+                     offset, " + length ", length));
   }
   return it->second.substr(offset, length);
 }
@@ -239,9 +283,8 @@ absl::StatusOr<std::vector<int64_t>> CheckedDims(const TensorProto& proto) {
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
   absl::StatusOr<int64_t> n = CheckedNumElements(dims);
   if (!n.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad dims ", ShapeToString(dims), ": ",
-                     n.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad dims ", ShapeToString(dims), ": ", n.status().message()));
   }
   return dims;
 }
@@ -283,9 +326,9 @@ absl::StatusOr<HostTensor> DecodeHost(const TensorProto& proto,
   HGC_ASSIGN_OR_RETURN(out.dims, CheckedDims(proto));
   const int64_t n = *CheckedNumElements(out.dims);
   if (n > kMaxHostElements) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "has ", n, " elements, more than the ", kMaxHostElements,
-        " the importer computes with on the host"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("has ", n, " elements, more than the ", kMaxHostElements,
+                     " the importer computes with on the host"));
   }
   (out.is_real() ? out.reals.resize(n) : out.ints.resize(n));
   std::string external_bytes;
@@ -298,10 +341,10 @@ absl::StatusOr<HostTensor> DecodeHost(const TensorProto& proto,
   }
   if (raw != nullptr) {
     if (static_cast<int64_t>(raw->size()) != n * elem_size) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "holds ", raw->size(), " bytes of data, but dims ",
-          ShapeToString(out.dims), " of ", ElemTypeName(out.elem_type),
-          " need ", n * elem_size));
+      return absl::InvalidArgumentError(
+          absl::StrCat("holds ", raw->size(), " bytes of data, but dims ",
+                       ShapeToString(out.dims), " of ",
+                       ElemTypeName(out.elem_type), " need ", n * elem_size));
     }
     for (int64_t i = 0; i < n; ++i) StoreRawElement(raw->data(), i, out);
     return out;
@@ -316,9 +359,9 @@ absl::StatusOr<HostTensor> DecodeHost(const TensorProto& proto,
 }
 
 absl::StatusOr<Tensor> ToTensor(const HostTensor& host, DType dtype) {
-  HGC_ASSIGN_OR_RETURN(
-      Tensor t, Tensor::Create(TensorType(dtype, Shape(host.dims.begin(),
-                                                       host.dims.end()))));
+  HGC_ASSIGN_OR_RETURN(Tensor t,
+                       Tensor::Create(TensorType(
+                           dtype, Shape(host.dims.begin(), host.dims.end()))));
   for (int64_t i = 0; i < host.size(); ++i) t.SetDouble(i, host.GetDouble(i));
   return t;
 }
@@ -327,9 +370,8 @@ absl::StatusOr<Tensor> DecodeTensor(const TensorProto& proto,
                                     ExternalData& external) {
   std::optional<DType> dtype = IrDType(proto.data_type());
   if (!dtype) {
-    return absl::UnimplementedError(
-        absl::StrCat("element type ", ElemTypeName(proto.data_type()),
-                     " has no hgc dtype"));
+    return absl::UnimplementedError(absl::StrCat(
+        "element type ", ElemTypeName(proto.data_type()), " has no hgc dtype"));
   }
   HGC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, CheckedDims(proto));
   const int64_t n = *CheckedNumElements(dims);
@@ -342,13 +384,13 @@ absl::StatusOr<Tensor> DecodeTensor(const TensorProto& proto,
     }
     const std::string& raw = external_data ? external_bytes : proto.raw_data();
     if (static_cast<int64_t>(raw.size()) != n * 4) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "holds ", raw.size(), " bytes of data, but dims ",
-          ShapeToString(dims), " of FLOAT need ", n * 4));
+      return absl::InvalidArgumentError(
+          absl::StrCat("holds ", raw.size(), " bytes of data, but dims ",
+                       ShapeToString(dims), " of FLOAT need ", n * 4));
     }
-    HGC_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(TensorType(
-                                       DType::kF32,
-                                       Shape(dims.begin(), dims.end()))));
+    HGC_ASSIGN_OR_RETURN(
+        Tensor t, Tensor::Create(TensorType(DType::kF32,
+                                            Shape(dims.begin(), dims.end()))));
     if (n > 0) std::memcpy(t.mutable_raw(), raw.data(), raw.size());
     return t;
   }

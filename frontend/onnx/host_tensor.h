@@ -52,8 +52,8 @@ class ExternalData {
   // `dir` empty: every external tensor is refused.
   explicit ExternalData(std::string dir) : dir_(std::move(dir)) {}
   // `length` bytes at `offset` of `location` (length < 0: to the end).
-  absl::StatusOr<std::string> Read(const std::string& location,
-                                   int64_t offset, int64_t length);
+  absl::StatusOr<std::string> Read(const std::string& location, int64_t offset,
+                                   int64_t length);
 
  private:
   std::string dir_;

@@ -14,13 +14,20 @@ using onnx::TensorProto;
 
 int32_t OnnxElemType(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return TensorProto::FLOAT;
-    case DType::kBF16: return TensorProto::BFLOAT16;
-    case DType::kF16: return TensorProto::FLOAT16;
-    case DType::kS32: return TensorProto::INT32;
-    case DType::kS8: return TensorProto::INT8;
-    case DType::kU8: return TensorProto::UINT8;
-    case DType::kBool: return TensorProto::BOOL;
+    case DType::kF32:
+      return TensorProto::FLOAT;
+    case DType::kBF16:
+      return TensorProto::BFLOAT16;
+    case DType::kF16:
+      return TensorProto::FLOAT16;
+    case DType::kS32:
+      return TensorProto::INT32;
+    case DType::kS8:
+      return TensorProto::INT8;
+    case DType::kU8:
+      return TensorProto::UINT8;
+    case DType::kBool:
+      return TensorProto::BOOL;
   }
   return TensorProto::UNDEFINED;
 }
@@ -28,13 +35,14 @@ int32_t OnnxElemType(DType dtype) {
 absl::Status NoIrDType(const std::string& name, int32_t elem_type) {
   if (elem_type == TensorProto::INT64) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "tensor '", name, "' is INT64 and is needed at run time: hgc has no "
+        "tensor '", name,
+        "' is INT64 and is needed at run time: hgc has no "
         "64-bit integer dtype, and only int64 shape chains that fold at "
         "import are supported"));
   }
-  return absl::UnimplementedError(absl::StrCat(
-      "tensor '", name, "' has element type ", ElemTypeName(elem_type),
-      ", which hgc has no dtype for"));
+  return absl::UnimplementedError(
+      absl::StrCat("tensor '", name, "' has element type ",
+                   ElemTypeName(elem_type), ", which hgc has no dtype for"));
 }
 
 }  // namespace
@@ -71,24 +79,24 @@ bool ImportContext::IsHostKnown(const std::string& name) const {
          (it->second.host.has_value() || it->second.initializer != nullptr);
 }
 
-absl::StatusOr<const HostTensor*> ImportContext::Host(
-    const std::string& name) {
+absl::StatusOr<const HostTensor*> ImportContext::Host(const std::string& name) {
   auto it = entries_.find(name);
   if (it == entries_.end() ||
       (!it->second.host && it->second.initializer == nullptr)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", name, "' must be known at import time (an initializer, a "
+        "'", name,
+        "' must be known at import time (an initializer, a "
         "Constant, or a shape chain that folds), but it is computed at run "
         "time"));
   }
   Entry& entry = it->second;
   if (!entry.host) {
-    absl::StatusOr<HostTensor> host = DecodeHost(*entry.initializer,
-                                                 *external_);
+    absl::StatusOr<HostTensor> host =
+        DecodeHost(*entry.initializer, *external_);
     if (!host.ok()) {
-      return absl::Status(host.status().code(),
-                          absl::StrCat("initializer '", name, "' ",
-                                       host.status().message()));
+      return absl::Status(
+          host.status().code(),
+          absl::StrCat("initializer '", name, "' ", host.status().message()));
     }
     entry.host = std::move(*host);
   }
@@ -98,9 +106,10 @@ absl::StatusOr<const HostTensor*> ImportContext::Host(
 absl::StatusOr<Value*> ImportContext::Ir(const std::string& name) {
   auto it = entries_.find(name);
   if (it == entries_.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", name, "' is not a graph input, an initializer or the output of "
-        "an earlier node"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", name,
+                     "' is not a graph input, an initializer or the output of "
+                     "an earlier node"));
   }
   if (it->second.value != nullptr) return it->second.value;
   return Materialize(name, it->second);
@@ -108,8 +117,8 @@ absl::StatusOr<Value*> ImportContext::Ir(const std::string& name) {
 
 absl::StatusOr<Value*> ImportContext::Materialize(const std::string& name,
                                                   Entry& entry) {
-  const int32_t elem_type = entry.host ? entry.host->elem_type
-                                       : entry.initializer->data_type();
+  const int32_t elem_type =
+      entry.host ? entry.host->elem_type : entry.initializer->data_type();
   std::optional<DType> dtype = IrDType(elem_type);
   if (!dtype) return NoIrDType(name, elem_type);
   HGC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ShapeOf(name));
@@ -120,11 +129,11 @@ absl::StatusOr<Value*> ImportContext::Materialize(const std::string& name,
     HGC_ASSIGN_OR_RETURN(const HostTensor* host, Host(name));
     const double v = host->GetDouble(0);
     if (std::isfinite(v)) {
-      Attribute value = host->is_real() ? Attribute::Float(v)
-                                        : Attribute::Int(host->ints[0]);
-      HGC_ASSIGN_OR_RETURN(entry.value,
-                           builder_.Create("constant", {}, {{"value", value}},
-                                           {type}));
+      Attribute value =
+          host->is_real() ? Attribute::Float(v) : Attribute::Int(host->ints[0]);
+      HGC_ASSIGN_OR_RETURN(
+          entry.value,
+          builder_.Create("constant", {}, {{"value", value}}, {type}));
       return entry.value;
     }
   }
@@ -132,8 +141,8 @@ absl::StatusOr<Value*> ImportContext::Materialize(const std::string& name,
   if (entry.host) {
     HGC_ASSIGN_OR_RETURN(tensor, ToTensor(*entry.host, *dtype));
   } else {
-    absl::StatusOr<Tensor> decoded = DecodeTensor(*entry.initializer,
-                                                  *external_);
+    absl::StatusOr<Tensor> decoded =
+        DecodeTensor(*entry.initializer, *external_);
     if (!decoded.ok()) {
       return absl::Status(decoded.status().code(),
                           absl::StrCat("initializer '", name, "' ",
@@ -162,8 +171,8 @@ absl::StatusOr<std::vector<int64_t>> ImportContext::ShapeOf(
   if (entry.host) return entry.host->dims;
   absl::StatusOr<std::vector<int64_t>> dims = CheckedDims(*entry.initializer);
   if (!dims.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "initializer '", name, "' has ", dims.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("initializer '", name, "' has ", dims.status().message()));
   }
   return dims;
 }
@@ -197,9 +206,9 @@ absl::StatusOr<const HostTensor*> NodeContext::Host(int i) {
   }
   absl::StatusOr<const HostTensor*> host = ctx_.Host(node_.input(i));
   if (!host.ok()) {
-    return absl::Status(host.status().code(),
-                        absl::StrCat("input #", i, " ",
-                                     host.status().message()));
+    return absl::Status(
+        host.status().code(),
+        absl::StrCat("input #", i, " ", host.status().message()));
   }
   return host;
 }
@@ -229,9 +238,9 @@ const AttributeProto* NodeContext::Attr(const std::string& name) const {
 
 namespace {
 absl::Status WrongType(const AttributeProto& attr, absl::string_view want) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "attribute '", attr.name(), "' must be ", want, ", found ",
-      AttributeProto::AttributeType_Name(attr.type())));
+  return absl::InvalidArgumentError(
+      absl::StrCat("attribute '", attr.name(), "' must be ", want, ", found ",
+                   AttributeProto::AttributeType_Name(attr.type())));
 }
 }  // namespace
 
@@ -279,8 +288,8 @@ void NodeContext::SetOutputHost(int i, HostTensor host) {
 }
 
 absl::StatusOr<Value*> NodeContext::Scalar(double value, DType dtype) {
-  const bool is_float = dtype == DType::kF32 || dtype == DType::kBF16 ||
-                        dtype == DType::kF16;
+  const bool is_float =
+      dtype == DType::kF32 || dtype == DType::kBF16 || dtype == DType::kF16;
   Attribute attr = is_float ? Attribute::Float(value)
                             : Attribute::Int(static_cast<int64_t>(value));
   return Create("constant", {}, {{"value", attr}}, {TensorType(dtype)});

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/node_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "frontend/onnx/host_tensor.h"
 #include "ir/builder.h"

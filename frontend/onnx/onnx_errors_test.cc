@@ -160,7 +160,8 @@ TEST(OnnxErrorsTest, UndefinedInputsAndTypeErrors) {
   shapes.Output("y");
   const std::string message = ImportError(shapes);
   EXPECT_EQ(message.rfind("m.onnx: node #0 'add' (Add, opset 17): error: ", 0),
-            0u) << message;
+            0u)
+      << message;
 }
 
 TEST(OnnxErrorsTest, HostileShapeArithmeticIsAnErrorNotACrash) {
@@ -315,8 +316,8 @@ TEST_F(ExternalDataTest, RefusesWhatIsNotARegularFileOrTooShort) {
   EXPECT_EQ(Error("weights.bin", "8"),
             "initializer 'w' holds 8 bytes of data, but dims [4] of FLOAT "
             "need 16");
-  EXPECT_EQ(Error("missing.bin").rfind(
-                "initializer 'w' external data file 'missing.bin': ", 0),
+  EXPECT_EQ(Error("missing.bin")
+                .rfind("initializer 'w' external data file 'missing.bin': ", 0),
             0u);
 }
 

@@ -30,16 +30,18 @@ class ModelImporter {
  public:
   ModelImporter(const onnx::ModelProto& model, absl::string_view model_name,
                 const std::string& model_dir, const OnnxImportOptions& options)
-      : model_(model), model_name_(model_name), external_(model_dir),
+      : model_(model),
+        model_name_(model_name),
+        external_(model_dir),
         options_(options) {}
 
   absl::StatusOr<OnnxModel> Run();
 
  private:
   absl::Status Error(absl::string_view where, absl::string_view message) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(model_name_, ": ", where, where.empty() ? "" : ": ",
-                     "error: ", message));
+    return absl::InvalidArgumentError(absl::StrCat(model_name_, ": ", where,
+                                                   where.empty() ? "" : ": ",
+                                                   "error: ", message));
   }
   absl::Status Errors() {
     return absl::InvalidArgumentError(absl::StrJoin(errors_, "\n"));
@@ -69,8 +71,8 @@ absl::StatusOr<int64_t> ModelImporter::OpsetOf(
     const std::string& domain) const {
   auto it = opsets_.find(domain == "ai.onnx" ? "" : domain);
   if (it == opsets_.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("domain '", domain, "' is not in the model's opset_import"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "domain '", domain, "' is not in the model's opset_import"));
   }
   return it->second;
 }
@@ -141,9 +143,11 @@ absl::StatusOr<TensorType> ModelImporter::InputType(
     }
     auto it = options_.dims.find(dim.dim_param());
     if (it == options_.dims.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dimension '", dim.dim_param(), "' is symbolic; give its size with "
-          "--dim ", dim.dim_param(), "=N"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dimension '", dim.dim_param(),
+                       "' is symbolic; give its size with "
+                       "--dim ",
+                       dim.dim_param(), "=N"));
     }
     shape.push_back(it->second);
   }
@@ -188,9 +192,10 @@ absl::Status ModelImporter::ConvertNodes(ImportContext& ctx) {
     const onnx::NodeProto& node = graph.node(i);
     for (const std::string& input : node.input()) {
       if (!input.empty() && !ctx.IsDefined(input)) {
-        return Error(NodeWhere(i), absl::StrCat(
-            "input '", input, "' is not a graph input, an initializer or "
-            "the output of an earlier node"));
+        return Error(NodeWhere(i),
+                     absl::StrCat("input '", input,
+                                  "' is not a graph input, an initializer or "
+                                  "the output of an earlier node"));
       }
     }
     const int64_t opset = *OpsetOf(node.domain());
@@ -272,9 +277,10 @@ absl::StatusOr<OnnxModel> ImportOnnxBytes(absl::string_view bytes,
                                           const std::string& model_dir,
                                           const OnnxImportOptions& options) {
   if (static_cast<int64_t>(bytes.size()) > kMaxModelBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        model_name, ": error: the model is 2 GiB or larger; keep its weights "
-        "in external data"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(model_name,
+                     ": error: the model is 2 GiB or larger; keep its weights "
+                     "in external data"));
   }
   onnx::ModelProto model;
   bool parsed = false;
@@ -284,9 +290,10 @@ absl::StatusOr<OnnxModel> ImportOnnxBytes(absl::string_view bytes,
     parsed = false;
   }
   if (!parsed) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        model_name, ": error: not a valid ONNX model (the protobuf is "
-        "truncated or corrupt)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(model_name,
+                     ": error: not a valid ONNX model (the protobuf is "
+                     "truncated or corrupt)"));
   }
   return ModelImporter(model, model_name, model_dir, options).Run();
 }
@@ -295,8 +302,9 @@ absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path,
                                          const OnnxImportOptions& options) {
   absl::StatusOr<std::string> bytes = ReadRegularFile(path, kMaxModelBytes);
   if (!bytes.ok()) {
-    return absl::Status(bytes.status().code(),
-                        absl::StrCat(path, ": error: ", bytes.status().message()));
+    return absl::Status(
+        bytes.status().code(),
+        absl::StrCat(path, ": error: ", bytes.status().message()));
   }
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";

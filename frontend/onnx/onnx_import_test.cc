@@ -1,10 +1,11 @@
 // The op converters: each builds a small model with the protobuf API and
 // checks the imported graph's text, or runs it on the reference
 // interpreter against hand-computed values.
+#include "frontend/onnx/onnx_import.h"
+
 #include <string>
 #include <vector>
 
-#include "frontend/onnx/onnx_import.h"
 #include "frontend/onnx/onnx_test_util.h"
 #include "gtest/gtest.h"
 #include "reference/reference_interpreter.h"
@@ -21,9 +22,10 @@ using onnx_test::SetInts;
 using onnx_test::SetString;
 
 Tensor F32(std::vector<int64_t> dims, std::vector<float> values) {
-  Tensor t = *Tensor::Create(TensorType(DType::kF32, Shape(dims.begin(),
-                                                          dims.end())));
-  for (size_t i = 0; i < values.size(); ++i) t.mutable_data<float>()[i] = values[i];
+  Tensor t =
+      *Tensor::Create(TensorType(DType::kF32, Shape(dims.begin(), dims.end())));
+  for (size_t i = 0; i < values.size(); ++i)
+    t.mutable_data<float>()[i] = values[i];
   return t;
 }
 
@@ -87,8 +89,8 @@ TEST(OnnxImportTest, MatMulWithVectorOperandsDropsTheirDims) {
   OnnxModel model = Import(b);
   EXPECT_EQ(model.module.graphs()[0]->results()[0]->type().ToString(),
             "f32[3]");
-  EXPECT_EQ(Values(RunModel(model, {F32({2}, {1, 2}),
-                                    F32({2, 3}, {1, 2, 3, 4, 5, 6})})),
+  EXPECT_EQ(Values(RunModel(
+                model, {F32({2}, {1, 2}), F32({2, 3}, {1, 2, 3, 4, 5, 6})})),
             std::vector<float>({9, 12, 15}));
 }
 
@@ -236,7 +238,10 @@ TEST(OnnxImportTest, OneElementInitializerIsALiteralConstant) {
 }
 
 TEST(OnnxImportTest, PowWithSimpleExponentsIsRewritten) {
-  struct Case { float exponent; const char* op; };
+  struct Case {
+    float exponent;
+    const char* op;
+  };
   for (Case c : {Case{2, "mul(%x, %x)"}, Case{0.5, "sqrt(%x)"},
                  Case{-0.5, "rsqrt(%x)"}}) {
     ModelBuilder b;
@@ -253,9 +258,10 @@ TEST(OnnxImportTest, ReduceAxesByOpset) {
   old.Input("x", {int64_t{2}, int64_t{3}});
   SetInts(old.Node("ReduceMean", {"x"}, {"y"}), "axes", {1});
   old.Output("y");
-  EXPECT_NE(Print(Import(old)).find(
-                "reduce_mean(%x) {axes = [1], keep_dims = true} : f32[2, 1]"),
-            std::string::npos);
+  EXPECT_NE(
+      Print(Import(old))
+          .find("reduce_mean(%x) {axes = [1], keep_dims = true} : f32[2, 1]"),
+      std::string::npos);
   ModelBuilder sum(13);  // ReduceSum's axes: an input from opset 13
   sum.Input("x", {int64_t{2}, int64_t{3}});
   sum.Int64s("axes", {1}, {0});
@@ -315,9 +321,11 @@ TEST(OnnxImportTest, QuantizeAndDequantizePerTensorAndPerAxis) {
   OnnxModel model = Import(b);
   const std::string text = Print(model);
   EXPECT_NE(text.find("quantize(%x) {scale = 0.5, to = s8, zero_point = 3}"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("{axis = 0, scale = [1.0, 2.0], zero_point = [0, 1]}"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   // q = x / 0.5 + 3 = [5, 7, 9, 11]; row 0: (q - 0) * 1, row 1: (q - 1) * 2.
   EXPECT_EQ(Values(RunModel(model, {F32({2, 2}, {1, 2, 3, 4})})),
             std::vector<float>({5, 7, 16, 20}));

@@ -79,8 +79,8 @@ onnx::TensorProto* ModelBuilder::Bytes(const std::string& name,
   t->set_name(name);
   t->set_data_type(elem_type);
   for (int64_t d : dims) t->add_dims(d);
-  t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()),
-                              values.size()));
+  t->set_raw_data(
+      std::string(reinterpret_cast<const char*>(values.data()), values.size()));
   return t;
 }
 
@@ -139,8 +139,6 @@ void SetTensor(onnx::NodeProto* node, const std::string& name,
   *a->mutable_t() = t;
 }
 
-std::string Print(const OnnxModel& model) {
-  return PrintModule(model.module);
-}
+std::string Print(const OnnxModel& model) { return PrintModule(model.module); }
 
 }  // namespace hgc::onnx_test

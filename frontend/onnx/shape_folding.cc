@@ -22,17 +22,17 @@ using onnx::TensorProto;
 absl::StatusOr<const HostTensor*> HostData(NodeContext& n, int i,
                                            const char* ir_op) {
   if (n.has_input(i) && !n.IsHost(i)) {
-    return absl::UnimplementedError(absl::StrCat(
-        n.node().op_type(), " of a tensor computed at run time ('",
-        n.input(i), "') is not supported yet: hgc has no ", ir_op,
-        " op, and only shape chains known at import fold"));
+    return absl::UnimplementedError(
+        absl::StrCat(n.node().op_type(), " of a tensor computed at run time ('",
+                     n.input(i), "') is not supported yet: hgc has no ", ir_op,
+                     " op, and only shape chains known at import fold"));
   }
   return n.Host(i);
 }
 
 HostTensor Int64Vector(const std::vector<int64_t>& values) {
-  HostTensor t = MakeHost(TensorProto::INT64,
-                          {static_cast<int64_t>(values.size())});
+  HostTensor t =
+      MakeHost(TensorProto::INT64, {static_cast<int64_t>(values.size())});
   t.ints = values;
   return t;
 }
@@ -60,7 +60,8 @@ int64_t FlatIndex(const std::vector<int64_t>& coords,
 }
 
 // Walks every coordinate of `dims` in row-major order.
-bool NextCoords(std::vector<int64_t>& coords, const std::vector<int64_t>& dims) {
+bool NextCoords(std::vector<int64_t>& coords,
+                const std::vector<int64_t>& dims) {
   for (size_t d = dims.size(); d-- > 0;) {
     if (++coords[d] < dims[d]) return true;
     coords[d] = 0;
@@ -103,7 +104,8 @@ absl::Status ConvertSize(NodeContext& n) {
 absl::Status ConvertGather(NodeContext& n) {
   HGC_ASSIGN_OR_RETURN(const HostTensor* data, HostData(n, 0, "gather"));
   HGC_ASSIGN_OR_RETURN(const HostTensor* indices, HostData(n, 1, "gather"));
-  HGC_ASSIGN_OR_RETURN(std::vector<int64_t> index, HostInts(*indices, "indices"));
+  HGC_ASSIGN_OR_RETURN(std::vector<int64_t> index,
+                       HostInts(*indices, "indices"));
   HGC_ASSIGN_OR_RETURN(int64_t axis, n.IntAttr("axis", 0));
   HGC_ASSIGN_OR_RETURN(axis, Axis(axis, data->dims.size()));
   const int64_t size = data->dims[axis];
@@ -193,8 +195,8 @@ absl::Status ConvertSlice(NodeContext& n) {
     starts = *s;
     ends = *e;
   } else {
-    auto ints = [&](int i, const char* what)
-        -> absl::StatusOr<std::vector<int64_t>> {
+    auto ints = [&](int i,
+                    const char* what) -> absl::StatusOr<std::vector<int64_t>> {
       HGC_ASSIGN_OR_RETURN(const HostTensor* h, n.Host(i));
       return HostInts(*h, what);
     };
@@ -245,7 +247,8 @@ absl::Status ConvertSlice(NodeContext& n) {
     std::vector<int64_t> coords(rank, 0), source(rank);
     int64_t next = 0;
     do {
-      for (int64_t d = 0; d < rank; ++d) source[d] = first[d] + coords[d] * step[d];
+      for (int64_t d = 0; d < rank; ++d)
+        source[d] = first[d] + coords[d] * step[d];
       CopyElement(*data, FlatIndex(source, data->dims), out, next++);
     } while (NextCoords(coords, dims));
   }
@@ -269,12 +272,12 @@ absl::StatusOr<std::vector<int64_t>> SplitSizes(NodeContext& n, int64_t size) {
   const int64_t parts = n.node().output_size();
   if (!sizes) {
     if (parts == 0) return absl::InvalidArgumentError("Split has no outputs");
-    const int64_t part = n.opset() >= 18 ? (size + parts - 1) / parts
-                                         : size / parts;
+    const int64_t part =
+        n.opset() >= 18 ? (size + parts - 1) / parts : size / parts;
     if (n.opset() < 18 && size % parts != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot split a dimension of ", size, " into ", parts,
-          " equal parts"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot split a dimension of ", size, " into ", parts,
+                       " equal parts"));
     }
     sizes.emplace();
     for (int64_t k = 0, left = size; k < parts; ++k, left -= part) {
@@ -372,14 +375,14 @@ absl::Status ConvertConstantOfShape(NodeContext& n) {
   }
   std::optional<DType> dtype = IrDType(value.elem_type);
   if (!dtype) {
-    return absl::UnimplementedError(absl::StrCat(
-        "a large ConstantOfShape of ", ElemTypeName(value.elem_type),
-        " is not supported"));
+    return absl::UnimplementedError(absl::StrCat("a large ConstantOfShape of ",
+                                                 ElemTypeName(value.elem_type),
+                                                 " is not supported"));
   }
   HGC_ASSIGN_OR_RETURN(
-      Value * out, n.builder().Splat(value.GetDouble(0),
-                                     TensorType(*dtype, Shape(dims.begin(),
-                                                              dims.end()))));
+      Value * out,
+      n.builder().Splat(value.GetDouble(0),
+                        TensorType(*dtype, Shape(dims.begin(), dims.end()))));
   n.SetOutput(0, out);
   return absl::OkStatus();
 }

@@ -120,8 +120,8 @@ TEST(ShapeFoldingTest, RangeAndSizeAndCastFold) {
   b.Int64s("zero", {}, {0});
   b.Int64s("two", {}, {2});
   b.Int64s("one", {}, {1});
-  b.Node("Range", {"zero", "two", "one"}, {"r"});       // [0, 1]
-  b.Node("Size", {"r"}, {"n"});                         // 2
+  b.Node("Range", {"zero", "two", "one"}, {"r"});  // [0, 1]
+  b.Node("Size", {"r"}, {"n"});                    // 2
   SetInt(b.Node("Cast", {"n"}, {"nf"}), "to", TensorProto::FLOAT);
   SetInt(b.Node("Cast", {"nf"}, {"ni"}), "to", TensorProto::INT64);
   b.Int64s("axes", {1}, {0});

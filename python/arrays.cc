@@ -56,11 +56,16 @@ bool HasShape(const py::array& a, const TensorType& type) {
 
 py::array AsInputArray(py::handle value, const TensorType& type,
                        const std::string& what, bool* copied) {
-  const py::dtype want = NumpyDtype(type.dtype);
   py::module_ numpy = py::module_::import("numpy");
   py::array a = py::isinstance<py::array>(value)
                     ? py::reinterpret_borrow<py::array>(value)
                     : py::array(numpy.attr("asarray")(value));
+  // bf16 takes float32 values, or uint16 arrays as bf16 bit patterns (as
+  // onnx.numpy_helper holds bf16 data).
+  const py::dtype want = type.dtype == DType::kBF16 &&
+                                 a.dtype().equal(py::dtype::of<uint16_t>())
+                             ? py::dtype::of<uint16_t>()
+                             : NumpyDtype(type.dtype);
   if (!HasShape(a, type)) {
     throw Error(absl::StrCat(what, ": expected shape ",
                              type.ToString(), ", got ",

@@ -24,8 +24,9 @@ std::vector<pybind11::ssize_t> NumpyShape(const TensorType& type);
 // An array holding `value` as `type`'s numpy dtype, C-contiguous, of
 // exactly `type`'s shape: `value` itself when it already is one (no copy;
 // `*copied` false), else a converted copy (numpy's 'same_kind' casting:
-// float64 to float32 is fine, float to int is not). Throws hgc.Error
-// naming `what` on a shape or dtype it cannot take.
+// float64 to float32 is fine, float to int is not). For bf16 a uint16
+// array is taken as bf16 bit patterns (the result is uint16 then). Throws
+// hgc.Error naming `what` on a shape or dtype it cannot take.
 pybind11::array AsInputArray(pybind11::handle value, const TensorType& type,
                              const std::string& what, bool* copied);
 

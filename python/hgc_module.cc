@@ -117,7 +117,7 @@ void AddUserConstants(const py::dict& given, const CompiledGraph& graph,
                                absl::StrCat("constant '", name, "'"), &copied);
     absl::StatusOr<Tensor> t = Tensor::Create(type);
     ThrowIfError(t.status());
-    if (type.dtype == DType::kBF16) {
+    if (type.dtype == DType::kBF16 && a.itemsize() == 4) {
       Bf16FromFloat(static_cast<const float*>(a.data()),
                     reinterpret_cast<uint16_t*>(t->mutable_raw()),
                     type.NumElements());

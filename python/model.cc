@@ -106,7 +106,7 @@ py::object Model::Call(const py::args& args, py::object out) {
                                 absl::StrCat("input '", names_[p], "'"),
                                 &copied));
     copies += copied;
-    if (type.dtype == DType::kBF16) {
+    if (type.dtype == DType::kBF16 && held.back().itemsize() == 4) {
       bf16_inputs.emplace_back(type.NumElements());
       Bf16FromFloat(static_cast<const float*>(held.back().data()),
                     bf16_inputs.back().data(), type.NumElements());

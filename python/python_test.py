@@ -171,6 +171,11 @@ class CallTest(unittest.TestCase):
         expected = 2 * rounded.astype(np.uint32).view(np.float32)
         self.assertEqual(expected[1], 2.0)
         np.testing.assert_array_equal(y, expected)
+        # uint16 arrays are bf16 bit patterns, taken as they are.
+        bits = np.array([0x3F80, 0x4040, 0xC020, 0x0000, 0x7F80], np.uint16)
+        np.testing.assert_array_equal(
+            model(bits), np.array([2, 6, -5, 0, np.inf], np.float32))
+        self.assertEqual(model.last_call_input_copies, 0)
 
 
 class OnnxTest(unittest.TestCase):

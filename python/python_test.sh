@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs python_test.py on Debian's Python (the one Debian's numpy and onnx
+# Runs a Python test script on Debian's Python (the one Debian's numpy and onnx
 # serve, whatever `python3` is first on PATH) with the module built here.
 set -euo pipefail
 module="$1"

@@ -27,8 +27,8 @@ LAYERS = [
     ["reference"],
     ["baseline"],
     ["bench"],
-    ["driver", "fuzz", "examples", "testdata", "testdata/bad_input", "tools",
-     ""],
+    ["driver", "python", "fuzz", "examples", "testdata", "testdata/bad_input",
+     "tools", ""],
 ]
 # reference/ and baseline/ are beside the stack, not under it: nothing in
 # the stack depends on them. (fold-constants and codegen's fallback steps

@@ -153,6 +153,14 @@ TEST(OnnxErrorsTest, UndefinedInputsAndTypeErrors) {
             "m.onnx: node #0 'add' (Add, opset 17): error: input 'nowhere' is "
             "not a graph input, an initializer or the output of an earlier "
             "node");
+  ModelBuilder twice;
+  twice.Input("x", {int64_t{2}});
+  twice.Node("Relu", {"x"}, {"y"}, "first");
+  twice.Node("Neg", {"x"}, {"y"}, "second");
+  twice.Output("y");
+  EXPECT_EQ(ImportError(twice),
+            "m.onnx: node #1 'second' (Neg, opset 17): error: output 'y' is "
+            "already defined (ONNX graphs are single-assignment)");
   ModelBuilder shapes;
   shapes.Input("x", {int64_t{2}});
   shapes.Input("z", {int64_t{3}});

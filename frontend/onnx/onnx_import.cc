@@ -198,6 +198,14 @@ absl::Status ModelImporter::ConvertNodes(ImportContext& ctx) {
                                   "the output of an earlier node"));
       }
     }
+    for (const std::string& output : node.output()) {
+      if (!output.empty() && ctx.IsDefined(output)) {
+        return Error(NodeWhere(i),
+                     absl::StrCat("output '", output,
+                                  "' is already defined (ONNX graphs are "
+                                  "single-assignment)"));
+      }
+    }
     const int64_t opset = *OpsetOf(node.domain());
     NodeContext n(ctx, node, opset);
     absl::Status status =

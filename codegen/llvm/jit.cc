@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/ExecutionEngine/RuntimeDyld.h"
 #include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Object/SymbolSize.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "support/perf_map.h"
@@ -185,7 +187,13 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(TargetSpec spec,
 }
 
 Jit::Jit(TargetSpec spec, JitOptions options)
-    : spec_(std::move(spec)), options_(std::move(options)), data_layout_("") {}
+    : spec_(std::move(spec)), options_(std::move(options)), data_layout_("") {
+  if (options_.dump_dir.empty()) {
+    object_cache_ = options_.object_cache != nullptr
+                        ? options_.object_cache
+                        : ObjectCache::FromEnvironment();
+  }
+}
 
 // LLJIT's destructor ends the session and frees the code memory.
 Jit::~Jit() = default;
@@ -213,11 +221,29 @@ absl::Status Jit::AddModule(std::unique_ptr<llvm::LLVMContext> context,
                   absl::StrCat("adding module '", name, "' to the JIT"));
 }
 
+std::optional<std::string> Jit::LoadCachedObject(llvm::Module& module,
+                                                 std::string& key) {
+  // The key needs bitcode, which only a module that verifies has; one
+  // that does not goes on to Optimize, which says why.
+  if (object_cache_ == nullptr || llvm::verifyModule(module)) {
+    return std::nullopt;
+  }
+  key = ObjectCacheKey(module, spec_, options_.compiler);
+  std::optional<std::string> object = object_cache_->Load(key);
+  if (object.has_value()) ++objects_from_cache_;
+  return object;
+}
+
 absl::StatusOr<std::string> Jit::CompileModule(IrCompiler& compiler,
-                                               llvm::Module& module) {
+                                               llvm::Module& module,
+                                               const std::string& key) {
   HGC_RETURN_IF_ERROR(compiler.Optimize(module));
   if (!options_.dump_dir.empty()) HGC_RETURN_IF_ERROR(Dump(compiler, module));
-  return compiler.CompileToObject(module);
+  HGC_ASSIGN_OR_RETURN(std::string object, compiler.CompileToObject(module));
+  ++objects_compiled_;
+  // A failed store costs the next process a compile, nothing more.
+  if (!key.empty()) object_cache_->Store(key, object).IgnoreError();
+  return object;
 }
 
 absl::Status Jit::AddModules(std::vector<ContextAndModule> modules,
@@ -232,18 +258,34 @@ absl::Status Jit::AddModules(std::vector<ContextAndModule> modules,
           "Jit::AddModules: a module was not built in the given context");
     }
   }
-  // Workers take the next module until none is left, so a worker that
-  // could not build its TargetMachine leaves its share to the others.
   std::vector<absl::StatusOr<std::string>> objects(
       modules.size(), absl::InternalError("not compiled"));
+  // The cache first, on this thread: threads (and the TargetMachine each
+  // builds) are only worth starting for the modules it does not have.
+  std::vector<std::string> keys(modules.size());
+  std::vector<size_t> to_compile;
+  for (size_t i = 0; i < modules.size(); ++i) {
+    std::optional<std::string> cached =
+        LoadCachedObject(*modules[i].module, keys[i]);
+    if (cached.has_value()) {
+      objects[i] = *std::move(cached);
+    } else {
+      to_compile.push_back(i);
+    }
+  }
+  // Workers take the next module until none is left, so a worker that
+  // could not build its TargetMachine leaves its share to the others.
   std::atomic<size_t> next{0};
   auto work = [&](IrCompiler& compiler) {
-    for (size_t i = next++; i < modules.size(); i = next++) {
-      objects[i] = CompileModule(compiler, *modules[i].module);
+    for (size_t n = next++; n < to_compile.size(); n = next++) {
+      const size_t i = to_compile[n];
+      objects[i] = CompileModule(compiler, *modules[i].module, keys[i]);
     }
   };
   const int helpers =
-      std::clamp<int>(num_threads, 1, static_cast<int>(modules.size())) - 1;
+      std::clamp<int>(num_threads, 1,
+                      std::max<int>(1, static_cast<int>(to_compile.size()))) -
+      1;
   std::vector<std::thread> threads;
   threads.reserve(helpers);
   for (int t = 0; t < helpers; ++t) {
@@ -259,7 +301,7 @@ absl::Status Jit::AddModules(std::vector<ContextAndModule> modules,
       break;
     }
   }
-  {
+  if (!to_compile.empty()) {
     absl::MutexLock lock(&compiler_mu_);
     work(*compiler_);
   }

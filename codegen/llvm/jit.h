@@ -21,7 +21,9 @@
 #ifndef HGC_CODEGEN_LLVM_JIT_H_
 #define HGC_CODEGEN_LLVM_JIT_H_
 
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +33,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "codegen/llvm/ir_compiler.h"
+#include "codegen/llvm/object_cache.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -56,6 +59,10 @@ struct JitOptions {
   // Where to name each loaded function for `perf` (support/perf_map.h);
   // null: PerfMap::FromEnvironment(), the HGC_PERF_MAP switch.
   PerfMap* perf_map = nullptr;
+  // Where AddModules finds and keeps objects (object_cache.h); null:
+  // ObjectCache::FromEnvironment(), the HGC_CACHE_DIR switch. Unused while
+  // dump_dir is set, so that every module is optimized and dumped.
+  ObjectCache* object_cache = nullptr;
 };
 
 // An external symbol made visible to JIT'd code at a fixed address.
@@ -122,6 +129,12 @@ class Jit {
   // fails (e.g. an unresolved external).
   absl::StatusOr<void*> Lookup(absl::string_view name);
 
+  // The object cache AddModules uses (null: none), and how many of the
+  // objects it added came from it and how many it compiled.
+  const ObjectCache* object_cache() const { return object_cache_; }
+  int objects_from_cache() const { return objects_from_cache_; }
+  int objects_compiled() const { return objects_compiled_; }
+
   // Lookup cast to a function pointer type, e.g.
   //   HGC_ASSIGN_OR_RETURN(StepFn fn, jit->LookupFunction<StepFn>("step0"));
   template <typename Fn>
@@ -137,15 +150,26 @@ class Jit {
   // Writes the optimized module and its assembly under options_.dump_dir.
   absl::Status Dump(IrCompiler& compiler, const llvm::Module& module);
 
-  // Optimizes `module`, dumps it when asked, and returns its object code.
+  // `module`'s object from the object cache, or nullopt (no cache, a
+  // miss, or a module that does not verify). Sets `key` to the module's
+  // key when there is a cache and the module verifies.
+  std::optional<std::string> LoadCachedObject(llvm::Module& module,
+                                              std::string& key);
+
+  // Optimizes `module`, dumps it when asked, and returns its object code,
+  // stored in the object cache under `key` unless that is empty.
   absl::StatusOr<std::string> CompileModule(IrCompiler& compiler,
-                                            llvm::Module& module);
+                                            llvm::Module& module,
+                                            const std::string& key);
 
   class PerfMapListener;
 
   TargetSpec spec_;
   JitOptions options_;
   llvm::DataLayout data_layout_;
+  ObjectCache* object_cache_ = nullptr;
+  std::atomic<int> objects_from_cache_{0};
+  std::atomic<int> objects_compiled_{0};
   // Errors ORC reports asynchronously (a module failing to materialize),
   // held until the Lookup that triggered them returns them.
   absl::Mutex errors_mu_;

@@ -8,6 +8,8 @@
 //
 // docs/python.md is the user's guide.
 #include <map>
+#include <optional>
+#include <set>
 #include <memory>
 #include <string>
 #include <utility>
@@ -20,9 +22,12 @@
 #include "pybind11/numpy.h"
 #include "pybind11/pybind11.h"
 #include "pybind11/stl.h"
+#include "onnx/onnx_pb.h"
 #include "python/arrays.h"
+#include "python/dynamic_model.h"
 #include "python/errors.h"
 #include "python/model.h"
+#include "support/file_io.h"
 
 namespace hgc {
 namespace python {
@@ -128,11 +133,71 @@ void AddUserConstants(const py::dict& given, const CompiledGraph& graph,
   }
 }
 
-std::unique_ptr<Model> CompileModel(py::handle source, int threads,
-                                    const std::string& pipeline,
-                                    const std::string& graph,
-                                    const py::dict& constants,
-                                    const py::dict& dims) {
+// An ONNX source as what to import: a file (external data beside it) or
+// serialized bytes.
+struct OnnxSource {
+  std::string path;   // set for a file
+  std::string bytes;  // the model (read from the file too)
+};
+
+// `source` as an ONNX model, or nullopt when it is .graph text or a path
+// that is not an .onnx file.
+std::optional<OnnxSource> AsOnnxSource(py::handle source) {
+  OnnxSource s;
+  if (py::hasattr(source, "SerializeToString")) {
+    s.bytes = source.attr("SerializeToString")().cast<std::string>();
+    return s;
+  }
+  if (py::isinstance<py::bytes>(source)) {
+    s.bytes = source.cast<std::string>();
+    return s;
+  }
+  if (!py::isinstance<py::str>(source) && !py::hasattr(source, "__fspath__")) {
+    return std::nullopt;
+  }
+  const std::string text =
+      py::str(py::module_::import("os").attr("fspath")(source));
+  if (!IsOnnxPath(text) || absl::StrContains(text, "{")) return std::nullopt;
+  // protobuf parses less than 2 GiB.
+  absl::StatusOr<std::string> bytes =
+      ReadRegularFile(text, (int64_t{1} << 31) - 1);
+  ThrowIfError(bytes.status());
+  s.path = text;
+  s.bytes = *std::move(bytes);
+  return s;
+}
+
+// The model's input names (initializers left out) and the dimensions of
+// them that are symbolic and not bound by `bound`. Unparsable bytes give
+// none: the import reports the error.
+std::vector<SymbolicDim> UnboundDims(
+    const std::string& bytes, const OnnxImportOptions& bound,
+    std::vector<std::string>& input_names) {
+  onnx::ModelProto model;
+  std::vector<SymbolicDim> dims;
+  if (!model.ParseFromString(bytes)) return dims;
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) {
+    initializers.insert(init.name());
+  }
+  for (const auto& input : model.graph().input()) {
+    if (initializers.count(input.name())) continue;
+    const int index = static_cast<int>(input_names.size());
+    input_names.push_back(input.name());
+    const auto& shape = input.type().tensor_type().shape();
+    for (int axis = 0; axis < shape.dim_size(); ++axis) {
+      const auto& dim = shape.dim(axis);
+      if (dim.has_dim_param() && !bound.dims.count(dim.dim_param())) {
+        dims.push_back({index, axis, dim.dim_param()});
+      }
+    }
+  }
+  return dims;
+}
+
+py::object CompileModel(py::handle source, int threads,
+                        const std::string& pipeline, const std::string& graph,
+                        const py::dict& constants, const py::dict& dims) {
   CompileArgs args;
   args.options.num_threads = threads;
   args.options.pipeline = pipeline;
@@ -140,11 +205,36 @@ std::unique_ptr<Model> CompileModel(py::handle source, int threads,
   for (auto [name, value] : dims) {
     args.onnx.dims[py::str(name)] = value.cast<int64_t>();
   }
+  if (std::optional<OnnxSource> onnx = AsOnnxSource(source)) {
+    std::vector<std::string> input_names;
+    std::vector<SymbolicDim> unbound =
+        UnboundDims(onnx->bytes, args.onnx, input_names);
+    if (!unbound.empty()) {
+      if (!constants.empty()) {
+        throw Error("constants= is not supported with unbound symbolic "
+                    "dimensions (bind them with dims=)");
+      }
+      auto compiler = [onnx = *onnx, args](const DynamicModel::Dims& values) {
+        CompileArgs shaped = args;
+        for (const auto& [name, value] : values) shaped.onnx.dims[name] = value;
+        Compiled c = FromOnnx(
+            onnx.path.empty()
+                ? ImportOnnxBytes(onnx.bytes, "<model>", "", shaped.onnx)
+                : ImportOnnxFile(onnx.path, shaped.onnx),
+            shaped);
+        auto model = std::make_unique<Model>(std::move(c.graph), c.names);
+        model->SetConstants(c.constants);
+        return model;
+      };
+      return py::cast(std::make_unique<DynamicModel>(
+          compiler, std::move(unbound), std::move(input_names)));
+    }
+  }
   Compiled c = CompileSource(source, args);
   AddUserConstants(constants, *c.graph, c.names, c.constants);
   auto model = std::make_unique<Model>(std::move(c.graph), c.names);
   model->SetConstants(c.constants);
-  return model;
+  return py::cast(std::move(model));
 }
 
 }  // namespace
@@ -153,6 +243,7 @@ std::unique_ptr<Model> CompileModel(py::handle source, int threads,
 
 PYBIND11_MODULE(hgc, m) {
   namespace py = pybind11;
+  using hgc::python::DynamicModel;
   using hgc::python::Model;
   m.doc() = "hgc: a deep-learning graph compiler for x86 CPUs";
   py::register_exception<hgc::python::Error>(m, "Error", PyExc_ValueError);
@@ -169,6 +260,14 @@ PYBIND11_MODULE(hgc, m) {
                              &Model::last_call_input_copies)
       .def_property_readonly("last_call_released_gil",
                              &Model::last_call_released_gil);
+  py::class_<DynamicModel>(m, "DynamicModel")
+      .def("__call__", &DynamicModel::Call, py::arg("out") = py::none(),
+           "model(*inputs, out=None): as Model's; the inputs' shapes give "
+           "the symbolic dimensions, and the model is compiled once for "
+           "each set of values and cached.")
+      .def_property_readonly("input_names", &DynamicModel::input_names)
+      .def_property_readonly("cached_shapes", &DynamicModel::cached_shapes)
+      .def_property_readonly("compiles", &DynamicModel::compiles);
   m.def("compile", &hgc::python::CompileModel, py::arg("source"),
         py::kw_only(), py::arg("threads") = 1, py::arg("pipeline") = "O2",
         py::arg("graph") = "", py::arg("constants") = py::dict(),
@@ -178,5 +277,6 @@ PYBIND11_MODULE(hgc, m) {
         "source: a path (.onnx or .graph), .graph text, an onnx.ModelProto "
         "or serialized ONNX bytes. constants: values of const parameters "
         "by name (an ONNX model's initializers are bound already). dims: "
-        "values of an ONNX model's symbolic dimensions by name.");
+        "values of an ONNX model's symbolic dimensions by name; with some "
+        "left unbound, a DynamicModel compiles once per input shape.");
 }

@@ -203,6 +203,28 @@ class OnnxTest(unittest.TestCase):
             onnx.save(self.onnx_model, path)
             self.check(hgc.compile(path, threads=2))
 
+    def test_symbolic_batch_compiles_once_per_shape(self):
+        self.onnx_model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = (
+            "batch")
+        self.onnx_model.graph.output[0].type.tensor_type.shape.dim[0].dim_param = (
+            "batch")
+        model = hgc.compile(self.onnx_model)
+        self.assertIsInstance(model, hgc.DynamicModel)
+        self.assertEqual(model.input_names, ["x"])
+        rng = np.random.default_rng(4)
+        for batch in (4, 7, 4, 7, 1):
+            x = rng.standard_normal((batch, 8)).astype(np.float32)
+            np.testing.assert_allclose(model(x), mlp_reference(x, self.w, self.b),
+                                       rtol=1e-5, atol=1e-5)
+        self.assertEqual(model.compiles, 3)
+        self.assertEqual(model.cached_shapes, 3)
+        with self.assertRaisesRegex(hgc.Error, "has 0 dimensions"):
+            model(np.float32(1))
+        # Bound at compile time: an ordinary model.
+        bound = hgc.compile(self.onnx_model, dims={"batch": 4})
+        self.assertIsInstance(bound, hgc.Model)
+        self.check(bound)
+
     def test_unsupported_op_is_an_error(self):
         self.onnx_model.graph.node[2].op_type = "NoSuchOp"
         with self.assertRaisesRegex(hgc.Error, "NoSuchOp"):

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/memory_budget.h"
 #include "frontend/parser.h"
+#include "hgc/compile_cache.h"
 #include "hgc/session.h"
 #include "ir/verifier.h"
 #include "runtime/executable.h"
@@ -170,8 +171,24 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Module& module,
   session_options.compile_options.num_threads = options.num_threads;
   session_options.compile_options.threading = options.threading;
   session_options.compile_options.compile_threads = options.compile_threads;
-  HGC_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
-                       CompileEntry(module, entry->name(), session_options));
+  CompileCache& cache = CompileCache::Global();
+  auto compile = [&] {
+    return CompileEntry(module, entry->name(), session_options);
+  };
+  std::unique_ptr<Executable> executable;
+  if (cache.enabled()) {
+    CompileCacheKeyOptions key_options;
+    key_options.entry = entry->name();
+    key_options.pipeline = options.pipeline;
+    key_options.num_threads = options.num_threads;
+    key_options.threading = options.threading;
+    HGC_ASSIGN_OR_RETURN(
+        executable,
+        cache.GetOrCompile(CompileCacheKey(module, key_options),
+                           options.num_threads, options.threading, compile));
+  } else {
+    HGC_ASSIGN_OR_RETURN(executable, compile());
+  }
 
   std::unique_ptr<CompiledGraph> compiled(new CompiledGraph());
   compiled->name_ = entry->name();

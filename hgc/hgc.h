@@ -29,6 +29,13 @@
 // * Const parameters (`const` in the text, is_const in the builder) are bound
 //   once with SetConstants; the compiler may prepack them then. Execute
 //   ignores the entries of const parameters in `inputs` (they may be null).
+// * Repeat compiles: a process keeps the compiled graphs it made
+//   (hgc/compile_cache.h, docs/cache.md): compiling the same module again,
+//   value names aside, with the same options returns a new CompiledGraph
+//   that shares the generated code but has constants, scratch and threads
+//   of its own; compiles of one graph running at once compile it once.
+//   HGC_COMPILE_CACHE=0 turns this off; HGC_CACHE_DIR=DIR keeps the object
+//   code on disk for other processes too.
 // * Thread safety: after SetConstants, any number of threads may call
 //   Execute on one CompiledGraph at once (each call gets its own scratch
 //   arena; they share one persistent pool of Options::num_threads workers,

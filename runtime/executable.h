@@ -104,6 +104,9 @@ class Executable {
   ~Executable();
 
   const Program& program() const { return program_; }
+  // What keeps the generated code alive; another Executable of the same
+  // program may share it (hgc/compile_cache.h).
+  const std::shared_ptr<void>& code_owner() const { return code_owner_; }
   int num_threads() const { return pool_.num_threads(); }
   Threading threading() const { return pool_.threading(); }
   const absl::Status& thread_status() const { return pool_.start_status(); }

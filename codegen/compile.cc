@@ -456,6 +456,11 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   HGC_RETURN_IF_ERROR(
       codegen::JitSteps(std::move(modules), options, compile_threads, spec,
                         std::move(emit_spec), owner->jit, program));
+  if (owner->jit != nullptr && owner->jit->object_cache() != nullptr) {
+    stats.objects_from_cache = owner->jit->objects_from_cache();
+    stats.objects_compiled = owner->jit->objects_compiled();
+    stats.object_cache_dir = owner->jit->object_cache()->dir();
+  }
   owner->kernels = std::move(state.kernels);
   stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

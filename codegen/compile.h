@@ -58,6 +58,11 @@ struct CompileStats {
   int init_steps = 0;           // run once per SetConstants
   int init_fallback_steps = 0;  // of init_steps, on the portable kernels
   int llvm_modules = 0;         // the step code's modules, compiled in parallel
+  // Of llvm_modules, the objects the on-disk cache had and those compiled,
+  // and its directory (empty without one: codegen/llvm/object_cache.h).
+  int objects_from_cache = 0;
+  int objects_compiled = 0;
+  std::string object_cache_dir;
   int64_t arena_bytes = 0;
   // Of arena_bytes, what each thread of a step uses alone (tiles, rows),
   // summed over the steps; plus their stack locals.

@@ -117,6 +117,11 @@ void PrintCompileStats(const CompileStats& stats, std::ostream& err) {
       << "; arena: " << stats.arena_bytes
       << " bytes (per-thread scratch: " << stats.per_thread_scratch_bytes
       << " bytes)\n";
+  if (!stats.object_cache_dir.empty()) {
+    err << "compile cache: " << stats.objects_from_cache
+        << " objects from the cache, " << stats.objects_compiled
+        << " compiled (" << stats.object_cache_dir << ")\n";
+  }
 }
 
 // --run [--check]: executes the session's entry graph (after the passes)

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -408,6 +409,58 @@ Value* Generator::ReshapeOp(Value* x) {
     shape[static_cast<size_t>(rng_.Int(0, shape.size() - 1))] = -1;
   }
   return Op("reshape", {x}, {{"shape", Attribute::IntList(shape)}});
+}
+
+Value* Generator::SliceOp(Value* x) {
+  const Shape& s = x->type().shape;
+  const int64_t rank = static_cast<int64_t>(s.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  auto bound = [&](int64_t n) -> int64_t {
+    if (rng_.Chance(0.1)) {
+      return rng_.Chance(0.5) ? std::numeric_limits<int64_t>::max()
+                              : std::numeric_limits<int64_t>::min();
+    }
+    return rng_.Int(-n - 2, n + 2);
+  };
+  static const std::vector<int64_t> kSteps = {1, 1, 1, 2, 3, -1, -2};
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!rng_.Chance(0.6)) continue;
+    axes.push_back(rng_.Chance(0.3) ? d - rank : d);
+    starts.push_back(bound(s[d]));
+    ends.push_back(bound(s[d]));
+    steps.push_back(rng_.Pick(kSteps));
+  }
+  AttrMap attrs = {{"starts", Attribute::IntList(starts)},
+                   {"ends", Attribute::IntList(ends)},
+                   {"axes", Attribute::IntList(axes)}};
+  if (rng_.Chance(0.8)) attrs["steps"] = Attribute::IntList(steps);
+  if (rng_.Chance(0.7)) {
+    // Keep the slice non-empty most of the time: a wider range.
+    for (size_t i = 0; i < starts.size(); ++i) {
+      const int64_t n = s[axes[i] < 0 ? axes[i] + rank : axes[i]];
+      if (rng_.Chance(0.5)) starts[i] = steps[i] > 0 ? -n : n;
+      if (rng_.Chance(0.5)) ends[i] = steps[i] > 0 ? n : -n - 1;
+    }
+    attrs["starts"] = Attribute::IntList(starts);
+    attrs["ends"] = Attribute::IntList(ends);
+    attrs["steps"] = Attribute::IntList(steps);
+  }
+  return Op("slice", {x}, std::move(attrs));
+}
+
+Value* Generator::ConcatOp(Value* x) {
+  const Shape& s = x->type().shape;
+  if (s.empty()) return nullptr;
+  const int64_t rank = static_cast<int64_t>(s.size());
+  const int64_t axis = rng_.Int(0, rank - 1);
+  Shape other = s;
+  other[axis] = rng_.Int(0, 4);
+  Value* y = Input(TensorType(x->type().dtype, other));
+  std::vector<Value*> operands = {x, y};
+  if (rng_.Chance(0.3)) operands.push_back(x);
+  if (rng_.Chance(0.5)) std::swap(operands[0], operands[1]);
+  return Op("concat", operands,
+            {{"axis", Attribute::Int(rng_.Chance(0.3) ? axis - rank : axis)}});
 }
 
 // ---- Quantization -----------------------------------------------------------

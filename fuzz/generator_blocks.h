@@ -136,6 +136,11 @@ class Generator {
   Value* Softmax(Value* x, int64_t axis, bool axis_attr = true);
   Value* TransposeOp(Value* x);
   Value* ReshapeOp(Value* x);
+  // slice of x over random axes: negative, clamped and backwards bounds.
+  Value* SliceOp(Value* x);
+  // concat of x with a new input along a random axis (nullptr for a
+  // scalar).
+  Value* ConcatOp(Value* x);
 
   // The attributes of a quantize to `to` (with `quantize`) or of a
   // dequantize from `to`: a scale and a zero point, per tensor or (with

@@ -143,12 +143,18 @@ Value* Generator::Shapes() {
   const int steps = static_cast<int>(rng_.Int(2, 5));
   for (int i = 0; i < steps; ++i) {
     Value* y = nullptr;
-    switch (rng_.Int(0, 3)) {
+    switch (rng_.Int(0, 5)) {
       case 0:
         y = TransposeOp(x);
         break;
       case 1:
         y = ReshapeOp(x);
+        break;
+      case 2:
+        y = SliceOp(x);
+        break;
+      case 3:
+        y = ConcatOp(x);
         break;
       default:
         y = ElementwiseOp(x);

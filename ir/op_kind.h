@@ -27,7 +27,7 @@ enum class OpClass : uint8_t {
   kQuant,          // quantize dequantize
   kNormalization,  // softmax layernorm
   kReduction,      // reduce_sum reduce_max reduce_mean
-  kShape,          // reshape transpose
+  kShape,          // reshape transpose concat slice: data movement
   kConstant,
   kFusion,
   kUnknown,

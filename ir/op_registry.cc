@@ -45,6 +45,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterMatmulOps(*r);
     RegisterNormalizationOps(*r);
     RegisterShapeOps(*r);
+    RegisterConcatSliceOps(*r);
     RegisterQuantOps(*r);
     RegisterFusionOps(*r);
     return r;

@@ -135,6 +135,7 @@ void RegisterElementwiseOps(OpRegistry& registry);
 void RegisterMatmulOps(OpRegistry& registry);
 void RegisterNormalizationOps(OpRegistry& registry);
 void RegisterShapeOps(OpRegistry& registry);
+void RegisterConcatSliceOps(OpRegistry& registry);
 void RegisterQuantOps(OpRegistry& registry);
 // `fusion` (ir/ops/fusion.cc): a call to a body graph; its signature is
 // checked by the verifier, which sees the whole module.

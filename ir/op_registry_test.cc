@@ -24,8 +24,8 @@ TEST(OpRegistryTest, EveryDesignOpIsRegistered) {
         "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "equal",
         "greater", "greater_equal", "less", "less_equal", "select", "gelu",
         "clamp", "softmax", "layernorm", "reduce_sum", "reduce_max",
-        "reduce_mean", "reshape", "transpose", "cast", "quantize",
-        "dequantize", "constant"}) {
+        "reduce_mean", "reshape", "transpose", "concat", "slice", "cast",
+        "quantize", "dequantize", "constant"}) {
     EXPECT_NE(OpRegistry::Get().Find(name), nullptr) << name;
   }
   EXPECT_EQ(OpRegistry::Get().Find("matmull"), nullptr);
@@ -62,6 +62,48 @@ TEST(OpRegistryTest, ElementwiseBroadcastAndDTypes) {
   TensorType cond(DType::kBool, {4, 1});
   EXPECT_EQ(*Infer("select", {cond, F32({3}), F32({})}), F32({4, 3}));
   EXPECT_FALSE(Infer("select", {F32({4}), F32({4}), F32({4})}).ok());
+}
+
+TEST(OpRegistryTest, ConcatShapes) {
+  AttrMap last = {{"axis", Attribute::Int(-1)}};
+  EXPECT_EQ(*Infer("concat", {F32({2, 3}), F32({2, 0}), F32({2, 4})}, last),
+            F32({2, 7}));
+  EXPECT_EQ(*Infer("concat", {F32({5})}, {{"axis", Attribute::Int(0)}}),
+            F32({5}));
+  EXPECT_FALSE(Infer("concat", {F32({2, 3}), F32({3, 3})}, last).ok());
+  EXPECT_FALSE(Infer("concat", {F32({2, 3}), F32({2, 3, 1})}, last).ok());
+  EXPECT_FALSE(
+      Infer("concat", {F32({2}), TensorType(DType::kS32, {2})}, last).ok());
+  EXPECT_FALSE(Infer("concat", {F32({2})}, {{"axis", Attribute::Int(1)}}).ok());
+  EXPECT_FALSE(Infer("concat", {F32({})}, {{"axis", Attribute::Int(0)}}).ok());
+  EXPECT_FALSE(Infer("concat", {F32({2})}).ok());  // axis is required
+}
+
+TEST(OpRegistryTest, SliceShapes) {
+  auto ints = [](std::vector<int64_t> v) { return Attribute::IntList(v); };
+  // x[1:-1, ::-2] of [5, 7], and x[:, 7:2] (empty).
+  EXPECT_EQ(*Infer("slice", {F32({5, 7})},
+                   {{"starts", ints({1, 100})},
+                    {"ends", ints({-1, -100})},
+                    {"steps", ints({1, -2})}}),
+            F32({3, 4}));
+  EXPECT_EQ(*Infer("slice", {F32({5, 7})},
+                   {{"starts", ints({7})},
+                    {"ends", ints({2})},
+                    {"axes", ints({-1})}}),
+            F32({5, 0}));
+  auto refused = [&](AttrMap attrs) {
+    absl::Status s = Infer("slice", {F32({5, 7})}, attrs).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  };
+  refused({{"starts", ints({0})}, {"ends", ints({1})}, {"steps", ints({0})}});
+  refused({{"starts", ints({0})}, {"ends", ints({1})}, {"axes", ints({-3})}});
+  refused({{"starts", ints({0, 0})},
+           {"ends", ints({1, 1})},
+           {"axes", ints({0, -2})}});
+  refused({{"starts", ints({0})}, {"ends", ints({1, 2})}});
+  refused({{"starts", ints({0, 0, 0})}, {"ends", ints({1, 1, 1})}});
+  refused({{"starts", ints({0})}});
 }
 
 TEST(OpRegistryTest, AttributesAreValidated) {

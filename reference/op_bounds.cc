@@ -7,6 +7,7 @@
 
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -24,6 +25,7 @@ using op_bounds_internal::Has;
 using op_bounds_internal::LayernormBound;
 using op_bounds_internal::MathFunctionBound;
 using op_bounds_internal::MatmulBound;
+using op_bounds_internal::NewBound;
 using op_bounds_internal::QuantizeBound;
 using op_bounds_internal::ReduceBound;
 using op_bounds_internal::RunF32;
@@ -72,6 +74,32 @@ Tensor WidenWrapped(const Tensor& e, const Tensor& r) {
   return out;
 }
 
+// reshape, transpose, concat and slice move elements exactly: each
+// element's bound is its source's, moved by the op's own kernel. An exact
+// operand of a concat with inexact ones contributes zeros.
+absl::StatusOr<Tensor> DataMovementBound(const Op& op,
+                                         absl::Span<const Tensor> xs,
+                                         absl::Span<const Tensor> es,
+                                         const Tensor& r,
+                                         const InterpretOptions& options) {
+  bool any = false;
+  for (const Tensor& e : es) any = any || Has(e);
+  if (!any) return Tensor();
+  std::vector<Tensor> bounds;
+  for (size_t i = 0; i < es.size(); ++i) {
+    if (Has(es[i])) {
+      bounds.push_back(es[i]);
+      continue;
+    }
+    HGC_ASSIGN_OR_RETURN(Tensor zeros,
+                         NewBound(xs[i].shape(), options.max_tensor_bytes));
+    float* z = zeros.mutable_data<float>();
+    for (int64_t k = 0; k < zeros.num_elements(); ++k) z[k] = 0;
+    bounds.push_back(std::move(zeros));
+  }
+  return RunF32(op.kind(), bounds, op.attrs(), r.shape(), options);
+}
+
 // E of one op's result, before WidenWrapped.
 absl::StatusOr<Tensor> UnwrappedOpBound(const Op& op,
                                         absl::Span<const Tensor> xs,
@@ -114,8 +142,7 @@ absl::StatusOr<Tensor> UnwrappedOpBound(const Op& op,
       }
       return LayernormBound(op, xs, es, r, max_bytes);
     case OpClass::kShape:
-      if (!Has(es[0])) return Tensor();
-      return RunF32(op.kind(), {es[0]}, op.attrs(), r.shape(), options);
+      return DataMovementBound(op, xs, es, r, options);
     case OpClass::kFusion:  // the interpreter loop runs its body
     case OpClass::kUnknown:
       break;

@@ -41,6 +41,28 @@ absl::StatusOr<std::vector<int64_t>> TransposePerm(const Attribute* perm,
 absl::StatusOr<Shape> ReshapeTarget(absl::Span<const int64_t> input,
                                     const std::vector<int64_t>& shape);
 
+// The join axis of a concat with attribute `axis` over operands of `rank`.
+absl::StatusOr<int64_t> ConcatAxis(const Attribute* axis, int64_t rank);
+
+// What a slice reads, per dimension d of the input: output element j of
+// dim d is input index start[d] + j * step[d], for j < count[d] (count is
+// the output shape).
+struct SliceDims {
+  std::vector<int64_t> start;
+  std::vector<int64_t> step;
+  Shape count;
+};
+
+// Resolves a slice's `starts`, `ends`, `axes` and `steps` attributes
+// (nullptr when absent) against `input` as numpy's basic slicing does:
+// negative bounds count from the end, out-of-range bounds clamp, a negative
+// step walks backwards. Axes default to the first starts.size() dims.
+absl::StatusOr<SliceDims> ResolveSlice(const Attribute* starts,
+                                       const Attribute* ends,
+                                       const Attribute* axes,
+                                       const Attribute* steps,
+                                       const Shape& input);
+
 }  // namespace hgc
 
 #endif  // HGC_IR_OPS_OP_HELPERS_H_

@@ -54,7 +54,18 @@ KernelFn KernelFor(OpKind kind) {
     case OpClass::kReduction:
       return EvalReduce;
     case OpClass::kShape:
-      return kind == OpKind::kReshape ? EvalReshape : EvalTranspose;
+      switch (kind) {
+        case OpKind::kReshape:
+          return EvalReshape;
+        case OpKind::kTranspose:
+          return EvalTranspose;
+        case OpKind::kConcat:
+          return EvalConcat;
+        case OpKind::kSlice:
+          return EvalSlice;
+        default:
+          return nullptr;
+      }
     case OpClass::kConstant:
       return EvalConstant;
     case OpClass::kFusion:

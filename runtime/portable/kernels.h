@@ -96,6 +96,9 @@ absl::StatusOr<Tensor> EvalLayernorm(const KernelArgs& args);
 absl::StatusOr<Tensor> EvalReshape(const KernelArgs& args);
 absl::StatusOr<Tensor> EvalTranspose(const KernelArgs& args);
 absl::StatusOr<Tensor> EvalConstant(const KernelArgs& args);
+// concat_slice.cc
+absl::StatusOr<Tensor> EvalConcat(const KernelArgs& args);
+absl::StatusOr<Tensor> EvalSlice(const KernelArgs& args);
 // quant.cc
 absl::StatusOr<Tensor> EvalQuantize(const KernelArgs& args);
 absl::StatusOr<Tensor> EvalDequantize(const KernelArgs& args);

@@ -1,6 +1,8 @@
 #include "hgc/compile_cache.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,20 @@ namespace {
 bool IsNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
          (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+// Reading the untouched pages of a fresh slot maps the shared zero page;
+// nothing is allocated.
+bool IsAllZero(const Tensor& tensor) {
+  static constexpr uint8_t kZeros[4096] = {};
+  const uint8_t* data = tensor.raw();
+  for (int64_t left = tensor.size_in_bytes(); left > 0;) {
+    const size_t n = static_cast<size_t>(std::min<int64_t>(left, 4096));
+    if (std::memcmp(data, kZeros, n) != 0) return false;
+    data += n;
+    left -= static_cast<int64_t>(n);
+  }
+  return true;
 }
 
 }  // namespace
@@ -69,6 +85,9 @@ struct CompileCache::Snapshot {
   std::vector<bool> param_slot;
   std::vector<TensorType> slot_types;
   std::vector<bool> init_slot;
+  // Init slots holding only zeros (the init steps' results, as compiled):
+  // allocated afresh, as zero, which costs nothing until written.
+  std::vector<bool> zero_slot;
   std::shared_ptr<void> code_owner;
   int64_t bytes = 0;  // of the constants the snapshot holds
 
@@ -79,6 +98,7 @@ struct CompileCache::Snapshot {
     std::vector<Tensor>& constants = snapshot->program.constants;
     snapshot->param_slot.assign(constants.size(), false);
     snapshot->init_slot.assign(constants.size(), false);
+    snapshot->zero_slot.assign(constants.size(), false);
     for (int64_t slot : snapshot->program.param_constant_slot) {
       if (slot >= 0) snapshot->param_slot[slot] = true;
     }
@@ -95,6 +115,11 @@ struct CompileCache::Snapshot {
         constants[i] = Tensor();
         continue;
       }
+      if (snapshot->init_slot[i] && IsAllZero(constants[i])) {
+        snapshot->zero_slot[i] = true;
+        constants[i] = Tensor();
+        continue;
+      }
       // The first executable's SetConstants writes the init steps' slots.
       if (snapshot->init_slot[i]) constants[i] = constants[i].Clone();
       snapshot->bytes += constants[i].size_in_bytes();
@@ -106,7 +131,7 @@ struct CompileCache::Snapshot {
       int num_threads, Threading threading) const {
     Program copy = program;
     for (size_t i = 0; i < copy.constants.size(); ++i) {
-      if (param_slot[i]) {
+      if (param_slot[i] || zero_slot[i]) {
         HGC_ASSIGN_OR_RETURN(copy.constants[i], Tensor::Create(slot_types[i]));
       } else if (init_slot[i]) {
         copy.constants[i] = copy.constants[i].Clone();

@@ -13,9 +13,10 @@
 // (shared, through the executable's code owner) and the program, with a
 // private copy of the constant slots the init steps use. Each hit gets an
 // Executable of its own: its own thread pool and scratch, the constant
-// slots of const parameters allocated afresh, those of the init steps
-// copied (SetConstants rewrites them), and the literal constants only
-// the main steps read shared, as nothing writes them.
+// slots of const parameters and the all-zero slots of the init steps (their
+// results, as compiled) allocated afresh as zero, the other slots of the
+// init steps copied (SetConstants may rewrite them), and the literal
+// constants only the main steps read shared, as nothing writes them.
 //
 // Concurrent compiles of one key compile once: the others wait for it and
 // then hit (or, if it failed, compile in turn). The cache keeps the most

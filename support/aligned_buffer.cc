@@ -21,10 +21,20 @@ std::shared_ptr<uint8_t> AllocateBuffer(int64_t bytes) {
 }
 
 std::shared_ptr<uint8_t> AllocateZeroedBuffer(int64_t bytes) {
-  if (bytes < kHugePageThreshold) {
+  if (bytes < kLazyZeroThreshold) {
     std::shared_ptr<uint8_t> b = AllocateBuffer(bytes);
     if (b != nullptr) std::memset(b.get(), 0, static_cast<size_t>(bytes));
     return b;
+  }
+  if (bytes < kHugePageThreshold) {
+    // Whole 4 KiB pages of a mapping of its own.
+    const size_t size = (static_cast<size_t>(bytes) + 4095) / 4096 * 4096;
+    void* memory = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED) return nullptr;
+    return std::shared_ptr<uint8_t>(
+        static_cast<uint8_t*>(memory),
+        [size](uint8_t* p) { munmap(p, size); });
   }
   // Whole huge pages, aligned by mapping one more and starting at the
   // first 2 MiB boundary; the deleter unmaps the whole mapping.

@@ -23,9 +23,14 @@ inline constexpr int64_t kHugePageThreshold = kHugePageBytes / 2;
 // not initialised; nullptr when out of memory. Freed by the shared_ptr.
 std::shared_ptr<uint8_t> AllocateBuffer(int64_t bytes);
 
-// The same, all zero. A big buffer is fresh anonymous memory, whose pages
-// the kernel zeroes on first touch: creating a 30 MB tensor (a packed
-// weight slot, filled later by SetConstants) costs no time until it is
+// Size from which AllocateZeroedBuffer maps fresh pages instead of
+// clearing heap memory.
+inline constexpr int64_t kLazyZeroThreshold = int64_t{64} << 10;
+
+// The same, all zero. A buffer of kLazyZeroThreshold or more is fresh
+// anonymous memory (4 KiB-aligned below kHugePageThreshold), whose pages
+// the kernel zeroes on first touch: creating a weight-sized tensor (a
+// constant slot, filled later by SetConstants) costs no time until it is
 // written, instead of a memset that faults in every page up front.
 std::shared_ptr<uint8_t> AllocateZeroedBuffer(int64_t bytes);
 

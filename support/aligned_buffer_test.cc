@@ -31,8 +31,10 @@ TEST(AlignedBufferTest, BigBuffersAreHugePageAligned) {
 }
 
 TEST(AlignedBufferTest, ZeroedBuffersAreZeroAndAligned) {
-  for (int64_t bytes : {int64_t{0}, int64_t{100}, kHugePageThreshold - 1,
-                        kHugePageThreshold, 3 * kHugePageBytes + 5}) {
+  for (int64_t bytes :
+       {int64_t{0}, int64_t{100}, kLazyZeroThreshold - 1, kLazyZeroThreshold,
+        kLazyZeroThreshold + 1, kHugePageThreshold - 1, kHugePageThreshold,
+        3 * kHugePageBytes + 5}) {
     std::shared_ptr<uint8_t> b = AllocateZeroedBuffer(bytes);
     ASSERT_NE(b, nullptr) << bytes;
     const uintptr_t align = bytes >= kHugePageThreshold ? kHugePageBytes : 64;

@@ -1,12 +1,14 @@
 #include "codegen/llvm/ir_compiler.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "codegen/llvm/llvm_util.h"
 #include "llvm/IR/Function.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -125,7 +127,9 @@ std::vector<std::string> CapFeatures(const llvm::StringMap<bool>& host,
   return out;
 }
 
-TargetSpec HostTargetSpec(Isa cap) {
+namespace {
+
+TargetSpec ComputeHostTargetSpec(Isa cap) {
   TargetSpec spec;
   spec.triple = HostTriple();
   spec.cpu = HostCpuName();
@@ -134,6 +138,21 @@ TargetSpec HostTargetSpec(Isa cap) {
       FeaturesNotImpliedByCpu(spec.triple, spec.cpu, spec.features);
   spec.isa = std::min(cap, DetectCpuFeatures().HighestIsa());
   return spec;
+}
+
+}  // namespace
+
+TargetSpec HostTargetSpec(Isa cap) {
+  // The host does not change: each cap's spec (LLVM's host features and a
+  // subtarget for the implied ones, about 1 ms) is worked out once.
+  ABSL_CONST_INIT static absl::Mutex mu(absl::kConstInit);
+  static auto* const specs = new std::map<Isa, TargetSpec>();
+  absl::MutexLock lock(&mu);
+  auto it = specs->find(cap);
+  if (it == specs->end()) {
+    it = specs->emplace(cap, ComputeHostTargetSpec(cap)).first;
+  }
+  return it->second;
 }
 
 absl::StatusOr<TargetSpec> HostTargetSpec(absl::string_view max_isa) {

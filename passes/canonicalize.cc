@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/graph_utils.h"
 #include "ir/builder.h"
+#include "ir/ops/op_helpers.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -105,6 +106,21 @@ std::optional<std::vector<double>> Reciprocals(
   return out;
 }
 
+// A slice that reads every element of x in order: each dim keeps its
+// length, forwards (a dim of length 0 or 1 reads the same either way).
+bool IsIdentitySlice(const Op& op) {
+  const Shape& shape = op.operand(0)->type().shape;
+  absl::StatusOr<SliceDims> dims =
+      ResolveSlice(op.FindAttr("starts"), op.FindAttr("ends"),
+                   op.FindAttr("axes"), op.FindAttr("steps"), shape);
+  if (!dims.ok()) return false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (dims->count[d] != shape[d]) return false;
+    if (shape[d] > 1 && dims->step[d] != 1) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Value* SimplifyWithoutNewOps(const Op& op) {
@@ -121,6 +137,10 @@ Value* SimplifyWithoutNewOps(const Op& op) {
     if (IsIdentityPerm(TransposePermOf(op))) return op.operand(0);
   }
   if (kind == OpKind::kReshape) return IfSameType(op, op.operand(0));
+  if (kind == OpKind::kConcat && op.num_operands() == 1) {
+    return IfSameType(op, op.operand(0));
+  }
+  if (kind == OpKind::kSlice && IsIdentitySlice(op)) return op.operand(0);
   return nullptr;
 }
 

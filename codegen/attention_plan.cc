@@ -118,8 +118,7 @@ absl::StatusOr<int> AddTileProgram(LowerState& state, tile::Nest& nest,
 // itself), row statistics (max, then sum), Kᵀ of
 // one head when K is keys-major or not f32 (and K widened first when
 // both), V rows when copied, and Q rows after the Q ops or widened.
-void AddScratch(LowerState& state, tile::Nest& nest, int num_threads,
-                AttentionPlan& p) {
+void AddScratch(tile::Nest& nest, int num_threads, AttentionPlan& p) {
   const AttentionMatch& m = p.m;
   const int64_t mb = p.blocks.mb, nb = p.blocks.nb;
   auto per_thread = [&](int64_t floats, const char* name, std::string note) {
@@ -134,8 +133,8 @@ void AddScratch(LowerState& state, tile::Nest& nest, int num_threads,
         absl::StrCat("f32[", mb, ", ", m.head_dim_v, "] output accumulator"));
   }
   if (num_threads > 1) {
-    p.claims = nest.AddFrameBuffer(
-        BufferRef::Arena(state.AllocArena(64 * num_threads)), "claims",
+    p.claims = nest.AddArenaScratch(
+        64 * num_threads, "claims",
         absl::StrCat("i64[", num_threads,
                      "] item claims, one per thread, 64 bytes apart"));
   }
@@ -430,7 +429,7 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.k = operand(m.k.param);
   p.v = operand(m.v.param);
   p.out = ValueBuffer(state, nest, op.result());
-  AddScratch(state, nest, num_threads, p);
+  AddScratch(nest, num_threads, p);
   HGC_RETURN_IF_ERROR(AddQProgram(state, op, nest, p));
   HGC_RETURN_IF_ERROR(PlanKernelScores(state, op, nest, p));
   HGC_RETURN_IF_ERROR(AddScoreAndProbPrograms(state, op, nest, p));

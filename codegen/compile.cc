@@ -17,6 +17,7 @@
 #include "codegen/lower_matmul.h"
 #include "codegen/lower_rowwise.h"
 #include "codegen/lower_state.h"
+#include "codegen/nest_buffers.h"
 #include "codegen/reduce_step.h"
 #include "codegen/tile_emitter.h"
 #include "codegen/tile_ir.h"
@@ -283,8 +284,8 @@ int64_t FrameBytes(const LowerState& state, const BufferRef& ref) {
 }
 
 // The stage after a lowering: verifies `nest` (an error is a bug of the
-// lowering), places its per-thread buffers in the arena, then emits it as
-// the op's steps.
+// lowering), places the scratch, constant slots and per-thread buffers it
+// declared, then emits it as the op's steps.
 absl::Status VerifyPlaceAndEmit(LowerState& state, codegen::tile::Nest& nest,
                                 int num_threads, bool on_caller) {
   codegen::tile::VerifyOptions verify;
@@ -293,13 +294,7 @@ absl::Status VerifyPlaceAndEmit(LowerState& state, codegen::tile::Nest& nest,
     return FrameBytes(state, ref);
   };
   HGC_RETURN_IF_ERROR(codegen::tile::VerifyNest(nest, verify));
-  for (size_t i = 0; i < nest.buffers().size(); ++i) {
-    const codegen::tile::Buffer& b = nest.buffers()[i];
-    if (b.kind != codegen::tile::Buffer::Kind::kPerThread) continue;
-    int64_t stride = 0;
-    const int64_t offset = state.AllocPerThread(b.bytes, num_threads, &stride);
-    nest.PlacePerThread(static_cast<int>(i), offset, stride);
-  }
+  HGC_RETURN_IF_ERROR(codegen::PlaceNestBuffers(state, nest, num_threads));
   return codegen::EmitNest(state, nest, on_caller);
 }
 
@@ -314,6 +309,7 @@ absl::Status LowerOp(LowerState& state, const Op& op, int num_threads,
   const int step_threads = on_caller ? 1 : num_threads;
   const size_t before = program.steps.size();
   const size_t constants_before = program.constants.size();
+  const int64_t arena_before = state.arena_bytes;
   absl::StatusOr<std::optional<codegen::tile::Nest>> nest =
       LowerToNest(state, op, step_threads);
   absl::Status lowered = nest.status();
@@ -332,9 +328,11 @@ absl::Status LowerOp(LowerState& state, const Op& op, int num_threads,
   if (!absl::IsUnimplemented(lowered) && !absl::IsFailedPrecondition(lowered)) {
     return lowered;
   }
-  // Literal tables the failed lowering bound are not read by the fallback.
+  // A nest that failed to emit had its buffers placed; the fallback reads
+  // none of them.
   program.constants.erase(program.constants.begin() + constants_before,
                           program.constants.end());
+  state.arena_bytes = arena_before;
   if (op.kind_id() == OpKind::kReshape) {
     const BufferRef& from = state.refs.at(op.operand(0));
     const BufferRef& to = state.refs.at(op.result());

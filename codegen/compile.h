@@ -4,9 +4,10 @@
 //
 // What lowers natively: each lowering chooses a schedule and returns a
 // tile-IR nest (tile_ir.h) for the op's step; Compile verifies the nest
-// (tile_verifier.h), places its per-thread scratch in the arena and has
-// the one emitter (tile_emitter.h) turn it into an LLVM step function with
-// the KernelFrame ABI:
+// (tile_verifier.h), places the scratch, constant slots and per-thread
+// slices it declared (nest_buffers.h) and has the one emitter
+// (tile_emitter.h) turn it into an LLVM step function with the KernelFrame
+// ABI:
 //   - "matmul" / "mlp" groups in f32, bf16, u8 x s8 and s8 x s8
 //     (lower_matmul.h): tile loops + BRGEMM calls + post-ops on the hot C
 //     tile; constant weights packed once in init steps;

@@ -424,15 +424,8 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
 absl::StatusOr<tile::Nest> LowerAttention(LowerState& state, const Op& op,
                                           int num_threads) {
   tile::Nest nest(state.StepName("attention"));
-  // A plan that fails leaves no scratch behind: the group falls back.
-  const int64_t arena_mark = state.arena_bytes;
-  absl::StatusOr<AttentionPlan> plan =
-      PlanAttention(state, op, num_threads, nest);
-  if (!plan.ok()) {
-    state.arena_bytes = arena_mark;
-    return plan.status();
-  }
-  const AttentionPlan& p = *plan;
+  HGC_ASSIGN_OR_RETURN(const AttentionPlan p,
+                       PlanAttention(state, op, num_threads, nest));
   const AttentionMatch& m = p.m;
   nest.AddNote(absl::StrCat(
       "blocks: ", p.blocks.mb, " query rows x ", p.blocks.nb, " keys (L2 ",

@@ -50,7 +50,7 @@ absl::StatusOr<std::optional<tile::Nest>> LowerElementwise(LowerState& state,
   RowProgram program;
   HGC_RETURN_IF_ERROR(BuildRowProgram(ops, params, param_buffers, shape,
                                       body_result, out, program,
-                                      NestConstantBinder(state, nest)));
+                                      NestConstantBinder(nest)));
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
   const int body = nest.AddProgram(std::move(program), "body");

@@ -158,16 +158,13 @@ absl::Status PlanKernels(tile::Nest& nest, LayerPlan& p, int num_threads) {
 // Packs B into N-blocked panels (panel j: the packed K x nb block of its
 // own descriptor, contiguous, so the kernel walks B with a short stride):
 // once at SetConstants for constant B, else before every run.
-absl::Status AddPackB(LowerState& state, tile::Nest& nest, const Op& op,
-                      LayerPlan& p, size_t index, const BufferRef& src) {
+absl::Status AddPackB(tile::Nest& nest, const Op& op, LayerPlan& p,
+                      size_t index, const BufferRef& src) {
   const Layer& l = p.l;
   const int64_t es = l.in_bytes;
   const int64_t kp = p.padded_k;
   const int64_t slice = kp * l.n * es;  // bytes of one batch's panels
   const int64_t slices = l.b_batch.matrices;
-  BufferRef dst =
-      p.b_const ? BufferRef::Constant(state.AddConstantSlot(slice * slices))
-                : BufferRef::Arena(state.AllocArena(slice * slices));
   std::vector<BrgemmDesc> panels;  // one per N block; the last may be narrower
   for (int64_t n0 = 0; n0 < l.n; n0 += p.t.nb) {
     panels.push_back(microkernels::MakeBrgemmDesc(
@@ -183,7 +180,7 @@ absl::Status AddPackB(LowerState& state, tile::Nest& nest, const Op& op,
                            p.b_transposed ? ", from B transposed" : "", ")");
   Step& step = pack.step;
   step.name = absl::StrCat(op.result()->name(), ".pack_b", index);
-  step.buffers = {src, dst};
+  step.buffers = {src};
   const bool transposed = p.b_transposed;
   const int64_t k = l.k, n = l.n, nb = p.t.nb;
   step.host = [panels, slices, transposed, k, n, nb, kp, es,
@@ -202,17 +199,21 @@ absl::Status AddPackB(LowerState& state, tile::Nest& nest, const Op& op,
     }
     return absl::OkStatus();
   };
+  const std::string packed_name = absl::StrCat(b_name, "_packed");
+  p.b =
+      p.b_const
+          ? nest.AddConstantSlot(slice * slices, packed_name, "packed once")
+          : nest.AddArenaScratch(slice * slices, packed_name, "packed per run");
+  pack.dst = p.b;
   nest.AddPack(std::move(pack));
-  p.b = nest.AddFrameBuffer(dst, absl::StrCat(b_name, "_packed"),
-                            p.b_const ? "packed once" : "packed per run");
   return absl::OkStatus();
 }
 
 // Transposes A (stored K x M, transpose_a) into M x K rows the kernels
 // read: once at SetConstants for a constant A, else before every run, into
 // a scratch of A's size; p.a is then that scratch.
-absl::Status AddTransposeA(LowerState& state, tile::Nest& nest, const Op& op,
-                           LayerPlan& p, const BufferRef& src) {
+absl::Status AddTransposeA(const LowerState& state, tile::Nest& nest,
+                           const Op& op, LayerPlan& p, const BufferRef& src) {
   const Layer& l = p.l;
   const Value* a = l.matmul->operand(0);
   const int64_t matrices = l.a_batch.matrices;
@@ -221,21 +222,21 @@ absl::Status AddTransposeA(LowerState& state, tile::Nest& nest, const Op& op,
       TransposePlan plan,
       PlanTranspose(Shape{matrices, l.k, l.m}, {0, 2, 1}, l.in_bytes));
   const int64_t bytes = matrices * l.m * l.k * l.in_bytes;
-  const BufferRef dst = once ? BufferRef::Constant(state.AddConstantSlot(bytes))
-                             : BufferRef::Arena(state.AllocArena(bytes));
+  const std::string name = absl::StrCat(a->name(), "_t");
+  p.a = once ? nest.AddConstantSlot(bytes, name, "transposed once")
+             : nest.AddArenaScratch(bytes, name, "transposed per run");
   tile::Pack pack;
   pack.init = once;
   pack.text = absl::StrCat("transpose %", a->name(), " -> %", a->name(), "_t (",
                            matrices, " x ", l.m, " x ", l.k, ")");
   pack.step.name = absl::StrCat(op.result()->name(), ".transpose_a");
-  pack.step.buffers = {src, dst};
+  pack.step.buffers = {src};
+  pack.dst = p.a;
   pack.step.host = [plan](void* const* bufs) {
     RunTranspose(plan, bufs[0], bufs[1]);
     return absl::OkStatus();
   };
   nest.AddPack(std::move(pack));
-  p.a = nest.AddFrameBuffer(dst, absl::StrCat(a->name(), "_t"),
-                            once ? "transposed once" : "transposed per run");
   return absl::OkStatus();
 }
 
@@ -369,7 +370,7 @@ absl::StatusOr<tile::Nest> LowerMatmulGroup(LowerState& state, const Op& op,
   auto param_buffer = [&](const Value* p) {
     return nest.AddFrameBuffer(param_ref(p), p->name(), p->type().ToString());
   };
-  const ConstantBinder constants = NestConstantBinder(state, nest);
+  const ConstantBinder constants = NestConstantBinder(nest);
   std::vector<LayerPlan> plans(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     LayerPlan& p = plans[i];
@@ -402,19 +403,17 @@ absl::StatusOr<tile::Nest> LowerMatmulGroup(LowerState& state, const Op& op,
                 ? nest.AddFrameBuffer(state.refs.at(op.result()),
                                       op.result()->name(),
                                       op.result()->type().ToString())
-                : nest.AddFrameBuffer(
-                      BufferRef::Arena(state.AllocArena(
-                          elements * DTypeSize(l.out->type().dtype))),
+                : nest.AddArenaScratch(
+                      elements * DTypeSize(l.out->type().dtype),
                       absl::StrCat("layer", i), l.out->type().ToString());
-    p.c = l.c_scratch ? nest.AddFrameBuffer(
-                            BufferRef::Arena(state.AllocArena(elements * 4)),
-                            absl::StrCat("c", i), "f32/s32 C scratch")
+    p.c = l.c_scratch ? nest.AddArenaScratch(elements * 4, absl::StrCat("c", i),
+                                             "f32/s32 C scratch")
                       : p.out;
     if (l.bias != nullptr) p.bias = param_buffer(l.bias);
     HGC_RETURN_IF_ERROR(AddPostOps(nest, op, p, param_buffer, constants, i));
     const Value* bp = l.matmul->operand(1);
     if (p.blocked) {
-      HGC_RETURN_IF_ERROR(AddPackB(state, nest, op, p, i, param_ref(bp)));
+      HGC_RETURN_IF_ERROR(AddPackB(nest, op, p, i, param_ref(bp)));
     } else {
       p.b = param_buffer(bp);
     }

@@ -410,7 +410,7 @@ absl::StatusOr<tile::Nest> LowerRowwise(LowerState& state, const Op& op) {
   HGC_ASSIGN_OR_RETURN(RowGroup g, SplitRowGroup(op));
   const ResultPath path = ChooseResultPath(g, op);
   tile::Nest nest(state.StepName(g.row_op->kind()));
-  const RowContext ctx{state, op, nest, NestConstantBinder(state, nest)};
+  const RowContext ctx{state, op, nest, NestConstantBinder(nest)};
   RowNestParts parts;
   parts.out = ValueBuffer(state, nest, op.result());
   HGC_RETURN_IF_ERROR(AddInputRows(ctx, g, parts));

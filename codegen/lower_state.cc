@@ -20,12 +20,6 @@ int64_t LowerState::AllocPerThread(int64_t bytes, int num_threads,
   return AllocArena(*thread_stride * num_threads);
 }
 
-int64_t LowerState::AddConstantSlot(int64_t bytes) {
-  Tensor slot = *Tensor::Create(TensorType(DType::kU8, {bytes}));
-  program->constants.push_back(std::move(slot));
-  return static_cast<int64_t>(program->constants.size()) - 1;
-}
-
 int64_t LowerState::AddConstant(Tensor value) {
   program->constants.push_back(std::move(value));
   return static_cast<int64_t>(program->constants.size()) - 1;

@@ -1,7 +1,8 @@
 // LowerState, the state one Compile call threads through the lowerings
 // and the emitter: where each value lives, the arena and constant slots
-// they append, the LLVM module steps go to, and what --emit=loops and
-// --stats collect.
+// Compile appends (the lowerings only read it: a nest declares the scratch
+// and slots it needs, and Compile places them once the nest is verified),
+// the LLVM module steps go to, and what --emit=loops and --stats collect.
 #ifndef HGC_CODEGEN_LOWER_STATE_H_
 #define HGC_CODEGEN_LOWER_STATE_H_
 
@@ -38,8 +39,8 @@ struct LowerState {
   absl::flat_hash_map<const Value*, BufferRef> refs;
   // Which entry values depend only on constants.
   const ConstOnlyAnalysis* const_only = nullptr;
-  // Bytes of the main arena in use (the buffer plan, then scratch regions
-  // the lowerings append with AllocArena).
+  // Bytes of the main arena in use (the buffer plan, then the scratch
+  // regions Compile places for the nests and host steps).
   int64_t arena_bytes = 0;
   // Kernels referenced by steps; kept alive with the executable.
   std::vector<std::shared_ptr<const microkernels::BrgemmKernel>> kernels;
@@ -68,11 +69,8 @@ struct LowerState {
   // strides).
   int64_t AllocPerThread(int64_t bytes, int num_threads,
                          int64_t* thread_stride);
-  // Appends a constant-cache slot of `bytes` bytes (contents written by an
-  // init step) and returns its index.
-  int64_t AddConstantSlot(int64_t bytes);
   // Appends a constant-cache slot holding `value` (a literal constant a
-  // step reads) and returns its index.
+  // step reads, or a zeroed slot an init step fills) and returns its index.
   int64_t AddConstant(Tensor value);
   // A fresh function name "<prefix>_<n>".
   std::string StepName(const std::string& prefix);

@@ -295,6 +295,12 @@ class Emitter {
 }  // namespace
 
 absl::Status EmitNest(LowerState& state, tile::Nest& nest, bool on_caller) {
+  for (const tile::Buffer& buf : nest.buffers()) {
+    if (buf.pending != tile::Buffer::Pending::kPlaced) {
+      return absl::InternalError(absl::StrCat("@", nest.name(), ": buffer %",
+                                              buf.name, " was never placed"));
+    }
+  }
   llvm::IRBuilder<> b(*state.context);
   FrameValues frame;
   llvm::Function* fn = BeginStepFunction(state, nest.name(), b, frame);
@@ -324,6 +330,7 @@ absl::Status EmitNest(LowerState& state, tile::Nest& nest, bool on_caller) {
     }
   }
   for (tile::Pack& p : nest.packs()) {
+    p.step.buffers.push_back(nest.buffers()[p.dst].ref);
     (p.init ? state.program->init_steps : state.program->steps)
         .push_back(std::move(p.step));
   }

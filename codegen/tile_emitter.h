@@ -13,10 +13,11 @@
 namespace hgc {
 namespace codegen {
 
-// Emits `nest` (verified, its per-thread buffers placed) into state.module
-// and appends to state.program: its init packs to init_steps, its per-run
-// packs and then the step itself to steps (the step's kernel table is the
-// nest's; with `on_caller`, the step runs on the calling thread alone).
+// Emits `nest` (verified, every buffer placed: PlaceNestBuffers) into
+// state.module and appends to state.program: its init packs to init_steps,
+// its per-run packs and then the step itself to steps (the step's kernel
+// table is the nest's; with `on_caller`, the step runs on the calling
+// thread alone).
 // The nest's kernels join state.kernels, and its printout state.loops when
 // that is set. On an error nothing is appended and the function is erased.
 absl::Status EmitNest(LowerState& state, tile::Nest& nest, bool on_caller);

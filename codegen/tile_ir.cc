@@ -1,6 +1,7 @@
 #include "codegen/tile_ir.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -117,7 +118,8 @@ int Nest::AddFrameBuffer(const BufferRef& ref, std::string name,
                          std::string note) {
   for (size_t i = 0; i < buffers_.size(); ++i) {
     const Buffer& b = buffers_[i];
-    if (b.kind == Buffer::Kind::kFrame && b.ref.kind == ref.kind &&
+    if (b.kind == Buffer::Kind::kFrame &&
+        b.pending == Buffer::Pending::kPlaced && b.ref.kind == ref.kind &&
         b.ref.index == ref.index && b.ref.offset == ref.offset) {
       return static_cast<int>(i);
     }
@@ -131,6 +133,50 @@ int Nest::AddFrameBuffer(const BufferRef& ref, std::string name,
   frame_index_.push_back(static_cast<int>(frame_refs_.size()));
   frame_refs_.push_back(ref);
   return static_cast<int>(buffers_.size()) - 1;
+}
+
+int Nest::AddPendingFrameBuffer(Buffer::Pending pending, int64_t bytes,
+                                std::string name, std::string note) {
+  Buffer b;
+  b.kind = Buffer::Kind::kFrame;
+  b.pending = pending;
+  b.bytes = bytes;
+  b.name = std::move(name);
+  b.note = std::move(note);
+  buffers_.push_back(std::move(b));
+  frame_index_.push_back(static_cast<int>(frame_refs_.size()));
+  frame_refs_.push_back(BufferRef::Arena(0));  // until placed
+  return static_cast<int>(buffers_.size()) - 1;
+}
+
+int Nest::AddArenaScratch(int64_t bytes, std::string name, std::string note) {
+  return AddPendingFrameBuffer(Buffer::Pending::kArena, bytes, std::move(name),
+                               std::move(note));
+}
+
+int Nest::AddConstantSlot(int64_t bytes, std::string name, std::string note) {
+  return AddPendingFrameBuffer(Buffer::Pending::kConstantSlot, bytes,
+                               std::move(name), std::move(note));
+}
+
+int Nest::AddLiteral(Tensor value, std::string name, std::string note) {
+  const int buffer =
+      AddPendingFrameBuffer(Buffer::Pending::kLiteral, value.size_in_bytes(),
+                            std::move(name), std::move(note));
+  buffers_[buffer].literal = std::make_shared<Tensor>(std::move(value));
+  return buffer;
+}
+
+void Nest::PlaceFrameBuffer(int buffer, const BufferRef& ref) {
+  Buffer& b = buffers_[buffer];
+  b.pending = Buffer::Pending::kPlaced;
+  b.ref = ref;
+  b.literal.reset();
+  frame_refs_[frame_index_[buffer]] = ref;
+}
+
+Tensor Nest::TakeLiteral(int buffer) {
+  return std::move(*buffers_[buffer].literal);
 }
 
 int Nest::AddPerThread(int64_t bytes, std::string name, std::string note) {

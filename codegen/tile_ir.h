@@ -7,9 +7,9 @@
 // statements over tiles. The parallel split is explicit: a `parallel.for`
 // hands each thread an even, static share of its iteration range (or
 // balances the shares by claims). Compile verifies each nest
-// (tile_verifier.h) and places its per-thread slices; one emitter
-// (tile_emitter.h) turns it into an LLVM step function; the printer shows
-// it as text (`hgc FILE --emit=loops`).
+// (tile_verifier.h) and places the scratch, constant slots and per-thread
+// slices it declared; one emitter (tile_emitter.h) turns it into an LLVM
+// step function; the printer shows it as text (`hgc FILE --emit=loops`).
 //
 // Index arithmetic is i64 expressions (Expr) over loop and let variables;
 // addresses are Views: a buffer, an element offset and the element size.
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "codegen/row_program.h"
+#include "ir/tensor.h"
 #include "microkernels/brgemm_desc.h"
 #include "microkernels/brgemm_kernel.h"
 #include "runtime/executable.h"
@@ -89,12 +90,22 @@ struct Buffer {
                  // (the region is placed by Compile: Nest::PlacePerThread)
     kLocal,      // `bytes` on the stack of each thread
   };
+  // What a frame buffer a lowering declared by size needs, until Compile
+  // places it once the nest is verified (Nest::PlaceFrameBuffer).
+  enum class Pending {
+    kPlaced,        // `ref` says where it lives
+    kArena,         // `bytes` of arena scratch, shared by the threads
+    kConstantSlot,  // a constant-cache slot of `bytes`, filled by an init pack
+    kLiteral,       // a constant-cache slot holding `literal`
+  };
   Kind kind = Kind::kFrame;
-  std::string name;  // printed as %name
-  BufferRef ref;     // kFrame, kPerThread (the arena region, once placed)
-  int64_t bytes = 0;
+  Pending pending = Pending::kPlaced;
+  std::string name;   // printed as %name
+  BufferRef ref;      // kFrame, kPerThread (the arena region, once placed)
+  int64_t bytes = 0;  // kPerThread, kLocal, a pending frame buffer
   int64_t thread_stride = 0;  // kPerThread: from one thread's slice to the next
-  std::string note;           // what it holds, for the printout
+  std::shared_ptr<Tensor> literal;  // Pending::kLiteral
+  std::string note;                 // what it holds, for the printout
 };
 
 // Elements of a buffer from `offset` on.
@@ -339,7 +350,8 @@ struct KernelsByTail {
 struct Pack {
   std::string text;  // "pack %w -> %w_packed (...)"
   bool init = false;
-  Step step;
+  Step step;     // its buffers: what it reads; EmitNest appends dst's place
+  int dst = -1;  // the frame buffer it writes
 };
 
 class Nest {
@@ -352,12 +364,19 @@ class Nest {
   // Buffers; the frame index of a kFrame buffer is its place among the
   // step's buffers (RowProgram inputs and outputs use it).
   int AddFrameBuffer(const BufferRef& ref, std::string name, std::string note);
-  // A per-thread buffer of `bytes` for each thread; its arena region is
-  // placed later by PlacePerThread.
+  // Frame buffers a lowering declares by size, each its own: arena
+  // scratch, a constant slot an init pack fills, a literal. Compile places
+  // them once the nest is verified (PlaceFrameBuffer, after TakeLiteral
+  // for a literal), so a lowering that fails leaves nothing behind.
+  int AddArenaScratch(int64_t bytes, std::string name, std::string note);
+  int AddConstantSlot(int64_t bytes, std::string name, std::string note);
+  int AddLiteral(Tensor value, std::string name, std::string note);
+  void PlaceFrameBuffer(int buffer, const BufferRef& ref);
+  Tensor TakeLiteral(int buffer);
+  // `bytes` for each thread, its arena region placed later by PlacePerThread.
   int AddPerThread(int64_t bytes, std::string name, std::string note);
   // Places per-thread buffer `buffer`: thread t's bytes start at
-  // arena_offset + t * thread_stride (LowerState::AllocPerThread gives
-  // both).
+  // arena_offset + t * thread_stride (from LowerState::AllocPerThread).
   void PlacePerThread(int buffer, int64_t arena_offset, int64_t thread_stride);
   int AddLocal(int64_t bytes, std::string name, std::string note);
   int FrameIndex(int buffer) const { return frame_index_[buffer]; }
@@ -397,6 +416,9 @@ class Nest {
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:
+  int AddPendingFrameBuffer(Buffer::Pending pending, int64_t bytes,
+                            std::string name, std::string note);
+
   std::string name_;
   std::vector<Buffer> buffers_;
   std::vector<int> frame_index_;

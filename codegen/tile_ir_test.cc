@@ -1,6 +1,9 @@
 #include "codegen/tile_ir.h"
 
+#include <utility>
+
 #include "gtest/gtest.h"
+#include "ir/tensor.h"
 
 namespace hgc {
 namespace codegen {
@@ -29,6 +32,33 @@ TEST(TileExprTest, PrintsWithMinimalParentheses) {
   EXPECT_EQ(PrintExpr(nest, a - (b - 1)), "%a - (%b - 1)");
   EXPECT_EQ(PrintExpr(nest, Select(Lt(a, b), a, b)),
             "select((%a < %b), %a, %b)");
+}
+
+TEST(TileNestTest, PendingFrameBuffersAreTheirOwnUntilPlaced) {
+  Nest nest("n");
+  const int x = nest.AddFrameBuffer(BufferRef::Arena(0), "x", "f32[4]");
+  const int s = nest.AddArenaScratch(64, "s", "scratch");
+  const int t = nest.AddArenaScratch(64, "t", "scratch");
+  Tensor value = *Tensor::Create(TensorType(DType::kF32, {2}));
+  value.mutable_data<float>()[1] = 5.0f;
+  const int lit = nest.AddLiteral(std::move(value), "c", "f32[2] literal");
+  EXPECT_NE(s, x);
+  EXPECT_NE(s, t);
+  EXPECT_EQ(nest.AddFrameBuffer(BufferRef::Arena(0), "x", "f32[4]"), x);
+  EXPECT_EQ(nest.buffers()[s].pending, Buffer::Pending::kArena);
+  EXPECT_EQ(nest.buffers()[lit].pending, Buffer::Pending::kLiteral);
+  EXPECT_EQ(nest.buffers()[lit].bytes, 8);
+
+  nest.PlaceFrameBuffer(t, BufferRef::Arena(128));
+  EXPECT_EQ(nest.buffers()[t].pending, Buffer::Pending::kPlaced);
+  EXPECT_EQ(nest.frame_refs()[nest.FrameIndex(t)].offset, 128);
+  const Tensor taken = nest.TakeLiteral(lit);
+  EXPECT_EQ(taken.data<float>()[1], 5.0f);
+  nest.PlaceFrameBuffer(lit, BufferRef::Constant(3));
+  EXPECT_EQ(nest.frame_refs()[nest.FrameIndex(lit)].kind,
+            BufferRef::Kind::kConstant);
+  EXPECT_EQ(nest.frame_refs()[nest.FrameIndex(lit)].index, 3);
+  EXPECT_EQ(nest.buffers()[lit].literal, nullptr);
 }
 
 TEST(TileNestTest, VariableNamesStayUnique) {

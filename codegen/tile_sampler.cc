@@ -89,7 +89,12 @@ class Sampler {
 
   int64_t BufferBytes(int buffer) const {
     const Buffer& b = nest_.buffers()[buffer];
-    if (b.kind != Buffer::Kind::kFrame) return b.bytes;
+    // Per-thread and local buffers, and frame buffers Compile has yet to
+    // place, have the size the lowering declared.
+    if (b.kind != Buffer::Kind::kFrame ||
+        b.pending != Buffer::Pending::kPlaced) {
+      return b.bytes;
+    }
     return options_.frame_bytes ? options_.frame_bytes(b.ref) : -1;
   }
 

@@ -46,6 +46,7 @@ class StaticChecker {
 
   absl::Status Run() {
     CheckPrograms();
+    CheckPacks();
     Block(nest_.body());
     return status_;
   }
@@ -82,6 +83,18 @@ class StaticChecker {
           !FrameIndexOk(programs[p].out_buffer)) {
         Fail(what, absl::StrCat("writes frame buffer #", programs[p].out_buffer,
                                 ", which the nest does not declare"));
+      }
+    }
+  }
+
+  void CheckPacks() {
+    for (const Pack& pack : nest_.packs()) {
+      const int dst = pack.dst;
+      if (dst < 0 || dst >= static_cast<int>(nest_.buffers().size()) ||
+          nest_.buffers()[dst].kind != Buffer::Kind::kFrame) {
+        Fail(absl::StrCat("pack \"", pack.text, "\""),
+             absl::StrCat("writes buffer #", dst,
+                          ", not a frame buffer the nest declares"));
       }
     }
   }

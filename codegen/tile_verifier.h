@@ -2,7 +2,8 @@
 // emits it (compile.cc runs it on every nest a lowering returns).
 //
 //   - Every buffer a statement names is declared: views, row programs'
-//     inputs and outputs, and the program of each RowMap.
+//     inputs and outputs, the program of each RowMap, and the frame
+//     buffer each pack writes.
 //   - Every kernel a Brgemm calls is in the nest's kernel table.
 //   - Parallel loops are race-free by construction: each write to a frame
 //     buffer (shared by the threads) happens inside a parallel loop at an
@@ -15,8 +16,10 @@
 //     a few of the threads' shares), and the elements each statement
 //     reads or writes there (a row statement's `len`, a copy's rows and
 //     columns, a BRGEMM's C tile; the first element of the other BRGEMM
-//     operands) must lie inside the buffer. Prefetches are hints and may
-//     reach past a buffer.
+//     operands) must lie inside the buffer: the bytes a per-thread slice,
+//     a local or a frame buffer Compile has yet to place (arena scratch,
+//     a constant slot, a literal) was declared with, and frame_bytes for
+//     the others. Prefetches are hints and may reach past a buffer.
 #ifndef HGC_CODEGEN_TILE_VERIFIER_H_
 #define HGC_CODEGEN_TILE_VERIFIER_H_
 

@@ -209,6 +209,45 @@ TEST(VerifyNestTest, RejectsAComputedKernelOutsideTheTable) {
   ExpectError(s, "calls kernel k1");
 }
 
+TEST(VerifyNestTest, BoundsAPendingFrameBufferByItsDeclaredBytes) {
+  // Arena scratch Compile has yet to place: its 128 declared bytes bound
+  // it, not frame_bytes (1 KiB).
+  GoodNest g;
+  const int scratch = g.nest.AddArenaScratch(128, "t", "f32[32] scratch");
+  NestBuilder nb(g.nest);
+  nb.For("i", 0, 2, true, [&](Expr i) {
+    nb.Append(Stmt{Fill{View{scratch, i * 16, 4}, 16, 0.0f}});
+  });
+  EXPECT_TRUE(VerifyNest(g.nest, Options()).ok());
+  nb.For("j", 0, 3, true, [&](Expr j) {
+    nb.Append(Stmt{Fill{View{scratch, j * 16, 4}, 16, 0.0f}});
+  });
+  absl::Status s = VerifyNest(g.nest, Options());
+  ExpectError(s, "fill (dst %t[%j * 16])");
+  ExpectError(s, "outside the buffer's 128 bytes");
+}
+
+TEST(VerifyNestTest, RejectsAPackWritingAnUndeclaredBuffer) {
+  GoodNest g;
+  Pack pack;
+  pack.text = "pack %w -> %w_packed";
+  pack.dst = g.stats;  // a per-thread slice, not a frame buffer
+  g.nest.AddPack(pack);
+  absl::Status s = VerifyNest(g.nest, Options());
+  ExpectError(s, "pack \"pack %w -> %w_packed\"");
+  ExpectError(s, "writes buffer #3, not a frame buffer the nest declares");
+}
+
+TEST(VerifyNestTest, AcceptsAPackWritingAConstantSlot) {
+  GoodNest g;
+  Pack pack;
+  pack.text = "pack %w -> %w_packed";
+  pack.init = true;
+  pack.dst = g.nest.AddConstantSlot(256, "w_packed", "packed once");
+  g.nest.AddPack(pack);
+  EXPECT_TRUE(VerifyNest(g.nest, Options()).ok());
+}
+
 }  // namespace
 }  // namespace tile
 }  // namespace codegen

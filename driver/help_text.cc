@@ -89,6 +89,9 @@ Execution:
                         or on the process's OpenMP runtime (libgomp), which
                         shares OpenMP's threads and OMP_PROC_BIND binding
   --rtol R, --atol A    --check tolerances (default: per dtype, see README)
+  --cache-dir DIR       keep the compiled LLVM objects in DIR and reuse them
+                        in later runs (overrides HGC_CACHE_DIR; DIR must be
+                        the user's alone; docs/cache.md)
 
   --help                print this text
 

@@ -32,5 +32,10 @@ int main(int argc, char** argv) {
     std::cout << hgc::HelpText();
     return 0;
   }
+  // The JIT opens the cache HGC_CACHE_DIR names on the first compile; no
+  // thread runs yet.
+  if (!options->cache_dir.empty()) {
+    setenv("HGC_CACHE_DIR", options->cache_dir.c_str(), /*overwrite=*/1);
+  }
   return hgc::RunDriver(*options, std::cout, std::cerr);
 }

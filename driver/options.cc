@@ -48,6 +48,7 @@ ABSL_FLAG(hgc::Seed, seed, {}, "seed of the random inputs");
 ABSL_FLAG(hgc::NonEmptyText, output_dir, {}, "where --run writes its outputs");
 ABSL_FLAG(std::string, graph, "", "the graph to run");
 ABSL_FLAG(hgc::ThreadCount, threads, {}, "threads to run on");
+ABSL_FLAG(hgc::NonEmptyText, cache_dir, {}, "where compiled code is kept");
 ABSL_FLAG(hgc::ThreadingChoice, threading, {}, "pool or openmp");
 ABSL_FLAG(hgc::NonNegative, rtol, {}, "relative tolerance of --check");
 ABSL_FLAG(hgc::NonNegative, atol, {}, "absolute tolerance of --check");
@@ -143,6 +144,8 @@ absl::Status ApplyFlag(const absl::CommandLineFlag& flag, DriverOptions& o) {
     o.output_dir = GetFlag(FLAGS_output_dir).value;
   } else if (name == "graph") {
     o.graph = std::string(absl::StripPrefix(GetFlag(FLAGS_graph), "@"));
+  } else if (name == "cache_dir") {
+    o.cache_dir = GetFlag(FLAGS_cache_dir).value;
   } else if (name == "threads") {
     o.threads = GetFlag(FLAGS_threads).value;
   } else if (name == "threading") {

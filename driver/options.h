@@ -41,6 +41,9 @@ struct DriverOptions {
   std::string output_dir;
   // --graph NAME: which graph of the file to run (default: the first).
   std::string graph;
+  // --cache-dir DIR: the on-disk object cache (docs/cache.md); main()
+  // makes it the process's HGC_CACHE_DIR.
+  std::string cache_dir;
   // Tolerances for --check; negative means "the dtype's default".
   double rtol = -1;
   double atol = -1;

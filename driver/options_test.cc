@@ -25,7 +25,7 @@ TEST(OptionsTest, ParsesRunFlagsInBothSpellings) {
   DriverOptions o = *ParseOptions({"m.graph", "--run", "--seed", "7",
                                    "--threads=2", "--input", "%x=a.npy",
                                    "--input=w=b.npy", "--output-dir", "out",
-                                   "--graph=@second"});
+                                   "--graph=@second", "--cache-dir", "c"});
   EXPECT_TRUE(o.run);
   EXPECT_FALSE(o.emit_ir);
   EXPECT_EQ(o.seed, 7u);
@@ -36,6 +36,7 @@ TEST(OptionsTest, ParsesRunFlagsInBothSpellings) {
   EXPECT_EQ(o.inputs[1].first, "w");
   EXPECT_EQ(o.output_dir, "out");
   EXPECT_EQ(o.graph, "second");
+  EXPECT_EQ(o.cache_dir, "c");
 }
 
 TEST(OptionsTest, CheckImpliesRun) {
@@ -222,7 +223,8 @@ TEST(OptionsTest, HelpDocumentsEveryFlag) {
         "--pass-pipeline", "-O0", "-O2", "--print-ir-after-all",
         "--print-ir-after=", "--verify-each", "--no-verify-each",
         "--time-passes", "--stop-after", "--list-passes", "--stats",
-        "--target-cpu=", "--dim NAME=N", "--input-shape NAME=D0,D1,..."}) {
+        "--target-cpu=", "--dim NAME=N", "--input-shape NAME=D0,D1,...",
+        "--cache-dir DIR"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
   // Every flag declared with --run, in its command-line spelling.
@@ -235,7 +237,7 @@ TEST(OptionsTest, HelpDocumentsEveryFlag) {
         absl::StrReplaceAll(absl::StrCat("-", name), {{"_", "-"}});
     EXPECT_NE(help.find(written), std::string::npos) << written;
   }
-  EXPECT_EQ(flags, 28);
+  EXPECT_EQ(flags, 29);
 }
 
 }  // namespace

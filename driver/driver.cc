@@ -348,6 +348,32 @@ absl::StatusOr<int> CompileAndRun(Module module, const Graph& graph,
   return Run(session, *reference, fill, options, binding, out, err);
 }
 
+// --dim and --input-shape as import options: ONNX models only, each name
+// once (or with the same value).
+absl::StatusOr<OnnxImportOptions> OnnxOptionsOf(const DriverOptions& options) {
+  OnnxImportOptions onnx;
+  if (options.dims.empty() && options.input_shapes.empty()) return onnx;
+  if (!IsOnnxPath(options.input_file)) {
+    return absl::InvalidArgumentError(
+        "--dim and --input-shape apply to ONNX models (see 'hgc --help')");
+  }
+  for (const auto& [name, size] : options.dims) {
+    auto [it, inserted] = onnx.dims.emplace(name, size);
+    if (!inserted && it->second != size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--dim ", name, " given as ", it->second, " and ", size));
+    }
+  }
+  for (const auto& [name, shape] : options.input_shapes) {
+    auto [it, inserted] = onnx.input_shapes.emplace(name, shape);
+    if (!inserted && it->second != shape) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape ", name, " given twice, differently"));
+    }
+  }
+  return onnx;
+}
+
 }  // namespace
 
 std::string ListPassesText() {
@@ -393,7 +419,10 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     err << FormatError(status, sm, "hgc");
     return 1;
   };
-  absl::StatusOr<InputFile> input = ReadInputFile(options.input_file, sm);
+  absl::StatusOr<OnnxImportOptions> onnx = OnnxOptionsOf(options);
+  if (!onnx.ok()) return fail(onnx.status());
+  absl::StatusOr<InputFile> input =
+      ReadInputFile(options.input_file, *onnx, sm);
   if (!input.ok()) {
     err << FormatInputFileError(input.status(), options.input_file, sm);
     return 1;

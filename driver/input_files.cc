@@ -36,6 +36,7 @@ std::string InputBinding::ParamName(const std::string& name) const {
 }
 
 absl::StatusOr<InputFile> ReadInputFile(const std::string& file,
+                                        const OnnxImportOptions& onnx,
                                         SourceManager& sm) {
   InputFile input;
   if (!IsOnnxPath(file)) {
@@ -44,7 +45,7 @@ absl::StatusOr<InputFile> ReadInputFile(const std::string& file,
     input.module = std::move(*module);
     return input;
   }
-  absl::StatusOr<OnnxModel> model = ImportOnnxFile(file);
+  absl::StatusOr<OnnxModel> model = ImportOnnxFile(file, onnx);
   if (!model.ok()) return model.status();
   input.module = std::move(model->module);
   input.binding.constants = std::move(model->constants);

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "frontend/onnx/onnx_import.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "support/source_location.h"
@@ -34,9 +35,10 @@ struct InputFile {
   InputBinding binding;
 };
 
-// Reads `file`: an ONNX model when it ends in ".onnx", stdin for "-", else
-// a .graph file.
+// Reads `file`: an ONNX model when it ends in ".onnx" (imported with
+// `onnx`: --dim and --input-shape), stdin for "-", else a .graph file.
 absl::StatusOr<InputFile> ReadInputFile(const std::string& file,
+                                        const OnnxImportOptions& onnx,
                                         SourceManager& sm);
 // The diagnostic for ReadInputFile's error: an ONNX model's errors are
 // whole diagnostics already; a .graph file's are located

@@ -1,5 +1,6 @@
 #include "frontend/onnx/onnx_import.h"
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 
@@ -55,6 +56,9 @@ class ModelImporter {
   void DefineInitializers(ImportContext& ctx);
   void AddInputs(ImportContext& ctx, OnnxModel& out);
   absl::StatusOr<TensorType> InputType(const onnx::ValueInfoProto& input);
+  absl::StatusOr<TensorType> GivenInputType(
+      DType dtype, const onnx::TensorShapeProto& model_shape,
+      const std::vector<int64_t>& given);
   void ListUnsupported();
   absl::Status ConvertNodes(ImportContext& ctx);
   absl::Status SetResults(ImportContext& ctx, Graph& graph);
@@ -63,6 +67,8 @@ class ModelImporter {
   std::string model_name_;
   ExternalData external_;
   const OnnxImportOptions& options_;
+  // Symbolic sizes given through --input-shape so far.
+  std::map<std::string, int64_t, std::less<>> given_dims_;
   std::map<std::string, int64_t> opsets_;
   std::vector<std::string> errors_;
 };
@@ -116,6 +122,39 @@ void ModelImporter::DefineInitializers(ImportContext& ctx) {
   }
 }
 
+// An input's type from --input-shape: the model's rank and fixed sizes
+// must match; a symbolic size takes the given one, which must agree with
+// --dim and with the same name elsewhere.
+absl::StatusOr<TensorType> ModelImporter::GivenInputType(
+    DType dtype, const onnx::TensorShapeProto& model_shape,
+    const std::vector<int64_t>& given) {
+  if (model_shape.dim_size() != static_cast<int>(given.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--input-shape gives ", given.size(), " dimensions; the model has ",
+        model_shape.dim_size()));
+  }
+  for (int i = 0; i < model_shape.dim_size(); ++i) {
+    const onnx::TensorShapeProto::Dimension& dim = model_shape.dim(i);
+    if (dim.has_dim_value() && dim.dim_value() != given[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input-shape gives dimension ", i, " as ", given[i],
+          "; the model fixes it at ", dim.dim_value()));
+    }
+    if (!dim.has_dim_param()) continue;
+    auto [it, inserted] = given_dims_.emplace(dim.dim_param(), given[i]);
+    auto bound = options_.dims.find(dim.dim_param());
+    if ((!inserted && it->second != given[i]) ||
+        (bound != options_.dims.end() && bound->second != given[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input-shape gives dimension '", dim.dim_param(), "' as ",
+          given[i], ", which it is not elsewhere"));
+    }
+  }
+  absl::StatusOr<int64_t> n = CheckedNumElements(given);
+  if (!n.ok()) return n.status();
+  return TensorType(dtype, Shape(given.begin(), given.end()));
+}
+
 absl::StatusOr<TensorType> ModelImporter::InputType(
     const onnx::ValueInfoProto& input) {
   if (!input.type().has_tensor_type()) {
@@ -131,6 +170,10 @@ absl::StatusOr<TensorType> ModelImporter::InputType(
   if (!tensor.has_shape()) {
     return absl::InvalidArgumentError("has no shape");
   }
+  auto given = options_.input_shapes.find(input.name());
+  if (given != options_.input_shapes.end()) {
+    return GivenInputType(*dtype, tensor.shape(), given->second);
+  }
   Shape shape;
   for (const onnx::TensorShapeProto::Dimension& dim : tensor.shape().dim()) {
     if (dim.has_dim_value()) {
@@ -141,15 +184,19 @@ absl::StatusOr<TensorType> ModelImporter::InputType(
       return absl::InvalidArgumentError(
           "has a dimension of unknown size (neither a value nor a name)");
     }
-    auto it = options_.dims.find(dim.dim_param());
-    if (it == options_.dims.end()) {
+    auto bound = options_.dims.find(dim.dim_param());
+    auto given_size = given_dims_.find(dim.dim_param());
+    if (bound != options_.dims.end()) {
+      shape.push_back(bound->second);
+    } else if (given_size != given_dims_.end()) {
+      shape.push_back(given_size->second);
+    } else {
       return absl::InvalidArgumentError(
           absl::StrCat("dimension '", dim.dim_param(),
                        "' is symbolic; give its size with "
                        "--dim ",
                        dim.dim_param(), "=N"));
     }
-    shape.push_back(it->second);
   }
   absl::StatusOr<int64_t> n = CheckedNumElements(shape);
   if (!n.ok()) return n.status();
@@ -157,6 +204,11 @@ absl::StatusOr<TensorType> ModelImporter::InputType(
 }
 
 void ModelImporter::AddInputs(ImportContext& ctx, OnnxModel& out) {
+  // The symbolic sizes --input-shape gives, for every input that names
+  // them (errors are reported by the loop below).
+  for (const onnx::ValueInfoProto& input : model_.graph().input()) {
+    if (options_.input_shapes.count(input.name())) (void)InputType(input);
+  }
   for (const onnx::ValueInfoProto& input : model_.graph().input()) {
     // Before IR version 4 initializers are listed among the inputs too.
     if (ctx.IsDefined(input.name())) continue;
@@ -169,6 +221,18 @@ void ModelImporter::AddInputs(ImportContext& ctx, OnnxModel& out) {
     const std::string name = ctx.UniqueName(input.name());
     ctx.DefineValue(input.name(), ctx.graph()->AddParam(name, *type));
     out.input_names.emplace_back(input.name(), name);
+  }
+  for (const auto& [name, shape] : options_.input_shapes) {
+    const auto& inputs = model_.graph().input();
+    const bool found = std::any_of(
+        inputs.begin(), inputs.end(),
+        [&name = name](const onnx::ValueInfoProto& input) {
+          return input.name() == name;
+        });
+    if (!found) {
+      AddError("", absl::StrCat("--input-shape names '", name,
+                                "', which is not an input of the model"));
+    }
   }
 }
 

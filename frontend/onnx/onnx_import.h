@@ -29,6 +29,11 @@ struct OnnxImportOptions {
   // Values of the model's symbolic dimensions (an input dim's dim_param),
   // by name: what `--dim NAME=N` gives.
   std::map<std::string, int64_t, std::less<>> dims;
+  // Whole shapes of model inputs, by the input's ONNX name: what
+  // `--input-shape NAME=D0,D1,...` gives. The rank and every fixed
+  // dimension must match the model's; a symbolic dimension takes the
+  // given size (and must agree with `dims` and other inputs).
+  std::map<std::string, std::vector<int64_t>, std::less<>> input_shapes;
 };
 
 // An imported model.

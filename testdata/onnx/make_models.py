@@ -12,7 +12,7 @@
   layernorm_gelu.onnx  LayerNorm and GELU decomposed into elementwise ops
                        and reductions, as torch exports them at opset 14
   symbolic_batch.onnx  a Relu whose input has a symbolic batch dimension
-                       (an error until `--dim batch=N` exists)
+                       (bound with --dim batch=N or --input-shape x=N,4)
   unsupported.onnx     Conv, Relu, MaxPool: two ops hgc does not convert
   truncated.onnx       the first half of mlp.onnx's bytes
   mlp_gemm_input.npy   an input for mlp_gemm.onnx's `input.1`

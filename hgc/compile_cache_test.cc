@@ -189,13 +189,14 @@ TEST(CompileCacheTest, KeepsTheMostRecentlyUsedWithinTheLimits) {
 TEST(CompileCacheTest, FailedCompilesAreNotCached) {
   CompileCache cache(CompileCache::Limits{});
   int compiles = 0;
+  const CompileCache::CompileFn failing =
+      [&]() -> absl::StatusOr<std::unique_ptr<Executable>> {
+    ++compiles;
+    return absl::UnimplementedError("no");
+  };
   for (int i = 0; i < 2; ++i) {
     absl::StatusOr<std::unique_ptr<Executable>> exe =
-        cache.GetOrCompile("k", 1, Threading::kOwnPool,
-                           [&]() -> absl::StatusOr<std::unique_ptr<Executable>> {
-                             ++compiles;
-                             return absl::UnimplementedError("no");
-                           });
+        cache.GetOrCompile("k", 1, Threading::kOwnPool, failing);
     EXPECT_EQ(exe.status().code(), absl::StatusCode::kUnimplemented);
   }
   EXPECT_EQ(compiles, 2);

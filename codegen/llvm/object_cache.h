@@ -4,10 +4,11 @@
 // key (ObjectCacheKey) hashes the module's bitcode as emitted, the target
 // (triple, CPU, features), the optimization options, the LLVM version,
 // kObjectCacheFormat and the build of hgc, so that a hit is the object the
-// same compile would generate. The generated code reaches kernels, runtime helpers and other
-// modules by symbol name, resolved when the JIT links it, so an object is
-// valid in any process. Xbyak microkernels are generated at run time apart
-// from this (microkernels/kernel_cache.h) and are not cached here.
+// same compile would generate. The generated code reaches kernels, runtime
+// helpers and other modules by symbol name, resolved when the JIT links
+// it, so an object is valid in any process. Xbyak microkernels are
+// generated at run time apart from this (microkernels/kernel_cache.h) and
+// are not cached here.
 //
 // Entries are DIR/<key>.o: a header (magic, payload size, xxHash64 of the
 // payload) and the object. A store writes a temporary file of its own in

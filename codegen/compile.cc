@@ -367,6 +367,22 @@ absl::Status LowerOp(LowerState& state, const Op& op, int num_threads,
     ++stats.copy_steps;
     return absl::OkStatus();
   }
+  if (op.kind_id() == OpKind::kSlice || op.kind_id() == OpKind::kConcat) {
+    std::vector<BufferRef> ins;
+    for (const Value* x : op.operands()) ins.push_back(state.refs.at(x));
+    const BufferRef& out = state.refs.at(op.result());
+    HGC_ASSIGN_OR_RETURN(Step step,
+                         op.kind_id() == OpKind::kSlice
+                             ? codegen::SliceStep(op, ins[0], out)
+                             : codegen::ConcatStep(op, std::move(ins), out));
+    if (state.loops != nullptr) {
+      absl::StrAppend(state.loops, "// step @", step.name,
+                      " copies on the host (codegen/transpose_step.h)\n");
+    }
+    program.steps.push_back(std::move(step));
+    ++stats.copy_steps;
+    return absl::OkStatus();
+  }
   program.steps.push_back(FallbackStep(op, state));
   ++stats.fallback_steps;
   if (state.loops != nullptr) {

@@ -1,6 +1,7 @@
 #include "codegen/transpose_step.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "ir/dtype.h"
 #include "ir/ops/op_helpers.h"
 #include "support/cpu_features.h"
+#include "support/status_macros.h"
 
 namespace hgc {
 namespace codegen {
@@ -108,30 +110,21 @@ void MoveShare(const TransposePlan& plan, const void* in, void* out, int part,
 
 }  // namespace
 
-absl::StatusOr<TransposePlan> PlanTranspose(const Shape& input,
-                                            const std::vector<int64_t>& perm,
-                                            int64_t element_bytes) {
+absl::StatusOr<TransposePlan> PlanStridedCopy(
+    const Shape& dims, const std::vector<int64_t>& in_strides,
+    int64_t element_bytes) {
   if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4 &&
       element_bytes != 8) {
     return absl::InvalidArgumentError(
-        absl::StrCat("transpose: no ", element_bytes, "-byte elements"));
+        absl::StrCat("copy: no ", element_bytes, "-byte elements"));
   }
-  const size_t rank = input.size();
-  if (perm.size() != rank) {
-    return absl::InvalidArgumentError("transpose: perm and rank differ");
+  if (in_strides.size() != dims.size()) {
+    return absl::InvalidArgumentError("copy: dims and strides differ");
   }
-  std::vector<int64_t> strides(rank, 1);
-  for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * input[d];
-  std::vector<bool> seen(rank, false);
   TransposePlan plan;
   plan.element_bytes = element_bytes;
-  for (int64_t p : perm) {
-    if (p < 0) p += static_cast<int64_t>(rank);
-    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p]) {
-      return absl::InvalidArgumentError("transpose: perm is not a permutation");
-    }
-    seen[p] = true;
-    const int64_t dim = input[p];
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t dim = dims[d];
     if (dim == 0) {  // nothing to copy
       plan.dims = {0};
       plan.in_strides = {1};
@@ -141,13 +134,13 @@ absl::StatusOr<TransposePlan> PlanTranspose(const Shape& input,
     if (dim == 1) continue;  // contributes no movement
     // Merge with the previous output dim when that one steps over exactly
     // this dim's extent in the input.
-    if (!plan.dims.empty() && plan.in_strides.back() == strides[p] * dim) {
+    if (!plan.dims.empty() && plan.in_strides.back() == in_strides[d] * dim) {
       plan.dims.back() *= dim;
-      plan.in_strides.back() = strides[p];
+      plan.in_strides.back() = in_strides[d];
       continue;
     }
     plan.dims.push_back(dim);
-    plan.in_strides.push_back(strides[p]);
+    plan.in_strides.push_back(in_strides[d]);
   }
   if (plan.dims.empty()) {  // a single element
     plan.dims = {1};
@@ -155,6 +148,30 @@ absl::StatusOr<TransposePlan> PlanTranspose(const Shape& input,
   }
   PlanWork(plan);
   return plan;
+}
+
+absl::StatusOr<TransposePlan> PlanTranspose(const Shape& input,
+                                            const std::vector<int64_t>& perm,
+                                            int64_t element_bytes) {
+  const size_t rank = input.size();
+  if (perm.size() != rank) {
+    return absl::InvalidArgumentError("transpose: perm and rank differ");
+  }
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * input[d];
+  std::vector<bool> seen(rank, false);
+  Shape dims;
+  std::vector<int64_t> in_strides;
+  for (int64_t p : perm) {
+    if (p < 0) p += static_cast<int64_t>(rank);
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p]) {
+      return absl::InvalidArgumentError("transpose: perm is not a permutation");
+    }
+    seen[p] = true;
+    dims.push_back(input[p]);
+    in_strides.push_back(strides[p]);
+  }
+  return PlanStridedCopy(dims, in_strides, element_bytes);
 }
 
 void RunTranspose(const TransposePlan& plan, const void* in, void* out,
@@ -204,6 +221,75 @@ Step MoveStep(std::string name, std::vector<BufferRef> buffers, int64_t bytes,
     step.shared = std::move(work);
   }
   return step;
+}
+
+absl::StatusOr<Step> SliceStep(const Op& op, BufferRef in, BufferRef out) {
+  const TensorType& type = op.operand(0)->type();
+  HGC_ASSIGN_OR_RETURN(
+      SliceDims slice,
+      ResolveSlice(op.FindAttr("starts"), op.FindAttr("ends"),
+                   op.FindAttr("axes"), op.FindAttr("steps"), type.shape));
+  // Output dim d walks input dim d from start[d] by step[d] elements.
+  const Shape row_major = RowMajorStrides(type.shape);
+  std::vector<int64_t> in_strides;
+  int64_t base = 0;
+  for (size_t d = 0; d < row_major.size(); ++d) {
+    in_strides.push_back(row_major[d] * slice.step[d]);
+    if (slice.count[d] > 0) base += slice.start[d] * row_major[d];
+  }
+  const int64_t element_bytes = DTypeSize(type.dtype);
+  HGC_ASSIGN_OR_RETURN(TransposePlan plan,
+                       PlanStridedCopy(slice.count, in_strides, element_bytes));
+  const int64_t offset_bytes = base * element_bytes;
+  return MoveStep(
+      absl::StrCat("slice.", op.result()->name()), {in, out},
+      op.result()->type().SizeInBytes(),
+      [plan = std::move(plan), offset_bytes](void* const* bufs, int part,
+                                             int parts) {
+        RunTranspose(plan, static_cast<const uint8_t*>(bufs[0]) + offset_bytes,
+                     bufs[1], part, parts);
+      });
+}
+
+absl::StatusOr<Step> ConcatStep(const Op& op, std::vector<BufferRef> ins,
+                                BufferRef out) {
+  const Shape& shape = op.result()->type().shape;
+  HGC_ASSIGN_OR_RETURN(
+      int64_t axis,
+      ConcatAxis(op.FindAttr("axis"), static_cast<int64_t>(shape.size())));
+  // Row-major: each index of the dims before `axis` (a row) takes one
+  // contiguous block of every operand in turn.
+  int64_t rows = 1;
+  for (int64_t d = 0; d < axis; ++d) rows *= shape[d];
+  const int64_t element_bytes = DTypeSize(op.result()->type().dtype);
+  std::vector<int64_t> block_bytes;
+  int64_t row_bytes = 0;
+  for (const Value* x : op.operands()) {
+    int64_t bytes = element_bytes;
+    for (size_t d = axis; d < shape.size(); ++d) bytes *= x->type().shape[d];
+    block_bytes.push_back(bytes);
+    row_bytes += bytes;
+  }
+  const size_t n = ins.size();
+  ins.push_back(out);
+  return MoveStep(
+      absl::StrCat("concat.", op.result()->name()), std::move(ins),
+      op.result()->type().SizeInBytes(),
+      [block_bytes, row_bytes, rows, n](void* const* bufs, int part,
+                                        int parts) {
+        const int64_t begin = rows * part / parts;
+        const int64_t end = rows * (part + 1) / parts;
+        uint8_t* dst = static_cast<uint8_t*>(bufs[n]) + begin * row_bytes;
+        for (int64_t row = begin; row < end; ++row) {
+          for (size_t k = 0; k < n; ++k) {
+            const int64_t bytes = block_bytes[k];
+            if (bytes == 0) continue;
+            std::memcpy(dst, static_cast<const uint8_t*>(bufs[k]) + row * bytes,
+                        bytes);
+            dst += bytes;
+          }
+        }
+      });
 }
 
 }  // namespace codegen

@@ -1,4 +1,4 @@
-// Transposes as allocation-free host steps.
+// Transposes, slices and concats as allocation-free host steps.
 //
 // A `transpose` is pure data movement, so it runs as a strided copy from
 // its operand's buffer to its result's: dims of the permuted input that are
@@ -8,7 +8,9 @@
 // output dim is contiguous in the input ([B, S, D] -> [B, D, S]), 4-byte
 // elements are moved as a batch of 2-D transposes in 16 x 16 AVX-512
 // register tiles (8 x 8 AVX2 ones without AVX-512); other cases go element
-// by element. Any dtype (1, 2, 4 or
+// by element. A slice is the same strided copy (its strides the input's
+// times the steps, negative ones walking backwards), a concat one memcpy
+// per operand and row. Any dtype (1, 2, 4 or
 // 8 bytes per element). A big step runs on every thread of the pool, each
 // moving an even share of the rows (or blocks).
 #ifndef HGC_CODEGEN_TRANSPOSE_STEP_H_
@@ -58,6 +60,13 @@ void RunTranspose(const TransposePlan& plan, const void* in, void* out,
 // on the calling thread, where waking the pool would cost more.
 inline constexpr int64_t kSharedCopyBytes = int64_t{256} << 10;
 
+// The plan for copying into a row-major output of `dims` the input
+// element at sum idx[d] * in_strides[d] (in elements; strides may be
+// negative: the caller offsets the input pointer) for each output index.
+absl::StatusOr<TransposePlan> PlanStridedCopy(
+    const Shape& dims, const std::vector<int64_t>& in_strides,
+    int64_t element_bytes);
+
 // A step named `name` over `buffers` that moves `bytes` by `work` (part
 // `part` of `parts`): shared by the pool's threads from kSharedCopyBytes
 // on, and below that a host step doing it whole (part 0 of 1) on the
@@ -69,6 +78,13 @@ Step MoveStep(std::string name, std::vector<BufferRef> buffers, int64_t bytes,
 // shared host code, each thread moving its share of the work items (a host
 // step below kSharedCopyBytes).
 absl::StatusOr<Step> TransposeStep(const Op& op, BufferRef in, BufferRef out);
+
+// The same for a verified slice (a strided copy from its first element)
+// and a verified concat (`ins`: its operands' buffers; a block of each
+// operand per index of the dims before the axis).
+absl::StatusOr<Step> SliceStep(const Op& op, BufferRef in, BufferRef out);
+absl::StatusOr<Step> ConcatStep(const Op& op, std::vector<BufferRef> ins,
+                                BufferRef out);
 
 }  // namespace codegen
 }  // namespace hgc

@@ -119,6 +119,37 @@ TEST(TransposeStepTest, RejectsNonPermutations) {
   EXPECT_FALSE(PlanTranspose({3, 4}, {0, 2}, 4).ok());
 }
 
+// A slice's plan: x[3::-1, 1::2] of a 4 x 6 input (negative and merged
+// strides), split in parts as the threads run it.
+TEST(TransposeStepTest, StridedCopyWalksBackwards) {
+  std::vector<int32_t> in(24);
+  std::iota(in.begin(), in.end(), 0);
+  absl::StatusOr<TransposePlan> plan = PlanStridedCopy({4, 3}, {-6, 2}, 4);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const std::vector<int32_t> want = {19, 21, 23, 13, 15, 17,
+                                     7,  9,  11, 1,  3,  5};
+  for (int parts : {1, 2, 5}) {
+    std::vector<int32_t> out(12, -1);
+    for (int part = 0; part < parts; ++part) {
+      RunTranspose(*plan, in.data() + 19, out.data(), part, parts);
+    }
+    EXPECT_EQ(out, want) << parts << " parts";
+  }
+  // x[::-1] of 24 contiguous elements, and an empty copy.
+  plan = PlanStridedCopy({2, 12}, {-12, -1}, 4);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::vector<int32_t> reversed(24);
+  RunTranspose(*plan, in.data() + 23, reversed.data());
+  EXPECT_EQ(reversed.front(), 23);
+  EXPECT_EQ(reversed.back(), 0);
+  EXPECT_EQ(plan->dims, (std::vector<int64_t>{24}));  // merged
+  plan = PlanStridedCopy({3, 0}, {1, 1}, 4);
+  ASSERT_TRUE(plan.ok());
+  RunTranspose(*plan, in.data(), reversed.data());  // writes nothing
+  EXPECT_FALSE(PlanStridedCopy({2}, {1, 1}, 4).ok());
+  EXPECT_FALSE(PlanStridedCopy({2}, {1}, 3).ok());
+}
+
 }  // namespace
 }  // namespace codegen
 }  // namespace hgc

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
-#include <limits>
 #include <utility>
 #include <vector>
 
@@ -214,8 +214,7 @@ Value* Generator::ElementwiseOp(Value* x) {
         Value* y = Operand(d, s);
         const std::string& k = rng_.Pick(kBinary);
         if (rng_.Chance(0.25)) std::swap(x, y);
-        // A negative base to a non-integer power is NaN: mostly keep pow's
-        // base positive.
+        // Mostly a positive base: a negative one to a non-integer power is NaN.
         if (k == "pow" && rng_.Chance(0.7)) {
           x = Op("abs", {x});
           if (x == nullptr) return nullptr;

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -269,7 +270,8 @@ absl::Status EmitCode(const CompileSession& session,
   return absl::OkStatus();
 }
 
-// --bench: BenchGraph (bench/compare.h) on the graph as written, with the
+// --bench: BenchGraph (bench/compare.h) on the graph as written (an ONNX
+// model as imported, its patterns lifted unless --onnx-literal), with the
 // options' --threads, --threading, --bench-iters, --profile, --seed,
 // --pipeline/-O and --atol/--rtol; prints the report. Returns the exit
 // code: 0 when the outputs agree, else 1.
@@ -305,12 +307,15 @@ bool PrintsCompileOutput(const DriverOptions& options) {
 
 // Everything after parsing but --bench: the passes over `module` in
 // `session`, what --emit and --stats print, and --run [--check] of `graph`
-// (the entry graph as parsed). Returns the exit code.
+// (the entry graph as parsed). --check judges against `literal` where
+// given (an ONNX model imported as written), else against `module` as
+// parsed. Returns the exit code.
 absl::StatusOr<int> CompileAndRun(Module module, const Graph& graph,
                                   CompileSession& session,
                                   const DriverOptions& options,
                                   const InputBinding& binding,
-                                  std::ostream& out, std::ostream& err) {
+                                  const Module* literal, std::ostream& out,
+                                  std::ostream& err) {
   const std::string entry_name = graph.name();
   // Seeded inputs take their ranges from the graph as written, so that
   // --run gives the same numbers whatever the pipeline.
@@ -320,7 +325,9 @@ absl::StatusOr<int> CompileAndRun(Module module, const Graph& graph,
   }
   // --check compares against the graph as written, so keep a copy.
   Module original;
-  if (options.check) original = CloneModule(module);
+  if (options.check) {
+    original = CloneModule(literal != nullptr ? *literal : module);
+  }
   HGC_RETURN_IF_ERROR(session.Load(std::move(module), entry_name));
   HGC_RETURN_IF_ERROR(session.RunPasses());
   const Graph& entry = session.entry();
@@ -348,10 +355,15 @@ absl::StatusOr<int> CompileAndRun(Module module, const Graph& graph,
   return Run(session, *reference, fill, options, binding, out, err);
 }
 
-// --dim and --input-shape as import options: ONNX models only, each name
-// once (or with the same value).
+// --dim, --input-shape and --onnx-literal as import options: ONNX models
+// only, each name once (or with the same value).
 absl::StatusOr<OnnxImportOptions> OnnxOptionsOf(const DriverOptions& options) {
   OnnxImportOptions onnx;
+  onnx.lift_patterns = !options.onnx_literal;
+  if (options.onnx_literal && !IsOnnxPath(options.input_file)) {
+    return absl::InvalidArgumentError(
+        "--onnx-literal applies to ONNX models (see 'hgc --help')");
+  }
   if (options.dims.empty() && options.input_shapes.empty()) return onnx;
   if (!IsOnnxPath(options.input_file)) {
     return absl::InvalidArgumentError(
@@ -429,12 +441,25 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
   }
   absl::StatusOr<Module> module = std::move(input->module);
   const InputBinding& binding = input->binding;
+  // With patterns lifted, --check judges against the model as written.
+  std::optional<InputFile> literal;
+  if (options.check && !options.bench && input->lifted_patterns > 0) {
+    onnx->lift_patterns = false;
+    absl::StatusOr<InputFile> read =
+        ReadInputFile(options.input_file, *onnx, sm);
+    if (!read.ok()) {
+      err << FormatInputFileError(read.status(), options.input_file, sm);
+      return 1;
+    }
+    literal = std::move(*read);
+  }
   absl::StatusOr<const Graph*> graph =
       SelectEntryGraph(*module, options.graph, options.input_file);
   if (!graph.ok()) return fail(graph.status());
   if (!options.bench) {
-    absl::StatusOr<int> code = CompileAndRun(
-        std::move(*module), **graph, *session, options, binding, out, err);
+    absl::StatusOr<int> code =
+        CompileAndRun(std::move(*module), **graph, *session, options, binding,
+                      literal ? &literal->module : nullptr, out, err);
     if (!code.ok()) return fail(code.status());
     return *code;
   }
@@ -446,8 +471,9 @@ int RunDriver(const DriverOptions& options, std::ostream& out,
     compile_only.run = compile_only.check = false;
     Module copy = CloneModule(*module);
     const Graph* entry = copy.FindGraph((*graph)->name());
-    absl::StatusOr<int> code = CompileAndRun(
-        std::move(copy), *entry, *session, compile_only, binding, out, err);
+    absl::StatusOr<int> code =
+        CompileAndRun(std::move(copy), *entry, *session, compile_only, binding,
+                      nullptr, out, err);
     if (!code.ok()) return fail(code.status());
   }
   absl::StatusOr<int> code =

@@ -75,6 +75,8 @@ Inputs and outputs:
   --input-shape NAME=D0,D1,...
                         (ONNX models) give input NAME the shape D0,D1,...,
                         non-negative integers; may be repeated
+  --onnx-literal        (ONNX models) import every node as written: no
+                        decomposed LayerNorm or GELU becomes one op
   --seed N              seed for the random inputs (default 0)
   --output-dir DIR      write output i as DIR/out<i>.npy (bf16 as f32), all
                         or none; removes out<i>.npy left by an earlier run

@@ -49,6 +49,7 @@ absl::StatusOr<InputFile> ReadInputFile(const std::string& file,
   if (!model.ok()) return model.status();
   input.module = std::move(model->module);
   input.binding.constants = std::move(model->constants);
+  input.lifted_patterns = model->lifted_patterns;
   for (const auto& [onnx_name, param] : model->input_names) {
     input.binding.param_of_input[onnx_name] = param;
   }

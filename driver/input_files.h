@@ -33,6 +33,9 @@ struct InputBinding {
 struct InputFile {
   Module module;
   InputBinding binding;
+  // How many decomposed LayerNorm and GELU chains of an ONNX model became
+  // one op (OnnxModel::lifted_patterns).
+  int lifted_patterns = 0;
 };
 
 // Reads `file`: an ONNX model when it ends in ".onnx" (imported with

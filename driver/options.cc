@@ -44,6 +44,7 @@ ABSL_FLAG(bool, stats, false, "print the arena plan and fusion groups");
 ABSL_FLAG(hgc::ParameterFile, input, {}, "NAME=FILE.npy for --run");
 ABSL_FLAG(hgc::NamedSize, dim, {}, "NAME=N: an ONNX model's dimension");
 ABSL_FLAG(hgc::NamedShape, input_shape, {}, "NAME=D0,D1,...: an ONNX input");
+ABSL_FLAG(bool, onnx_literal, false, "import an ONNX model as written");
 ABSL_FLAG(hgc::Seed, seed, {}, "seed of the random inputs");
 ABSL_FLAG(hgc::NonEmptyText, output_dir, {}, "where --run writes its outputs");
 ABSL_FLAG(std::string, graph, "", "the graph to run");
@@ -91,6 +92,7 @@ bool DriverOptions::*OnOffMember(absl::string_view name) {
                     {"list_passes", &DriverOptions::list_passes},
                     {"print_ir_after_all", &DriverOptions::print_ir_after_all},
                     {"time_passes", &DriverOptions::time_passes},
+                    {"onnx_literal", &DriverOptions::onnx_literal},
                     {"stats", &DriverOptions::stats}};
   for (const auto& [flag_name, member] : kMembers) {
     if (name == flag_name) return member;

@@ -38,6 +38,9 @@ struct DriverOptions {
   // --input-shape NAME=D0,D1,..., the shape of input NAME.
   std::vector<std::pair<std::string, int64_t>> dims;
   std::vector<std::pair<std::string, std::vector<int64_t>>> input_shapes;
+  // --onnx-literal: import every node as written, lifting no LayerNorm or
+  // GELU chain into one op (OnnxImportOptions::lift_patterns).
+  bool onnx_literal = false;
   std::string output_dir;
   // --graph NAME: which graph of the file to run (default: the first).
   std::string graph;

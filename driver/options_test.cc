@@ -215,6 +215,11 @@ TEST(OptionsTest, RejectsBadOnnxDimsAndShapes) {
             "flag '--dim' needs a value (see 'hgc --help')");
 }
 
+TEST(OptionsTest, OnnxLiteralIsOffUnlessGiven) {
+  EXPECT_FALSE(ParseOptions({"m.onnx"})->onnx_literal);
+  EXPECT_TRUE(ParseOptions({"m.onnx", "--onnx-literal"})->onnx_literal);
+}
+
 TEST(OptionsTest, HelpDocumentsEveryFlag) {
   std::string help = HelpText();
   for (const char* flag :
@@ -224,7 +229,7 @@ TEST(OptionsTest, HelpDocumentsEveryFlag) {
         "--print-ir-after=", "--verify-each", "--no-verify-each",
         "--time-passes", "--stop-after", "--list-passes", "--stats",
         "--target-cpu=", "--dim NAME=N", "--input-shape NAME=D0,D1,...",
-        "--cache-dir DIR"}) {
+        "--cache-dir DIR", "--onnx-literal"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
   // Every flag declared with --run, in its command-line spelling.
@@ -237,7 +242,7 @@ TEST(OptionsTest, HelpDocumentsEveryFlag) {
         absl::StrReplaceAll(absl::StrCat("-", name), {{"_", "-"}});
     EXPECT_NE(help.find(written), std::string::npos) << written;
   }
-  EXPECT_EQ(flags, 29);
+  EXPECT_EQ(flags, 30);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "frontend/onnx/host_tensor.h"
 #include "frontend/onnx/import_context.h"
+#include "frontend/onnx/patterns.h"
 #include "ir/verifier.h"
 #include "onnx/onnx_pb.h"
 #include "support/file_io.h"
@@ -318,6 +319,14 @@ absl::StatusOr<OnnxModel> ModelImporter::Run() {
   if (!errors_.empty()) return Errors();
   HGC_RETURN_IF_ERROR(ConvertNodes(ctx));
   HGC_RETURN_IF_ERROR(SetResults(ctx, *graph));
+  if (options_.lift_patterns) {
+    absl::StatusOr<LiftedPatterns> lifted = LiftPatterns(*graph);
+    if (!lifted.ok()) {
+      return Error("", absl::StrCat("lifting patterns: ",
+                                    lifted.status().message()));
+    }
+    out.lifted_patterns = lifted->layernorm + lifted->gelu;
+  }
   absl::Status verified = Verify(out.module);
   if (!verified.ok()) {
     return Error("", absl::StrCat("the imported graph does not verify: ",

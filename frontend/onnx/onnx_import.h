@@ -34,6 +34,11 @@ struct OnnxImportOptions {
   // dimension must match the model's; a symbolic dimension takes the
   // given size (and must agree with `dims` and other inputs).
   std::map<std::string, std::vector<int64_t>, std::less<>> input_shapes;
+  // Whether decomposed LayerNorm and GELU chains become `layernorm` and
+  // `gelu` ops (frontend/onnx/patterns.h). The lifted ops round
+  // differently from the chains; false imports every node as written
+  // (what `--onnx-literal` asks for).
+  bool lift_patterns = true;
 };
 
 // An imported model.
@@ -46,6 +51,8 @@ struct OnnxModel {
   std::map<std::string, Tensor> constants;
   // Each model input's ONNX name and the parameter it became, in order.
   std::vector<std::pair<std::string, std::string>> input_names;
+  // How many chains became one op (OnnxImportOptions::lift_patterns).
+  int lifted_patterns = 0;
 };
 
 // Whether `path` names an ONNX model: it ends in ".onnx".

@@ -11,6 +11,8 @@
                        sqrt(d), Add mask, Softmax, MatMul
   layernorm_gelu.onnx  LayerNorm and GELU decomposed into elementwise ops
                        and reductions, as torch exports them at opset 14
+  gelu_tanh.onnx       GELU's tanh approximation decomposed as torch exports
+                       it at opset 17 (approximate='tanh')
   symbolic_batch.onnx  a Relu whose input has a symbolic batch dimension
                        (bound with --dim batch=N or --input-shape x=N,4)
   unsupported.onnx     Conv, Relu, MaxPool: two ops hgc does not convert
@@ -158,6 +160,29 @@ def layernorm_gelu():
                  inits, 14)
 
 
+def gelu_tanh():
+    nodes = []
+
+    def node(op, inputs, outputs):
+        nodes.append(helper.make_node(op, inputs, outputs,
+                                      name="/act/%s_%d" % (op, len(nodes))))
+
+    # 0.5 * (x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * (x * (x * x)))))).
+    node("Mul", ["x", "x"], ["x2"])
+    node("Mul", ["x", "x2"], ["x3"])
+    node("Mul", ["kappa", "x3"], ["kx3"])
+    node("Add", ["x", "kx3"], ["inner"])
+    node("Mul", ["beta", "inner"], ["scaled"])
+    node("Tanh", ["scaled"], ["tanh"])
+    node("Add", ["one", "tanh"], ["tanh_1"])
+    node("Mul", ["x", "tanh_1"], ["gelu_x"])
+    node("Mul", ["half", "gelu_x"], ["y"])
+    inits = [const("kappa", 0.044715), const("beta", np.sqrt(2.0 / np.pi)),
+             const("one", 1.0), const("half", 0.5)]
+    return model(nodes, "gelu_tanh", [f32("x", [4, 32])], [f32("y", [4, 32])],
+                 inits, 17)
+
+
 def symbolic_batch():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     return model(nodes, "symbolic", [f32("x", ["batch", 4])],
@@ -182,6 +207,7 @@ def main():
     for name, make in [("mlp", mlp), ("mlp_gemm", mlp_gemm),
                        ("attention", attention),
                        ("layernorm_gelu", layernorm_gelu),
+                       ("gelu_tanh", gelu_tanh),
                        ("symbolic_batch", symbolic_batch)]:
         path = os.path.join(out, name + ".onnx")
         written[name] = make().SerializeToString()

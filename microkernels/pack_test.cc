@@ -102,6 +102,60 @@ TEST(PackTest, TransposedSourceGivesTheSamePacking) {
   }
 }
 
+// PackB against PackedBIndex element by element, over the data types, tail
+// shapes, panels (f32) and both source orders: the fast VNNI path places every
+// byte where the layout's index says, and leaves padding at the bias of 0.
+TEST(PackTest, MatchesPackedBIndexEverywhere) {
+  struct Case {
+    Isa isa;
+    BrgemmDataType dtype;
+  };
+  const Case cases[] = {{Isa::kAvx2, BrgemmDataType::kF32},
+                        {Isa::kAvx512CoreBf16, BrgemmDataType::kBf16},
+                        {Isa::kAvx512CoreVnni, BrgemmDataType::kU8S8},
+                        {Isa::kAvx512CoreVnni, BrgemmDataType::kS8S8}};
+  for (const Case& c : cases) {
+    for (int64_t k : {1, 3, 4, 7, 9}) {
+      for (int64_t n : {1, 5, 16}) {
+        for (bool panels : {false, true}) {
+          for (bool transposed : {false, true}) {
+            BrgemmDesc d = MakeBrgemmDesc(c.isa, c.dtype, 1, n, k);
+            const int64_t es = InputElementSize(d.dtype);
+            const int64_t g = VnniGranularity(d.dtype);
+            // Panels exist on the f32 kernels only.
+            if (panels && c.dtype != BrgemmDataType::kF32) continue;
+            if (panels) {
+              d.ldb = 4;
+              d.b_panel_bytes = ((k + g - 1) / g * 4 * g + 8) * es;
+            }
+            std::vector<uint8_t> b(k * n * es);
+            std::iota(b.begin(), b.end(), 1);
+            std::vector<uint8_t> packed(PackedBBytes(d), 0x55);
+            ASSERT_TRUE(PackB(d, {b.data(), transposed ? k : n, transposed},
+                              packed.data())
+                            .ok());
+            const uint8_t pad = PackedBIsBiased(d) ? 0x80 : 0;
+            std::vector<uint8_t> want(PackedBBytes(d), pad);
+            for (int64_t kk = 0; kk < k; ++kk) {
+              for (int64_t nn = 0; nn < n; ++nn) {
+                const int64_t from = transposed ? nn * k + kk : kk * n + nn;
+                const int64_t to = PackedBIndex(d, kk, nn);
+                for (int64_t i = 0; i < es; ++i) {
+                  want[to * es + i] = b[from * es + i] ^ (pad ? 0x80 : 0);
+                }
+              }
+            }
+            EXPECT_EQ(packed, want)
+                << "dtype " << static_cast<int>(c.dtype) << " k " << k
+                << " n " << n << " panels " << panels << " transposed "
+                << transposed;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(PackTest, RejectsBadInput) {
   BrgemmDesc d = MakeBrgemmDesc(Isa::kAvx512Core, BrgemmDataType::kF32, 1, 8, 8);
   float b[64] = {};

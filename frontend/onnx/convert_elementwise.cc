@@ -155,38 +155,44 @@ absl::Status ConvertReciprocal(NodeContext& n) {
   return absl::OkStatus();
 }
 
+// Pow: a one-element constant exponent of 1, 2, 0.5, -0.5 or -1 is
+// rewritten (x, mul, sqrt, rsqrt, div) as torch's decompositions expect;
+// any other exponent runs as the pow op (powf), the exponent cast to x's
+// dtype (ONNX allows an integer exponent).
 absl::Status ConvertPow(NodeContext& n) {
   HGC_ASSIGN_OR_RETURN(Value * x, n.Ir(0));
-  if (!n.IsHost(1)) {
-    return absl::UnimplementedError(
-        "Pow with an exponent computed at run time is not supported yet "
-        "(hgc has no pow op)");
-  }
-  HGC_ASSIGN_OR_RETURN(const HostTensor* e, n.Host(1));
-  if (e->size() != 1) {
-    return absl::UnimplementedError(
-        "Pow with a tensor exponent is not supported yet (hgc has no pow "
-        "op)");
-  }
-  const double p = e->GetDouble(0);
+  const DType dtype = x->type().dtype;
   Value* out = nullptr;
-  if (p == 1) {
-    out = x;
-  } else if (p == 2) {
-    HGC_ASSIGN_OR_RETURN(out, n.Create("mul", {x, x}));
-  } else if (p == 0.5) {
-    HGC_ASSIGN_OR_RETURN(out, n.Create("sqrt", {x}));
-  } else if (p == -0.5) {
-    HGC_ASSIGN_OR_RETURN(out, n.Create("rsqrt", {x}));
-  } else if (p == -1) {
-    HGC_ASSIGN_OR_RETURN(Value * one, n.Scalar(1.0, x->type().dtype));
-    HGC_ASSIGN_OR_RETURN(out, n.Create("div", {one, x}));
-  } else {
-    return absl::UnimplementedError(
-        absl::StrCat("Pow with exponent ", p,
-                     " is not supported yet: only 2, 1, 0.5, "
-                     "-0.5 and -1 are rewritten (hgc has no pow op)"));
+  if (n.IsHost(1)) {
+    HGC_ASSIGN_OR_RETURN(const HostTensor* e, n.Host(1));
+    if (e->size() == 1) {
+      const double p = e->GetDouble(0);
+      if (p == 1) {
+        out = x;
+      } else if (p == 2) {
+        HGC_ASSIGN_OR_RETURN(out, n.Create("mul", {x, x}));
+      } else if (p == 0.5) {
+        HGC_ASSIGN_OR_RETURN(out, n.Create("sqrt", {x}));
+      } else if (p == -0.5) {
+        HGC_ASSIGN_OR_RETURN(out, n.Create("rsqrt", {x}));
+      } else if (p == -1) {
+        HGC_ASSIGN_OR_RETURN(Value * one, n.Scalar(1.0, dtype));
+        HGC_ASSIGN_OR_RETURN(out, n.Create("div", {one, x}));
+      } else {
+        HGC_ASSIGN_OR_RETURN(Value * exponent, n.Scalar(p, dtype));
+        HGC_ASSIGN_OR_RETURN(out, n.Create("pow", {x, exponent}));
+      }
+      n.SetOutput(0, out);
+      return absl::OkStatus();
+    }
   }
+  HGC_ASSIGN_OR_RETURN(Value * exponent, n.Ir(1));
+  if (exponent->type().dtype != dtype) {
+    HGC_ASSIGN_OR_RETURN(exponent,
+                         n.Create("cast", {exponent},
+                                  {{"to", Attribute::Type(dtype)}}));
+  }
+  HGC_ASSIGN_OR_RETURN(out, n.Create("pow", {x, exponent}));
   n.SetOutput(0, out);
   return absl::OkStatus();
 }

@@ -237,13 +237,14 @@ TEST(OnnxImportTest, OneElementInitializerIsALiteralConstant) {
   EXPECT_TRUE(model.constants.empty());
 }
 
-TEST(OnnxImportTest, PowWithSimpleExponentsIsRewritten) {
+TEST(OnnxImportTest, PowWithSimpleExponentsIsRewrittenOthersArePow) {
   struct Case {
     float exponent;
     const char* op;
   };
+  // Any other exponent is the pow op.
   for (Case c : {Case{2, "mul(%x, %x)"}, Case{0.5, "sqrt(%x)"},
-                 Case{-0.5, "rsqrt(%x)"}}) {
+                 Case{-0.5, "rsqrt(%x)"}, Case{3, "= pow(%x, "}}) {
     ModelBuilder b;
     b.Input("x", {int64_t{2}});
     b.Floats("e", {}, {c.exponent});
@@ -251,6 +252,18 @@ TEST(OnnxImportTest, PowWithSimpleExponentsIsRewritten) {
     b.Output("y");
     EXPECT_NE(Print(Import(b)).find(c.op), std::string::npos) << c.op;
   }
+}
+
+// A tensor exponent given at run time, of another dtype, is cast to x's.
+TEST(OnnxImportTest, PowWithARunTimeExponentIsCast) {
+  ModelBuilder b;
+  b.Input("x", {int64_t{2}});
+  b.Input("e", {int64_t{2}}, TensorProto::INT32);
+  b.Node("Pow", {"x", "e"}, {"y"});
+  b.Output("y");
+  const std::string text = Print(Import(b));
+  EXPECT_NE(text.find("cast(%e) {to = f32}"), std::string::npos) << text;
+  EXPECT_NE(text.find("= pow(%x, "), std::string::npos) << text;
 }
 
 TEST(OnnxImportTest, ReduceAxesByOpset) {

@@ -11,42 +11,15 @@
 #include "absl/container/flat_hash_set.h"
 #include "analysis/attention_attrs_internal.h"
 #include "analysis/graph_utils.h"
+#include "analysis/op_predicates.h"
 #include "analysis/strided_view.h"
+#include "ir/dtype.h"
 
 namespace hgc {
 namespace attention_attrs {
 namespace {
 
 using strided_view::View;
-
-bool IsFloatType(DType t) {
-  return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16;
-}
-
-bool IsRelabel(const Op& op) {
-  return op.kind_id() == OpKind::kReshape || op.kind_id() == OpKind::kTranspose;
-}
-
-bool BoolAttr(const Op& op, absl::string_view name) {
-  const Attribute* a = op.FindAttr(name);
-  return a != nullptr && a->is_bool() && a->as_bool();
-}
-
-bool IsFloatCast(const Op& op) {
-  const Attribute* to = op.FindAttr("to");
-  return op.kind_id() == OpKind::kCast && to != nullptr && to->is_dtype() &&
-         IsFloatType(to->as_dtype());
-}
-
-// Whether `type` broadcasts to `shape` without growing it.
-bool BroadcastsTo(const TensorType& type, const Shape& shape) {
-  if (type.rank() > static_cast<int64_t>(shape.size())) return false;
-  for (int64_t i = 1; i <= type.rank(); ++i) {
-    int64_t d = type.shape[type.rank() - i];
-    if (d != 1 && d != shape[shape.size() - i]) return false;
-  }
-  return true;
-}
 
 // The products of r's dims from each index to the end (suffix[r.size()]
 // is 1).
@@ -262,7 +235,7 @@ absl::Status Checker::CheckScoreChain() {
                             Name(m_.qk), " through match_score_ops"));
   }
   HGC_RETURN_IF_ERROR(SingleUse(cur));
-  if (!IsFloatType(cur->type().dtype)) return Bad("the scores are not float");
+  if (!IsFloat(cur->type().dtype)) return Bad("the scores are not float");
   return absl::OkStatus();
 }
 
@@ -440,7 +413,7 @@ absl::Status Checker::Run() {
   HGC_ASSIGN_OR_RETURN(View v,
                        OperandView("match_v", m_.pv->operand(1), nullptr));
   for (const View* x : {&q, &k, &v}) {
-    if (!IsFloatType(x->param->type().dtype)) {
+    if (!IsFloat(x->param->type().dtype)) {
       return Bad("Q, K and V must be f32, bf16 or f16");
     }
   }

@@ -10,7 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/graph_utils.h"
+#include "analysis/op_predicates.h"
 #include "analysis/strided_view.h"
+#include "ir/dtype.h"
 
 namespace hgc {
 namespace {
@@ -27,29 +29,6 @@ using strided_view::View;
 
 absl::Status Unfit(absl::string_view what) {
   return absl::UnimplementedError(absl::StrCat("attention: ", what));
-}
-
-bool IsFloatType(DType t) {
-  return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16;
-}
-
-bool IsRelabel(const Op& op) {
-  return op.kind_id() == OpKind::kReshape || op.kind_id() == OpKind::kTranspose;
-}
-
-bool BoolAttr(const Op& op, absl::string_view name) {
-  const Attribute* a = op.FindAttr(name);
-  return a != nullptr && a->is_bool() && a->as_bool();
-}
-
-// Whether `type` broadcasts to `shape` without growing it.
-bool BroadcastsTo(const TensorType& type, const Shape& shape) {
-  if (type.rank() > static_cast<int64_t>(shape.size())) return false;
-  for (int64_t i = 1; i <= type.rank(); ++i) {
-    int64_t d = type.shape[type.rank() - i];
-    if (d != 1 && d != shape[shape.size() - i]) return false;
-  }
-  return true;
 }
 
 class Matcher {
@@ -129,11 +108,8 @@ absl::StatusOr<const Value*> Matcher::ScoreOp(const Op& op) {
   if (chain_operands.empty()) {
     return Unfit(absl::StrCat(op.kind(), " between the scores and softmax"));
   }
-  if (op.kind_id() == OpKind::kCast) {
-    const Attribute* to = op.FindAttr("to");
-    if (to == nullptr || !to->is_dtype() || !IsFloatType(to->as_dtype())) {
-      return Unfit("casts around softmax must be to f32, bf16 or f16");
-    }
+  if (op.kind_id() == OpKind::kCast && !IsFloatCast(op)) {
+    return Unfit("casts around softmax must be to f32, bf16 or f16");
   }
   // The scores: the first candidate operand that is computed.
   int c = -1;
@@ -220,8 +196,7 @@ absl::StatusOr<View> Matcher::OutputView() {
     const Op* op = cur->defining_op();
     const Value* in = op->operand(0);
     if (op->kind_id() == OpKind::kCast) {
-      const Attribute* to = op->FindAttr("to");
-      if (to == nullptr || !to->is_dtype() || !IsFloatType(to->as_dtype())) {
+      if (!IsFloatCast(*op)) {
         return Unfit("casts after P·V must be to f32, bf16 or f16");
       }
       casts.push_back(op);
@@ -341,7 +316,7 @@ absl::StatusOr<AttentionMatch> Matcher::Run() {
   }
   m_.qk = cur->defining_op();
   m_.score_ops.assign(score_ops.rbegin(), score_ops.rend());
-  if (!IsFloatType(cur->type().dtype)) return Unfit("scores are not float");
+  if (!IsFloat(cur->type().dtype)) return Unfit("scores are not float");
   // Forward from softmax to the P·V matmul.
   cur = softmax.result();
   for (;;) {
@@ -356,9 +331,7 @@ absl::StatusOr<AttentionMatch> Matcher::Run() {
       m_.pv = user;
       break;
     }
-    const Attribute* to = user->FindAttr("to");
-    if (user->kind_id() != OpKind::kCast || to == nullptr || !to->is_dtype() ||
-        !IsFloatType(to->as_dtype())) {
+    if (!IsFloatCast(*user)) {
       return Unfit(absl::StrCat(user->kind(), " between softmax and P·V"));
     }
     m_.prob_ops.push_back(user);
@@ -376,7 +349,7 @@ absl::StatusOr<AttentionMatch> Matcher::Run() {
   absl::StatusOr<View> v = ViewOf(m_.pv->operand(1), nullptr);
   if (!v.ok()) return v.status();
   for (const View* x : {&*q, &*k, &*v}) {
-    if (!IsFloatType(x->param->type().dtype)) {
+    if (!IsFloat(x->param->type().dtype)) {
       return Unfit("Q, K and V must be f32, bf16 or f16");
     }
   }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "runtime/portable/kernels.h"
 #include "support/status_macros.h"
@@ -49,7 +50,12 @@ double UnaryFloat(UnaryKind k, double x) {
   return kNaN;
 }
 
-double BinaryFloat(BinaryKind k, double a, double b) {
+// One switch for both evaluation types: double for float operands, int64
+// for s32/s8/u8 operands (exact; the caller wraps on store). The cases where
+// float and integer semantics differ say so.
+template <typename T>
+T ApplyBinary(BinaryKind k, T a, T b) {
+  constexpr bool kIsFloat = std::is_floating_point_v<T>;
   switch (k) {
     case BinaryKind::kAdd:
       return a + b;
@@ -57,38 +63,29 @@ double BinaryFloat(BinaryKind k, double a, double b) {
       return a - b;
     case BinaryKind::kMul:
       return a * b;
-    case BinaryKind::kDiv:
-      return a / b;
-    // max/min propagate NaN (numpy's maximum/minimum).
+    // Float max/min propagate NaN (numpy's maximum/minimum).
     case BinaryKind::kMax:
-      return std::isnan(a) || std::isnan(b) ? kNaN : (a > b ? a : b);
+      if constexpr (kIsFloat) {
+        if (std::isnan(a) || std::isnan(b)) return kNaN;
+      }
+      return a > b ? a : b;
     case BinaryKind::kMin:
-      return std::isnan(a) || std::isnan(b) ? kNaN : (a < b ? a : b);
+      if constexpr (kIsFloat) {
+        if (std::isnan(a) || std::isnan(b)) return kNaN;
+      }
+      return a < b ? a : b;
+    // Div and pow are float-only (registry); EvalBinary refuses them on
+    // integers, so integer division by zero never happens here.
+    case BinaryKind::kDiv:
+      if constexpr (kIsFloat) return a / b;
+      break;
     // C's pow rules (pow(x, 0) = 1 even for NaN x, pow(1, y) = 1, ...) are
     // powf's: double only makes the value before the final rounding exact.
     case BinaryKind::kPow:
-      return std::pow(a, b);
+      if constexpr (kIsFloat) return std::pow(a, b);
+      break;
   }
-  return kNaN;
-}
-
-// Exact in int64 for s32/s8/u8 operands; the caller wraps on store.
-int64_t BinaryInt(BinaryKind k, int64_t a, int64_t b) {
-  switch (k) {
-    case BinaryKind::kAdd:
-      return a + b;
-    case BinaryKind::kSub:
-      return a - b;
-    case BinaryKind::kMul:
-      return a * b;
-    case BinaryKind::kMax:
-      return a > b ? a : b;
-    case BinaryKind::kMin:
-      return a < b ? a : b;
-    case BinaryKind::kDiv:
-    case BinaryKind::kPow:
-      break;  // float-only (registry)
-  }
+  if constexpr (kIsFloat) return kNaN;
   return 0;
 }
 
@@ -184,8 +181,8 @@ absl::StatusOr<Tensor> EvalBinary(const KernelArgs& args) {
   const int64_t n = out.num_elements();
   if (IsFloat(a.dtype())) {
     for (int64_t i = 0; i < n; ++i, w.Next()) {
-      out.SetDouble(i, BinaryFloat(k, LoadDouble(a, w.offset(0)),
-                                   LoadDouble(b, w.offset(1))));
+      out.SetDouble(i, ApplyBinary<double>(k, LoadDouble(a, w.offset(0)),
+                                           LoadDouble(b, w.offset(1))));
     }
   } else {
     if (k == BinaryKind::kDiv || k == BinaryKind::kPow) {
@@ -193,9 +190,9 @@ absl::StatusOr<Tensor> EvalBinary(const KernelArgs& args) {
           absl::StrCat("'", args.kind_name(), "' on integers"));
     }
     for (int64_t i = 0; i < n; ++i, w.Next()) {
-      StoreWrapped(
-          out, i,
-          BinaryInt(k, LoadInt(a, w.offset(0)), LoadInt(b, w.offset(1))));
+      StoreWrapped(out, i,
+                   ApplyBinary<int64_t>(k, LoadInt(a, w.offset(0)),
+                                        LoadInt(b, w.offset(1))));
     }
   }
   return out;

@@ -1,5 +1,8 @@
 #include "hgc/compile_cache.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/printer.h"
+#include "support/aligned_buffer.h"
 #include "support/cpu_features.h"
 #include "support/status_macros.h"
 
@@ -19,12 +23,10 @@ bool IsNameChar(char c) {
          (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-// Reading the untouched pages of a fresh slot maps the shared zero page;
-// nothing is allocated.
-bool IsAllZero(const Tensor& tensor) {
+// Compares [data, data + bytes) with zero.
+bool CompareWithZero(const uint8_t* data, int64_t bytes) {
   static constexpr uint8_t kZeros[4096] = {};
-  const uint8_t* data = tensor.raw();
-  for (int64_t left = tensor.size_in_bytes(); left > 0;) {
+  for (int64_t left = bytes; left > 0;) {
     const size_t n = static_cast<size_t>(std::min<int64_t>(left, 4096));
     if (std::memcmp(data, kZeros, n) != 0) return false;
     data += n;
@@ -33,7 +35,46 @@ bool IsAllZero(const Tensor& tensor) {
   return true;
 }
 
+// pagemap entries: bit 63, the page is present; bit 62, it is swapped out.
+constexpr uint64_t kPagePresentOrSwapped = uint64_t{3} << 62;
+
 }  // namespace
+
+bool IsAllZero(const Tensor& tensor) {
+  const uint8_t* data = tensor.raw();
+  const int64_t bytes = tensor.size_in_bytes();
+  // Small buffers live on the heap, among pages already touched.
+  if (bytes < kLazyZeroThreshold) return CompareWithZero(data, bytes);
+  const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return CompareWithZero(data, bytes);
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t end = begin + static_cast<uintptr_t>(bytes);
+  const uintptr_t last = (end - 1) / page;
+  bool zero = true;
+  uint64_t entries[512];
+  for (uintptr_t p = begin / page; zero && p <= last;) {
+    const uintptr_t want = std::min<uintptr_t>(512, last + 1 - p);
+    const ssize_t got = pread(fd, entries, want * sizeof(uint64_t),
+                              static_cast<off_t>(p * sizeof(uint64_t)));
+    if (got != static_cast<ssize_t>(want * sizeof(uint64_t))) {
+      const uintptr_t from = std::max(begin, p * page);
+      zero = CompareWithZero(reinterpret_cast<const uint8_t*>(from),
+                             static_cast<int64_t>(end - from));
+      break;
+    }
+    for (uintptr_t i = 0; zero && i < want; ++i, ++p) {
+      // A page neither present nor swapped out was never written.
+      if ((entries[i] & kPagePresentOrSwapped) == 0) continue;
+      const uintptr_t from = std::max(begin, p * page);
+      const uintptr_t to = std::min(end, (p + 1) * page);
+      zero = CompareWithZero(reinterpret_cast<const uint8_t*>(from),
+                             static_cast<int64_t>(to - from));
+    }
+  }
+  close(fd);
+  return zero;
+}
 
 std::string NormalizeValueNames(absl::string_view text) {
   std::string out;
@@ -71,11 +112,10 @@ std::string CompileCacheKey(const Module& module,
                             const CompileCacheKeyOptions& options) {
   // Fields end in NUL, which the printed module never holds.
   const absl::string_view end_of_field("\0", 1);
-  return absl::StrCat(NormalizeValueNames(PrintModule(module)), end_of_field,
-                      options.entry, end_of_field, options.pipeline,
-                      end_of_field, options.num_threads, " ",
-                      static_cast<int>(options.threading), " ",
-                      IsaName(MaxIsa()));
+  return absl::StrCat(
+      NormalizeValueNames(PrintModule(module)), end_of_field, options.entry,
+      end_of_field, options.pipeline, end_of_field, options.num_threads, " ",
+      static_cast<int>(options.threading), " ", IsaName(MaxIsa()));
 }
 
 // A compiled program as the cache keeps it: constant slots of const

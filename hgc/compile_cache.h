@@ -38,6 +38,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "ir/graph.h"
+#include "ir/tensor.h"
 #include "runtime/executable.h"
 #include "runtime/threading.h"
 
@@ -54,6 +55,12 @@ struct CompileCacheKeyOptions {
 // The key of compiling `module` (which must verify) with `options`.
 std::string CompileCacheKey(const Module& module,
                             const CompileCacheKeyOptions& options);
+
+// Whether every byte of `tensor` is zero. The pages of a large tensor that
+// were never written are not read (reading would fault each one in):
+// /proc/self/pagemap says which they are, as Tensor::Create's memory is
+// private and anonymous. Without pagemap, every byte is compared.
+bool IsAllZero(const Tensor& tensor);
 
 // `text` with each value name ('%' and an identifier or integer) outside
 // string literals replaced by "%" and its order of first appearance.

@@ -52,6 +52,23 @@ TEST(NormalizeValueNamesTest, NumbersNamesByFirstUseOutsideStrings) {
             "%0 = add(%0, %1) {s = \"%x \\\" %y\"}\n%2 = f(%3, %1)");
 }
 
+TEST(IsAllZeroTest, SeesAnyNonZeroByteWhetherPagesWereTouchedOrNot) {
+  for (const int64_t elements : {int64_t{100}, int64_t{3} << 20}) {
+    Tensor t = *Tensor::Create(TensorType{DType::kU8, {elements}});
+    EXPECT_TRUE(IsAllZero(t));
+    // Read, then written back as zero: present, still zero.
+    volatile uint8_t* bytes = t.mutable_raw();
+    bytes[elements / 2] = bytes[elements / 3];
+    EXPECT_TRUE(IsAllZero(t));
+    for (const int64_t at : {int64_t{0}, elements / 2 + 1, elements - 1}) {
+      t.mutable_raw()[at] = 1;
+      EXPECT_FALSE(IsAllZero(t)) << elements << " bytes, byte " << at;
+      t.mutable_raw()[at] = 0;
+      EXPECT_TRUE(IsAllZero(t));
+    }
+  }
+}
+
 TEST(CompileCacheTest, RepeatCompileIsAHitWithItsOwnConstants) {
   const CompileCache::Counters before = CompileCache::Global().counters();
   absl::StatusOr<std::unique_ptr<CompiledGraph>> first =

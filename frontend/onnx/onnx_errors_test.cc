@@ -124,15 +124,34 @@ TEST(OnnxErrorsTest, Int64InputsAndRunTimeInt64Tensors) {
 }
 
 TEST(OnnxErrorsTest, UnsupportedFormsOfSupportedOps) {
-  ModelBuilder concat;
-  concat.Input("a", {int64_t{2}});
-  concat.Input("b", {int64_t{2}});
-  SetInt(concat.Node("Concat", {"a", "b"}, {"y"}, "cat"), "axis", 0);
-  concat.Output("y");
-  EXPECT_EQ(ImportError(concat),
-            "m.onnx: node #0 'cat' (Concat, opset 17): error: Concat of a "
+  ModelBuilder gather;
+  gather.Input("a", {int64_t{3}});
+  gather.Int64s("i", {1}, {2});
+  gather.Node("Gather", {"a", "i"}, {"y"}, "g");
+  gather.Output("y");
+  EXPECT_EQ(ImportError(gather),
+            "m.onnx: node #0 'g' (Gather, opset 17): error: Gather of a "
             "tensor computed at run time ('a') is not supported yet: hgc has "
-            "no concat op, and only shape chains known at import fold");
+            "no gather op, and only shape chains known at import fold");
+  // The slice op takes its bounds as attributes.
+  ModelBuilder slice;
+  slice.Input("x", {int64_t{4}});
+  slice.Input("from", {int64_t{1}}, TensorProto::INT32);
+  slice.Int64s("to", {1}, {3});
+  slice.Node("Slice", {"x", "from", "to"}, {"y"}, "s");
+  slice.Output("y");
+  EXPECT_EQ(ImportError(slice),
+            "m.onnx: node #0 's' (Slice, opset 17): error: the starts input "
+            "'from' is computed at run time; hgc needs it known at import (a "
+            "constant, or a shape chain that folds), since the slice op takes "
+            "its bounds as attributes");
+  ModelBuilder split(18);
+  split.Input("x", {int64_t{4}});
+  SetInt(split.Node("Split", {"x"}, {"a", "b"}, "s"), "num_outputs", 3);
+  split.Output("a");
+  EXPECT_EQ(ImportError(split),
+            "m.onnx: node #0 's' (Split, opset 18): error: 'num_outputs' is "
+            "3, but the node has 2 outputs");
 }
 
 TEST(OnnxErrorsTest, UndefinedInputsAndTypeErrors) {

@@ -1,12 +1,14 @@
 // The ops of torch's int64 shape chains (Shape, Size, Gather, Concat,
 // Slice, Split, Range, ConstantOfShape), evaluated at import on host values, so
-// that the shapes they compute become attributes (Reshape's shape). On a
-// tensor computed at run time they would need IR ops hgc does not have
-// yet (concat, slice, gather): those are errors.
+// that the shapes they compute become attributes (Reshape's shape). Concat,
+// Slice and Split of tensors computed at run time become the IR's concat
+// and slice ops (concat_slice.cc); on such tensors the others would need
+// IR ops hgc does not have yet (gather): those are errors.
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "frontend/onnx/concat_slice.h"
 #include "frontend/onnx/host_ops.h"
 #include "frontend/onnx/import_context.h"
 #include "ir/tensor_type.h"
@@ -141,9 +143,10 @@ absl::Status ConvertGather(NodeContext& n) {
 }
 
 absl::Status ConvertConcat(NodeContext& n) {
+  if (!FoldsAtImport(n, 0, n.num_inputs() - 1)) return ConcatToIr(n);
   std::vector<const HostTensor*> parts;
   for (int i = 0; i < n.num_inputs(); ++i) {
-    HGC_ASSIGN_OR_RETURN(const HostTensor* part, HostData(n, i, "concat"));
+    HGC_ASSIGN_OR_RETURN(const HostTensor* part, n.Host(i));
     parts.push_back(part);
   }
   if (parts.empty()) return absl::InvalidArgumentError("needs an input");
@@ -183,51 +186,19 @@ absl::Status ConvertConcat(NodeContext& n) {
 }
 
 absl::Status ConvertSlice(NodeContext& n) {
-  HGC_ASSIGN_OR_RETURN(const HostTensor* data, HostData(n, 0, "slice"));
+  HGC_ASSIGN_OR_RETURN(std::vector<int64_t> in, n.ShapeOf(0));
+  HGC_ASSIGN_OR_RETURN(SliceArgs args, ReadSliceArgs(n, in));
+  if (!FoldsAtImport(n, 0, 0)) return SliceToIr(n, args);
+  HGC_ASSIGN_OR_RETURN(const HostTensor* data, n.Host(0));
   const int64_t rank = data->dims.size();
-  std::vector<int64_t> starts, ends;
-  std::optional<std::vector<int64_t>> axes, steps;
-  if (n.opset() < 10) {
-    HGC_ASSIGN_OR_RETURN(auto s, n.IntsAttr("starts"));
-    HGC_ASSIGN_OR_RETURN(auto e, n.IntsAttr("ends"));
-    HGC_ASSIGN_OR_RETURN(axes, n.IntsAttr("axes"));
-    if (!s || !e) return absl::InvalidArgumentError("starts and ends needed");
-    starts = *s;
-    ends = *e;
-  } else {
-    auto ints = [&](int i,
-                    const char* what) -> absl::StatusOr<std::vector<int64_t>> {
-      HGC_ASSIGN_OR_RETURN(const HostTensor* h, n.Host(i));
-      return HostInts(*h, what);
-    };
-    HGC_ASSIGN_OR_RETURN(starts, ints(1, "starts"));
-    HGC_ASSIGN_OR_RETURN(ends, ints(2, "ends"));
-    if (n.has_input(3)) {
-      HGC_ASSIGN_OR_RETURN(axes, ints(3, "axes"));
-    }
-    if (n.has_input(4)) {
-      HGC_ASSIGN_OR_RETURN(steps, ints(4, "steps"));
-    }
-  }
-  if (!axes) {
-    axes.emplace();
-    for (size_t i = 0; i < starts.size(); ++i) axes->push_back(i);
-  }
-  if (!steps) steps = std::vector<int64_t>(starts.size(), 1);
-  if (ends.size() != starts.size() || axes->size() != starts.size() ||
-      steps->size() != starts.size()) {
-    return absl::InvalidArgumentError(
-        "starts, ends, axes and steps differ in length");
-  }
   // Per dimension: first index, step and count (numpy's basic slicing).
   std::vector<int64_t> first(rank, 0), step(rank, 1), dims = data->dims;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    HGC_ASSIGN_OR_RETURN(int64_t axis, Axis((*axes)[i], rank));
+  for (size_t i = 0; i < args.starts.size(); ++i) {
+    const int64_t axis = args.axes[i];
     const int64_t size = data->dims[axis];
-    if ((*steps)[i] == 0) return absl::InvalidArgumentError("a step is 0");
     // Dims are at most 2^60: larger steps act alike, and cannot overflow.
-    const int64_t s = Clamp((*steps)[i], -kMaxElements, kMaxElements);
-    int64_t b = starts[i], e = ends[i];
+    const int64_t s = Clamp(args.steps[i], -kMaxElements, kMaxElements);
+    int64_t b = args.starts[i], e = args.ends[i];
     if (b < 0) b = b < -size ? -1 : b + size;  // -1 clamps below
     if (e < 0) e = e < -size ? -1 : e + size;
     if (s > 0) {
@@ -256,56 +227,13 @@ absl::Status ConvertSlice(NodeContext& n) {
   return absl::OkStatus();
 }
 
-namespace {
-
-// The sizes Split cuts `size` into: given (an attribute before opset 13,
-// an input from 13), else equal parts (from opset 18 the last may be
-// smaller).
-absl::StatusOr<std::vector<int64_t>> SplitSizes(NodeContext& n, int64_t size) {
-  std::optional<std::vector<int64_t>> sizes;
-  if (n.opset() < 13) {
-    HGC_ASSIGN_OR_RETURN(sizes, n.IntsAttr("split"));
-  } else if (n.has_input(1)) {
-    HGC_ASSIGN_OR_RETURN(const HostTensor* h, n.Host(1));
-    HGC_ASSIGN_OR_RETURN(sizes, HostInts(*h, "split"));
-  }
-  const int64_t parts = n.node().output_size();
-  if (!sizes) {
-    if (parts == 0) return absl::InvalidArgumentError("Split has no outputs");
-    const int64_t part =
-        n.opset() >= 18 ? (size + parts - 1) / parts : size / parts;
-    if (n.opset() < 18 && size % parts != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot split a dimension of ", size, " into ", parts,
-                       " equal parts"));
-    }
-    sizes.emplace();
-    for (int64_t k = 0, left = size; k < parts; ++k, left -= part) {
-      sizes->push_back(std::max<int64_t>(0, std::min(part, left)));
-    }
-  }
-  int64_t total = 0;
-  for (int64_t s : *sizes) {
-    if (s < 0 || s > size) {
-      return absl::InvalidArgumentError("a split size is out of range");
-    }
-    total += s;
-  }
-  if (total != size || static_cast<int64_t>(sizes->size()) != parts) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "split sizes must add up to ", size, " over ", parts, " outputs"));
-  }
-  return *sizes;
-}
-
-}  // namespace
-
 absl::Status ConvertSplit(NodeContext& n) {
-  HGC_ASSIGN_OR_RETURN(const HostTensor* data, HostData(n, 0, "slice"));
+  HGC_ASSIGN_OR_RETURN(std::vector<int64_t> in, n.ShapeOf(0));
   HGC_ASSIGN_OR_RETURN(int64_t axis, n.IntAttr("axis", 0));
-  HGC_ASSIGN_OR_RETURN(axis, Axis(axis, data->dims.size()));
-  HGC_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
-                       SplitSizes(n, data->dims[axis]));
+  HGC_ASSIGN_OR_RETURN(axis, Axis(axis, in.size()));
+  HGC_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, SplitSizes(n, in[axis]));
+  if (!FoldsAtImport(n, 0, 0)) return SplitToIr(n, axis, sizes);
+  HGC_ASSIGN_OR_RETURN(const HostTensor* data, n.Host(0));
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= data->dims[d];
   for (size_t d = axis + 1; d < data->dims.size(); ++d) inner *= data->dims[d];

@@ -197,11 +197,13 @@ std::vector<SymbolicDim> UnboundDims(
 
 py::object CompileModel(py::handle source, int threads,
                         const std::string& pipeline, const std::string& graph,
-                        const py::dict& constants, const py::dict& dims) {
+                        const py::dict& constants, const py::dict& dims,
+                        bool lift_patterns) {
   CompileArgs args;
   args.options.num_threads = threads;
   args.options.pipeline = pipeline;
   args.options.graph = graph;
+  args.onnx.lift_patterns = lift_patterns;
   for (auto [name, value] : dims) {
     args.onnx.dims[py::str(name)] = value.cast<int64_t>();
   }
@@ -271,12 +273,15 @@ PYBIND11_MODULE(hgc, m) {
   m.def("compile", &hgc::python::CompileModel, py::arg("source"),
         py::kw_only(), py::arg("threads") = 1, py::arg("pipeline") = "O2",
         py::arg("graph") = "", py::arg("constants") = py::dict(),
-        py::arg("dims") = py::dict(),
+        py::arg("dims") = py::dict(), py::arg("lift_patterns") = true,
         "compile(source, *, threads=1, pipeline='O2', graph='', "
-        "constants={}, dims={}) -> Model\n\n"
+        "constants={}, dims={}, lift_patterns=True) -> Model\n\n"
         "source: a path (.onnx or .graph), .graph text, an onnx.ModelProto "
         "or serialized ONNX bytes. constants: values of const parameters "
         "by name (an ONNX model's initializers are bound already). dims: "
         "values of an ONNX model's symbolic dimensions by name; with some "
-        "left unbound, a DynamicModel compiles once per input shape.");
+        "left unbound, a DynamicModel compiles once per input shape. "
+        "lift_patterns: whether an ONNX model's decomposed LayerNorm and "
+        "GELU chains become single ops (False imports every node as "
+        "written, as the driver's --onnx-literal).");
 }

@@ -55,6 +55,25 @@ def onnx_mlp(rng):
     return model, w, b
 
 
+def onnx_erf_gelu():
+    """x * (1 + erf(x / sqrt(2))) * 0.5, as torch exports GELU before
+    opset 20."""
+    nodes = [helper.make_node("Div", ["x", "sqrt2"], ["t"]),
+             helper.make_node("Erf", ["t"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["p"]),
+             helper.make_node("Mul", ["x", "p"], ["xp"]),
+             helper.make_node("Mul", ["xp", "half"], ["y"])]
+    constants = [numpy_helper.from_array(np.array(v, np.float32), name)
+                 for name, v in (("sqrt2", 1.4142135), ("one", 1.0),
+                                 ("half", 0.5))]
+    graph = helper.make_graph(
+        nodes, "gelu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+        initializer=constants)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+
 class CompileTest(unittest.TestCase):
 
     def setUp(self):
@@ -224,6 +243,22 @@ class OnnxTest(unittest.TestCase):
         bound = hgc.compile(self.onnx_model, dims={"batch": 4})
         self.assertIsInstance(bound, hgc.Model)
         self.check(bound)
+
+    def test_lift_patterns_false_imports_the_chain_as_written(self):
+        # At -10 the chain's 1 + erf(-10 / sqrt(2)) is 0 in f32, so it gives
+        # -0; the lifted gelu op computes the tiny true value (-7.6e-23).
+        model = onnx_erf_gelu()
+        x = np.array([-10, 1, 2], np.float32)
+        lifted = hgc.compile(model)(x)
+        literal = hgc.compile(model, lift_patterns=False)(x)
+        self.assertLess(lifted[0], 0)
+        self.assertEqual(literal[0], 0)
+        self.assertEqual(np.signbit(literal[0]), True)
+        np.testing.assert_allclose(literal[1:], lifted[1:], rtol=1e-6)
+        np.testing.assert_allclose(literal[1:], [0.8413447, 1.9544997],
+                                   rtol=1e-6)
+        self.assertEqual(
+            hgc.compile(model, lift_patterns=True)(x)[0], lifted[0])
 
     def test_unsupported_op_is_an_error(self):
         self.onnx_model.graph.node[2].op_type = "NoSuchOp"

@@ -51,6 +51,9 @@ class Reader {
     m.softmax = main[1];
     m.pv = main[2];
     HGC_ASSIGN_OR_RETURN(m.q_ops, Ops("match_q_ops", -1));
+    HGC_ASSIGN_OR_RETURN(m.q_quant, Ops("match_q_quant", -1));
+    HGC_ASSIGN_OR_RETURN(m.k_quant, Ops("match_k_quant", -1));
+    HGC_ASSIGN_OR_RETURN(m.v_quant, Ops("match_v_quant", -1));
     HGC_ASSIGN_OR_RETURN(m.score_ops, Ops("match_score_ops", -1));
     HGC_ASSIGN_OR_RETURN(m.prob_ops, Ops("match_prob_ops", -1));
     HGC_ASSIGN_OR_RETURN(m.out_ops, Ops("match_out_ops", -1));
@@ -144,6 +147,9 @@ AttrMap EncodeAttentionMatch(const AttentionMatch& m, const Graph& body) {
   attrs["match_ops"] = indices({m.qk, m.softmax, m.pv});
   const std::pair<const char*, const std::vector<const Op*>*> roles[] = {
       {"match_q_ops", &m.q_ops},
+      {"match_q_quant", &m.q_quant},
+      {"match_k_quant", &m.k_quant},
+      {"match_v_quant", &m.v_quant},
       {"match_score_ops", &m.score_ops},
       {"match_prob_ops", &m.prob_ops},
       {"match_out_ops", &m.out_ops}};

@@ -9,7 +9,8 @@
 //   match_v     = [param, offset, stride_b, stride_g, stride_j, stride_e]
 //   match_out   = [offset, stride_b, stride_h, stride_i, stride_e]
 //   match_ops   = [qk, softmax, pv]
-//   match_q_ops, match_score_ops, match_prob_ops, match_out_ops
+//   match_q_ops, match_q_quant, match_k_quant, match_v_quant,
+//   match_score_ops, match_prob_ops, match_out_ops
 //               = the ops of each role in order (absent: none)
 //
 // docs/ops.md describes them. A `.graph` file may carry any values, so

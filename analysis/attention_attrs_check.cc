@@ -2,14 +2,15 @@
 // MatchAttention applies to the roles it finds, applied to the roles the
 // attributes name, so that a hand-written or edited match either describes
 // exactly what the body computes or is refused.
-#include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "analysis/attention_attrs_internal.h"
+#include "analysis/attention_quant.h"
 #include "analysis/graph_utils.h"
 #include "analysis/op_predicates.h"
 #include "analysis/strided_view.h"
@@ -20,91 +21,6 @@ namespace attention_attrs {
 namespace {
 
 using strided_view::View;
-
-// The products of r's dims from each index to the end (suffix[r.size()]
-// is 1).
-std::vector<int64_t> SuffixProducts(const std::vector<int64_t>& r) {
-  std::vector<int64_t> suffix(r.size() + 1, 1);
-  for (size_t i = r.size(); i-- > 0;) suffix[i] = suffix[i + 1] * r[i];
-  return suffix;
-}
-
-// The first index from `from` whose trailing batch dims hold `extent`
-// elements.
-std::optional<size_t> SplitAt(const std::vector<int64_t>& suffix,
-                              int64_t extent, size_t from) {
-  for (size_t t = from; t < suffix.size(); ++t) {
-    if (suffix[t] == extent) return t;
-  }
-  return std::nullopt;
-}
-
-// How the logical (batch, head) strides of one operand must step over the
-// scores' batch dims r: dims before `p` make the batch, dims [p, g) the
-// head index (the kv head for K and V), dims from g the query group (over
-// which K and V are shared: stride 0).
-struct BatchSplit {
-  std::vector<int64_t> r, suffix;
-  size_t p = 0, g = 0;
-};
-
-// Checks `st` (an operand's strides over r) against the described batch
-// and head strides; a logical extent of 1 has stride 0.
-absl::Status CheckBatchStrides(const char* name, const BatchSplit& split,
-                               const std::vector<int64_t>& st, int64_t sb,
-                               int64_t sh) {
-  const std::vector<int64_t>& suffix = split.suffix;
-  if (suffix[0] == suffix[split.p] && sb != 0) {
-    return Bad(absl::StrCat(name, ": a batch stride over one batch"));
-  }
-  if (suffix[split.p] == suffix[split.g] && sh != 0) {
-    return Bad(absl::StrCat(name, ": a head stride over one head"));
-  }
-  for (size_t i = 0; i < split.r.size(); ++i) {
-    if (split.r[i] == 1) continue;
-    const int64_t base = i < split.p ? sb : sh;
-    const int64_t mult = i < split.p   ? suffix[i + 1] / suffix[split.p]
-                         : i < split.g ? suffix[i + 1] / suffix[split.g]
-                                       : 0;
-    const bool ok = mult == 0 ? st[i] == 0
-                              : st[i] % mult == 0 && st[i] / mult == base;
-    if (!ok) {
-      return Bad(absl::StrCat(name, ": the body steps ", st[i],
-                              " elements over the scores' batch dim ", i,
-                              ", which the batch and head strides do not "
-                              "give"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Checks the described operand `d` against `x`, the body's view of a
-// matmul operand whose last two dims are (seq, features), or (features,
-// seq) when `features_first`.
-absl::Status CheckOperand(const char* name, const View& x, bool features_first,
-                          const StridedOperand& d, const BatchSplit& split) {
-  if (d.param != x.param) {
-    return Bad(absl::StrCat(name, ": the body reads parameter ",
-                            x.param->index(), ", not ", d.param->index()));
-  }
-  const size_t rank = x.shape.size(), n = split.r.size();
-  const int64_t seq = x.strides[rank - (features_first ? 1 : 2)];
-  const int64_t features = x.strides[rank - (features_first ? 2 : 1)];
-  if (d.offset != x.offset || d.strides[2] != seq ||
-      d.strides[3] != features) {
-    return Bad(absl::StrCat(name, ": the body reads offset ", x.offset,
-                            ", row stride ", seq, ", column stride ",
-                            features));
-  }
-  // Batch strides aligned with r (numpy broadcasting).
-  std::vector<int64_t> st(n, 0);
-  const size_t xb = rank - 2;
-  for (size_t t = n - xb; t < n; ++t) {
-    const size_t i = t - (n - xb);
-    if (x.shape[i] != 1) st[t] = x.strides[i];
-  }
-  return CheckBatchStrides(name, split, st, d.strides[0], d.strides[1]);
-}
 
 class Checker {
  public:
@@ -144,10 +60,14 @@ class Checker {
   absl::Status CheckScoreChain();
   absl::Status CheckProbChain();
   absl::StatusOr<View> OutputView();
-  absl::StatusOr<View> OperandView(const char* name, const Value* v,
-                                   const std::vector<const Op*>* q_ops);
-  absl::Status CheckDims(const View& q, const View& k, const View& v,
-                         const View& o);
+  absl::StatusOr<View> OperandView(const char* name, const char* label,
+                                   const Value* v,
+                                   const std::vector<const Op*>* q_ops,
+                                   const std::vector<const Op*>& quant);
+  absl::Status CheckQuant(const char* name, const char* label,
+                          const Value* param,
+                          const std::vector<const Op*>& quant,
+                          size_t quant_left);
 
   const AttentionMatch& m_;
   const Graph& body_;
@@ -176,13 +96,15 @@ absl::Status Checker::CheckRoleKinds() {
       return Bad(absl::StrCat("match_q_ops: ", Name(op), " is not a scale"));
     }
   }
-  for (const auto* ops : {&m_.prob_ops, &m_.out_ops}) {
-    for (const Op* op : *ops) {
-      if (!IsFloatCast(*op)) {
-        return Bad(absl::StrCat(ops == &m_.prob_ops ? "match_prob_ops: "
-                                                    : "match_out_ops: ",
-                                Name(op), " is not a cast to a float type"));
-      }
+  if (std::optional<attention_quant::QuantProblem> p =
+          attention_quant::ProbOpsProblem(m_.prob_ops)) {
+    return Bad(absl::StrCat("match_prob_ops: ", Name(m_.prob_ops[p->at]), " ",
+                            p->why));
+  }
+  for (const Op* op : m_.out_ops) {
+    if (!IsFloatCast(*op)) {
+      return Bad(absl::StrCat("match_out_ops: ", Name(op),
+                              " is not a cast to a float type"));
     }
   }
   for (const Op* op : m_.score_ops) {
@@ -294,12 +216,41 @@ absl::StatusOr<View> Checker::OutputView() {
   return view;
 }
 
-// `v` seen through reshapes and transposes (and, with `q_ops`, those
-// scales in order) as a view of the parameter they start from.
-absl::StatusOr<View> Checker::OperandView(const char* name, const Value* v,
-                                          const std::vector<const Op*>* q_ops) {
+// Checks the quantization ops `quant` (match_<x>_quant) of the operand
+// read from `param` once its path is walked: every one met on the path
+// (`quant_left`: how many were not), a chain MatchAttention takes, and
+// present exactly when `param` is an integer.
+absl::Status Checker::CheckQuant(const char* name, const char* label,
+                                 const Value* param,
+                                 const std::vector<const Op*>& quant,
+                                 size_t quant_left) {
+  const std::string role = absl::StrCat(name, "_quant: ");
+  if (quant_left > 0) {
+    return Bad(absl::StrCat(role, Name(quant[quant_left - 1]), " is not on ",
+                            label, "'s path"));
+  }
+  if (std::optional<attention_quant::QuantProblem> p =
+          attention_quant::OperandQuantProblem(quant)) {
+    return Bad(absl::StrCat(role, Name(quant[p->at]), " ", p->why));
+  }
+  if (quant.empty() && !IsFloat(param->type().dtype)) {
+    return Bad(absl::StrCat(name, ": parameter %", param->name(), " is ",
+                            DTypeName(param->type().dtype), ", and ", name,
+                            "_quant lists no dequantize of it"));
+  }
+  return absl::OkStatus();
+}
+
+// `v` seen through reshapes and transposes (and the quantize and
+// dequantize ops `quant` and, with `q_ops`, those scales, each in order)
+// as a view of the parameter they start from.
+absl::StatusOr<View> Checker::OperandView(const char* name, const char* label,
+                                          const Value* v,
+                                          const std::vector<const Op*>* q_ops,
+                                          const std::vector<const Op*>& quant) {
   std::vector<const Op*> relabels;
   size_t scales_left = q_ops == nullptr ? 0 : q_ops->size();
+  size_t quant_left = quant.size();
   const Value* cur = v;
   while (!cur->is_param()) {
     const Op* op = cur->defining_op();
@@ -308,6 +259,25 @@ absl::StatusOr<View> Checker::OperandView(const char* name, const Value* v,
       relabels.push_back(op);
       cur = op->operand(0);
       continue;
+    }
+    if (op->kind_id() == OpKind::kQuantize ||
+        op->kind_id() == OpKind::kDequantize) {
+      if (quant_left == 0 || quant[quant_left - 1] != op) {
+        return Bad(absl::StrCat(name, "_quant: ", Name(op), " on ", label,
+                                "'s path is not listed in order"));
+      }
+      if (uses_[op->result()] != 1) {
+        return Bad(absl::StrCat(name, "_quant: ", Name(op),
+                                " is read outside the chain"));
+      }
+      --quant_left;
+      cur = op->operand(0);
+      continue;
+    }
+    if (quant_left < quant.size() && scales_left > 0 &&
+        (*q_ops)[scales_left - 1] == op) {
+      return Bad(absl::StrCat("match_q_ops: ", Name(op),
+                              " scales Q before its last dequantize"));
     }
     if (scales_left == 0 || (*q_ops)[scales_left - 1] != op) {
       return Bad(absl::StrCat(name, " reads ", Name(op),
@@ -333,6 +303,7 @@ absl::StatusOr<View> Checker::OperandView(const char* name, const Value* v,
     return Bad(absl::StrCat("match_q_ops: ", Name((*q_ops)[scales_left - 1]),
                             " is not on Q's path"));
   }
+  HGC_RETURN_IF_ERROR(CheckQuant(name, label, cur, quant, quant_left));
   if (cur->type().NumElements() == 0) return Bad("an empty operand");
   View view = strided_view::Contiguous(cur);
   for (auto it = relabels.rbegin(); it != relabels.rend(); ++it) {
@@ -346,59 +317,10 @@ absl::StatusOr<View> Checker::OperandView(const char* name, const Value* v,
   return view;
 }
 
-absl::Status Checker::CheckDims(const View& q, const View& k, const View& v,
-                                const View& o) {
-  const Shape& s = m_.qk->result()->type().shape;
-  const Shape& os = m_.pv->result()->type().shape;
-  if (s.size() < 2 || os.size() != s.size() ||
-      !std::equal(s.begin(), s.end() - 2, os.begin())) {
-    return Bad("V broadcasts P·V beyond the scores' batch dims");
-  }
-  const size_t n = s.size() - 2;
-  for (const View* x : {&q, &k, &v}) {
-    if (x->shape.size() < 2 || x->shape.size() - 2 > n) {
-      return Bad("a matmul operand of rank 1");
-    }
-  }
-  const bool ta = BoolAttr(*m_.qk, "transpose_a");
-  const int64_t head_dim = q.shape[q.shape.size() - (ta ? 2 : 1)];
-  if (m_.seq_q != s[n] || m_.seq_kv != s[n + 1] || m_.head_dim != head_dim ||
-      m_.head_dim_v != os[n + 1]) {
-    return Bad(absl::StrCat("match_dims: the body has seq_q ", s[n],
-                            ", seq_kv ", s[n + 1], ", head_dim ", head_dim,
-                            ", head_dim_v ", os[n + 1]));
-  }
-  BatchSplit split;
-  split.r.assign(s.begin(), s.begin() + n);
-  split.suffix = SuffixProducts(split.r);
-  const std::optional<size_t> p = SplitAt(split.suffix, m_.heads, 0);
-  if (!p.has_value() || split.suffix[0] / split.suffix[*p] != m_.batch ||
-      m_.heads % m_.group != 0) {
-    return Bad(absl::StrCat(
-        "match_dims: batch ", m_.batch, ", heads ", m_.heads, " and group ",
-        m_.group, " do not split the scores' batch dims (",
-        split.suffix[0], " elements)"));
-  }
-  const std::optional<size_t> g = SplitAt(split.suffix, m_.group, *p);
-  if (!g.has_value()) {
-    return Bad(absl::StrCat("match_dims: group ", m_.group,
-                            " is not made of trailing batch dims"));
-  }
-  split.p = *p;
-  split.g = n;
-  HGC_RETURN_IF_ERROR(CheckOperand("match_q", q, ta, m_.q, split));
-  StridedOperand out{o.param, m_.out_offset, m_.out_strides};
-  HGC_RETURN_IF_ERROR(CheckOperand("match_out", o, false, out, split));
-  split.g = *g;
-  HGC_RETURN_IF_ERROR(CheckOperand(
-      "match_k", k, !BoolAttr(*m_.qk, "transpose_b"), m_.k, split));
-  return CheckOperand("match_v", v, BoolAttr(*m_.pv, "transpose_b"), m_.v,
-                      split);
-}
-
 absl::Status Checker::Run() {
   covered_.insert({m_.qk, m_.softmax, m_.pv});
-  for (const auto* ops : {&m_.q_ops, &m_.score_ops, &m_.prob_ops}) {
+  for (const auto* ops : {&m_.q_ops, &m_.score_ops, &m_.prob_ops, &m_.q_quant,
+                          &m_.k_quant, &m_.v_quant}) {
     covered_.insert(ops->begin(), ops->end());
   }
   HGC_RETURN_IF_ERROR(CheckRoleKinds());
@@ -406,18 +328,13 @@ absl::Status Checker::Run() {
   HGC_RETURN_IF_ERROR(CheckProbChain());
   if (m_.result->type().NumElements() == 0) return Bad("an empty result");
   HGC_ASSIGN_OR_RETURN(View o, OutputView());
-  HGC_ASSIGN_OR_RETURN(View q,
-                       OperandView("match_q", m_.qk->operand(0), &m_.q_ops));
-  HGC_ASSIGN_OR_RETURN(View k,
-                       OperandView("match_k", m_.qk->operand(1), nullptr));
-  HGC_ASSIGN_OR_RETURN(View v,
-                       OperandView("match_v", m_.pv->operand(1), nullptr));
-  for (const View* x : {&q, &k, &v}) {
-    if (!IsFloat(x->param->type().dtype)) {
-      return Bad("Q, K and V must be f32, bf16 or f16");
-    }
-  }
-  HGC_RETURN_IF_ERROR(CheckDims(q, k, v, o));
+  HGC_ASSIGN_OR_RETURN(View q, OperandView("match_q", "Q", m_.qk->operand(0),
+                                           &m_.q_ops, m_.q_quant));
+  HGC_ASSIGN_OR_RETURN(View k, OperandView("match_k", "K", m_.qk->operand(1),
+                                           nullptr, m_.k_quant));
+  HGC_ASSIGN_OR_RETURN(View v, OperandView("match_v", "V", m_.pv->operand(1),
+                                           nullptr, m_.v_quant));
+  HGC_RETURN_IF_ERROR(CheckDims(m_, q, k, v, o));
   for (const auto& op : body_.ops()) {
     if (!covered_.contains(op.get())) {
       return Bad(absl::StrCat(Name(op.get()),

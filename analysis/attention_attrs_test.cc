@@ -239,5 +239,209 @@ graph @g(%q: f32[4, 5, 8], %k: f32[4, 7, 8], %v: f32[4, 7, 8]) -> f32[4, 5, 8] {
   EXPECT_TRUE(DecodeAttentionMatch(attrs, *clean.graphs()[0]).ok());
 }
 
+// The QDQ form: Q (u8) dequantized then scaled, K (s8) through ONNX
+// Runtime's dequantize, transpose, quantize, dequantize, V dequantized
+// after a transpose, and P quantized and dequantized.
+constexpr char kQdqBlock[] = R"(
+graph @g(%q: u8[2, 3, 5, 8], %k: s8[2, 7, 3, 8], %v: s8[2, 3, 4, 7])
+    -> f32[2, 3, 5, 4] {
+  %qd = dequantize(%q) {scale = 0.03125, zero_point = 32}
+  %c0 = constant() {value = 0.5} : f32[]
+  %qs = mul(%qd, %c0)
+  %kd = dequantize(%k) {scale = 0.0625, zero_point = -3}
+  %kt = transpose(%kd) {perm = [0, 2, 3, 1]}
+  %kq = quantize(%kt) {scale = 0.0625, zero_point = -3, to = s8}
+  %kd2 = dequantize(%kq) {scale = 0.0625, zero_point = -3}
+  %s = matmul(%qs, %kd2)
+  %p = softmax(%s)
+  %pq = quantize(%p) {scale = 0.00390625, zero_point = 0, to = u8}
+  %pd = dequantize(%pq) {scale = 0.00390625, zero_point = 0}
+  %vt = transpose(%v) {perm = [0, 1, 3, 2]}
+  %vd = dequantize(%vt) {scale = 0.25, zero_point = 0}
+  %o = matmul(%pd, %vd)
+  return %o
+}
+)";
+
+class AttentionAttrsQdqTest : public AttentionAttrsTest {
+ protected:
+  void SetUp() override {
+    module_ = Parse(kQdqBlock);
+    absl::StatusOr<AttentionMatch> m = MatchAttention(body());
+    ASSERT_TRUE(m.ok()) << m.status();
+    attrs_ = EncodeAttentionMatch(*m, body());
+  }
+  // Decodes the attributes of kQdqBlock against kQdqBlock with `from`
+  // replaced by `to` (the same ops, in the same order); expects an error
+  // that mentions `what`.
+  void ExpectBodyRefused(const std::string& from, const std::string& to,
+                         const std::string& what) {
+    std::string text = kQdqBlock;
+    ASSERT_TRUE(absl::StrContains(text, from)) << from;
+    text.replace(text.find(from), from.size(), to);
+    Module edited = Parse(text);
+    absl::Status s = DecodeAttentionMatch(attrs_, *edited.graphs()[0]).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), what)) << s;
+  }
+};
+
+TEST_F(AttentionAttrsQdqTest, EncodesTheQuantRoles) {
+  EXPECT_EQ(attrs_.at("match_q_quant").ToString(), "[0]");
+  EXPECT_EQ(attrs_.at("match_k_quant").ToString(), "[3, 5, 6]");
+  EXPECT_EQ(attrs_.at("match_v_quant").ToString(), "[12]");
+  EXPECT_EQ(attrs_.at("match_q_ops").ToString(), "[2]");
+  EXPECT_EQ(attrs_.at("match_prob_ops").ToString(), "[9, 10]");
+  EXPECT_EQ(attrs_.at("match_k").ToString(), "[1, 0, 168, 8, 24, 1]");
+  EXPECT_EQ(attrs_.at("match_v").ToString(), "[2, 0, 84, 28, 1, 7]");
+  absl::StatusOr<AttentionMatch> m = DecodeAttentionMatch(attrs_, body());
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->k_quant.size(), 3u);
+  EXPECT_EQ(DequantizeOf(m->k_quant).zero_point, -3);
+  EXPECT_EQ(EncodeAttentionMatch(*m, body()), attrs_);
+  // An f32 block has none.
+  Module f32 = Parse(kBlock);
+  absl::StatusOr<AttentionMatch> plain = MatchAttention(*f32.graphs()[0]);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(
+      EncodeAttentionMatch(*plain, *f32.graphs()[0]).count("match_k_quant"),
+      0u);
+}
+
+TEST_F(AttentionAttrsQdqTest, RefusesAnIntegerParameterWithoutItsQuantOps) {
+  ExpectRefused([](AttrMap& a) { a.erase("match_k_quant"); },
+                "match_k_quant: op 6 (%kd2 = dequantize) on K's path is not "
+                "listed in order");
+  ExpectRefused(
+      [](AttrMap& a) { a["match_k_quant"] = Attribute::IntList({5, 6}); },
+      "match_k_quant: op 3 (%kd = dequantize) on K's path is not listed");
+}
+
+TEST_F(AttentionAttrsQdqTest, RefusesAListedOpOffThePath) {
+  ExpectRefused(
+      [](AttrMap& a) { a["match_v_quant"] = Attribute::IntList({3, 12}); },
+      "op 3 is named in match_k_quant too");
+  // A dequantize with no other part, listed as V's first.
+  Module module = Parse(R"(
+graph @g(%q: f32[4, 5, 8], %k: f32[4, 7, 8], %v: s8[4, 7, 8]) -> f32[4, 5, 8] {
+  %s = matmul(%q, %k) {transpose_b = true}
+  %p = softmax(%s)
+  %stray = dequantize(%v) {scale = 0.5}
+  %vd = dequantize(%v) {scale = 0.5}
+  %o = matmul(%p, %vd)
+  return %o
+}
+)");
+  AttrMap attrs = {
+      {"match_dims", Attribute::IntList({4, 1, 1, 5, 7, 8, 8})},
+      {"match_q", Attribute::IntList({0, 0, 40, 0, 8, 1})},
+      {"match_k", Attribute::IntList({1, 0, 56, 0, 8, 1})},
+      {"match_v", Attribute::IntList({2, 0, 56, 0, 8, 1})},
+      {"match_out", Attribute::IntList({0, 40, 0, 8, 1})},
+      {"match_ops", Attribute::IntList({0, 1, 4})},
+      {"match_v_quant", Attribute::IntList({2, 3})}};
+  absl::Status s = DecodeAttentionMatch(attrs, *module.graphs()[0]).status();
+  EXPECT_TRUE(absl::StrContains(
+      s.message(), "match_v_quant: op 2 (%stray = dequantize) is not on V's "
+                   "path"))
+      << s;
+  attrs["match_v_quant"] = Attribute::IntList({3});
+  s = DecodeAttentionMatch(attrs, *module.graphs()[0]).status();
+  EXPECT_TRUE(absl::StrContains(
+      s.message(), "op 2 (%stray = dequantize) has no part"))
+      << s;
+}
+
+TEST_F(AttentionAttrsQdqTest, RefusesAPerAxisDequantizeFirst) {
+  ExpectBodyRefused(
+      "{scale = 0.03125, zero_point = 32}",
+      "{scale = [0.03125, 0.03125, 0.03125], zero_point = [32, 32, 32], "
+      "axis = 1}",
+      "match_q_quant: op 0 (%qd = dequantize) is not a per-tensor dequantize "
+      "of a u8 or s8 parameter");
+}
+
+TEST_F(AttentionAttrsQdqTest, RefusesAPairUnlikeTheFirstDequantize) {
+  ExpectBodyRefused(
+      "%kq = quantize(%kt) {scale = 0.0625, zero_point = -3",
+      "%kq = quantize(%kt) {scale = 0.0625, zero_point = -2",
+      "match_k_quant: op 5 (%kq = quantize) is not a per-tensor quantize "
+      "with the first dequantize's scale, zero point and type");
+  ExpectBodyRefused(
+      "%kd2 = dequantize(%kq) {scale = 0.0625",
+      "%kd2 = dequantize(%kq) {scale = 0.125",
+      "match_k_quant: op 6 (%kd2 = dequantize) is not a per-tensor "
+      "dequantize with the first dequantize's scale and zero point");
+}
+
+TEST(AttentionAttrsRulesTest, RefusesAQuantOpReadOutsideTheChain) {
+  // %kd is K and V at once: the kernel cannot dequantize it for both.
+  Module module = Parse(R"(
+graph @g(%q: f32[4, 5, 8], %k: s8[4, 7, 8]) -> f32[4, 5, 8] {
+  %kd = dequantize(%k) {scale = 0.5}
+  %s = matmul(%q, %kd) {transpose_b = true}
+  %p = softmax(%s)
+  %o = matmul(%p, %kd)
+  return %o
+}
+)");
+  AttrMap attrs = {
+      {"match_dims", Attribute::IntList({4, 1, 1, 5, 7, 8, 8})},
+      {"match_q", Attribute::IntList({0, 0, 40, 0, 8, 1})},
+      {"match_k", Attribute::IntList({1, 0, 56, 0, 8, 1})},
+      {"match_v", Attribute::IntList({1, 0, 56, 0, 8, 1})},
+      {"match_out", Attribute::IntList({0, 40, 0, 8, 1})},
+      {"match_ops", Attribute::IntList({1, 2, 3})},
+      {"match_k_quant", Attribute::IntList({0})}};
+  absl::Status s = DecodeAttentionMatch(attrs, *module.graphs()[0]).status();
+  EXPECT_TRUE(absl::StrContains(
+      s.message(),
+      "match_k_quant: op 0 (%kd = dequantize) is read outside the chain"))
+      << s;
+}
+
+TEST(AttentionAttrsRulesTest, RefusesAScaleOfQBeforeItsLastDequantize) {
+  // The quantize after the scale rounds the scaled values: no identity.
+  Module module = Parse(R"(
+graph @g(%q: s8[4, 5, 8], %k: f32[4, 7, 8], %v: f32[4, 7, 8]) -> f32[4, 5, 8] {
+  %qd = dequantize(%q) {scale = 0.5}
+  %c = constant() {value = 2.0} : f32[]
+  %qs = mul(%qd, %c)
+  %qq = quantize(%qs) {scale = 0.5, to = s8}
+  %qd2 = dequantize(%qq) {scale = 0.5}
+  %s = matmul(%qd2, %k) {transpose_b = true}
+  %p = softmax(%s)
+  %o = matmul(%p, %v)
+  return %o
+}
+)");
+  AttrMap attrs = {
+      {"match_dims", Attribute::IntList({4, 1, 1, 5, 7, 8, 8})},
+      {"match_q", Attribute::IntList({0, 0, 40, 0, 8, 1})},
+      {"match_k", Attribute::IntList({1, 0, 56, 0, 8, 1})},
+      {"match_v", Attribute::IntList({2, 0, 56, 0, 8, 1})},
+      {"match_out", Attribute::IntList({0, 40, 0, 8, 1})},
+      {"match_ops", Attribute::IntList({5, 6, 7})},
+      {"match_q_ops", Attribute::IntList({2})},
+      {"match_q_quant", Attribute::IntList({0, 3, 4})}};
+  absl::Status s = DecodeAttentionMatch(attrs, *module.graphs()[0]).status();
+  EXPECT_TRUE(absl::StrContains(
+      s.message(),
+      "match_q_ops: op 2 (%qs = mul) scales Q before its last dequantize"))
+      << s;
+}
+
+TEST_F(AttentionAttrsQdqTest, ChecksTheQuantizedProbabilities) {
+  ExpectBodyRefused(
+      "%pd = dequantize(%pq) {scale = 0.00390625, zero_point = 0}",
+      "%pd = dequantize(%pq) {scale = 0.00390625, zero_point = 1}",
+      "match_prob_ops: op 9 (%pq = quantize) is not followed by a per-tensor "
+      "dequantize with its scale and zero point");
+  ExpectRefused(
+      [](AttrMap& a) { a["match_prob_ops"] = Attribute::IntList({10}); },
+      "match_prob_ops: op 10 (%pd = dequantize) is not a dequantize right "
+      "after a quantize");
+}
+
 }  // namespace
 }  // namespace hgc

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/attention_quant.h"
 #include "analysis/graph_utils.h"
 #include "analysis/op_predicates.h"
 #include "analysis/strided_view.h"
@@ -75,7 +76,9 @@ class Matcher {
   }
   absl::StatusOr<const Value*> ScoreOp(const Op& op);
   absl::Status SideOperand(const Op& op, const Value* v);
-  absl::StatusOr<View> ViewOf(const Value* v, std::vector<const Op*>* scales);
+  absl::StatusOr<View> ViewOf(const Value* v, std::vector<const Op*>* scales,
+                              std::vector<const Op*>* quant);
+  absl::Status ProbOps();
   absl::StatusOr<View> OutputView();
   absl::Status AssignDims(const View& q, const View& k, const View& v,
                           const View& o);
@@ -129,17 +132,40 @@ absl::StatusOr<const Value*> Matcher::ScoreOp(const Op& op) {
   return op.operand(c);
 }
 
-// Walks from `v` back to a parameter through reshapes and transposes (and,
-// when `scales` is given, mul / div by a one-element literal constant or
-// parameter: a runtime scale).
+// Walks from `v` back to a parameter through reshapes and transposes,
+// quantize and dequantize ops (into `quant`, in path order; each read by
+// the next op alone), and, when `scales` is given, mul / div by a
+// one-element literal constant or parameter (a runtime scale) after the
+// last dequantize.
 absl::StatusOr<View> Matcher::ViewOf(const Value* v,
-                                     std::vector<const Op*>* scales) {
+                                     std::vector<const Op*>* scales,
+                                     std::vector<const Op*>* quant) {
   std::vector<const Op*> ops;
   const Value* cur = v;
   while (!cur->is_param()) {
     const Op* op = cur->defining_op();
     const OpKind k = op->kind_id();
+    if (k == OpKind::kDequantize || k == OpKind::kQuantize) {
+      // The kernel reads the parameter and dequantizes it as it loads;
+      // nothing else may read the values in between, and an op names one
+      // operand's role only.
+      if (taken_.contains(op)) {
+        return Unfit(absl::StrCat("%", cur->name(), " (", op->kind(),
+                                  ") is on two operands' paths"));
+      }
+      ATTN_RETURN_IF_ERROR(Take(op, op->result()));
+      quant->push_back(op);
+      ops.push_back(op);
+      cur = op->operand(0);
+      continue;
+    }
     bool scale = (k == OpKind::kMul || k == OpKind::kDiv) && scales != nullptr;
+    if (scale && !quant->empty()) {
+      // A scale before a (quantize, dequantize) pair would change what
+      // the pair rounds; before the first dequantize it is integer math.
+      return Unfit(absl::StrCat(op->kind(), " %", cur->name(),
+                                " scales Q before its last dequantize"));
+    }
     if (k != OpKind::kReshape && k != OpKind::kTranspose && !scale) {
       return Unfit(absl::StrCat("%", cur->name(), " (", op->kind(),
                                 ") is not a parameter seen through reshape "
@@ -169,10 +195,22 @@ absl::StatusOr<View> Matcher::ViewOf(const Value* v,
     cur = op->operand(0);
   }
   if (cur->type().NumElements() == 0) return Unfit("empty operand");
+  std::reverse(quant->begin(), quant->end());
+  if (std::optional<attention_quant::QuantProblem> p =
+          attention_quant::OperandQuantProblem(*quant)) {
+    const Op& op = *(*quant)[p->at];
+    return Unfit(
+        absl::StrCat("%", op.result()->name(), " (", op.kind(), ") ", p->why));
+  }
+  if (quant->empty() && !IsFloat(cur->type().dtype)) {
+    return Unfit(absl::StrCat("%", cur->name(),
+                              " is not f32, bf16 or f16, nor read through a "
+                              "per-tensor dequantize"));
+  }
   View view = Contiguous(cur);
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     const Op& op = **it;
-    if (!IsRelabel(op)) continue;  // a scale: the same elements
+    if (!IsRelabel(op)) continue;  // a scale or a quant op: elementwise
     std::optional<View> r = strided_view::Forward(view, op);
     if (!r.has_value()) {
       return Unfit(absl::StrCat("reshape to %", op.result()->name(),
@@ -331,28 +369,26 @@ absl::StatusOr<AttentionMatch> Matcher::Run() {
       m_.pv = user;
       break;
     }
-    if (!IsFloatCast(*user)) {
+    const OpKind k = user->kind_id();
+    if (k != OpKind::kCast && k != OpKind::kQuantize &&
+        k != OpKind::kDequantize) {
       return Unfit(absl::StrCat(user->kind(), " between softmax and P·V"));
     }
     m_.prob_ops.push_back(user);
     cur = user->result();
   }
+  ATTN_RETURN_IF_ERROR(ProbOps());
   if (m_.pv->operand(0) != cur || BoolAttr(*m_.pv, "transpose_a")) {
     return Unfit("the probabilities are not P·V's plain A operand");
   }
   absl::StatusOr<View> o = OutputView();
   if (!o.ok()) return o.status();
-  absl::StatusOr<View> q = ViewOf(m_.qk->operand(0), &m_.q_ops);
+  absl::StatusOr<View> q = ViewOf(m_.qk->operand(0), &m_.q_ops, &m_.q_quant);
   if (!q.ok()) return q.status();
-  absl::StatusOr<View> k = ViewOf(m_.qk->operand(1), nullptr);
+  absl::StatusOr<View> k = ViewOf(m_.qk->operand(1), nullptr, &m_.k_quant);
   if (!k.ok()) return k.status();
-  absl::StatusOr<View> v = ViewOf(m_.pv->operand(1), nullptr);
+  absl::StatusOr<View> v = ViewOf(m_.pv->operand(1), nullptr, &m_.v_quant);
   if (!v.ok()) return v.status();
-  for (const View* x : {&*q, &*k, &*v}) {
-    if (!IsFloat(x->param->type().dtype)) {
-      return Unfit("Q, K and V must be f32, bf16 or f16");
-    }
-  }
   ATTN_RETURN_IF_ERROR(AssignDims(*q, *k, *v, *o));
   for (const auto& op : graph_.ops()) {
     if (!taken_.contains(op.get())) {
@@ -363,7 +399,24 @@ absl::StatusOr<AttentionMatch> Matcher::Run() {
   return m_;
 }
 
+// The casts, quantize and dequantize between softmax and P·V, taken in
+// graph order.
+absl::Status Matcher::ProbOps() {
+  if (std::optional<attention_quant::QuantProblem> p =
+          attention_quant::ProbOpsProblem(m_.prob_ops)) {
+    const Op& op = *m_.prob_ops[p->at];
+    return Unfit(absl::StrCat("%", op.result()->name(), " (", op.kind(),
+                              ") between softmax and P·V ", p->why));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+OperandQuant DequantizeOf(const std::vector<const Op*>& quant) {
+  if (quant.empty()) return {};
+  return attention_quant::ParamsOf(*quant.front());
+}
 
 absl::StatusOr<AttentionMatch> MatchAttention(const Graph& graph) {
   return Matcher(graph).Run();

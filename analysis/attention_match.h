@@ -18,7 +18,9 @@
 // and K given already transposed are all just strides and an offset), and
 // O is written through strides into the body's result (a trailing
 // transpose back to [B, S, H, D] and a reshape to [B, S, H·D] are strides
-// too).
+// too). A u8 or s8 parameter is read through its per-tensor dequantize
+// (the QDQ form int8 exports write), which is elementwise and so commutes
+// with those strides.
 #ifndef HGC_ANALYSIS_ATTENTION_MATCH_H_
 #define HGC_ANALYSIS_ATTENTION_MATCH_H_
 
@@ -61,6 +63,13 @@ struct AttentionMatch {
   // scores beforehand, and any other op on K stays outside the block, which
   // reads its result.
   std::vector<const Op*> q_ops;
+  // The QDQ form: the ops on Q's, K's and V's paths from their parameter
+  // (u8 or s8) through which the matmul reads them dequantized: a
+  // per-tensor dequantize, then any (quantize, dequantize) pairs with the
+  // same scale, zero point and type (ONNX Runtime's Q/DQ around a
+  // transpose), which change nothing. Empty: the operand is read as stored
+  // (f32, bf16 or f16). DequantizeOf gives their scale and zero point.
+  std::vector<const Op*> q_quant, k_quant, v_quant;
 
   // The scores matmul. Its result S has a shape whose
   // row-major flattening over all dims but the last is the row index
@@ -74,7 +83,9 @@ struct AttentionMatch {
   std::vector<const Op*> score_ops;
   const Op* softmax = nullptr;  // over the last axis
   // Elementwise ops from softmax's result to the P·V matmul's A operand
-  // (casts to and from bf16 / f16), in graph order.
+  // (casts to and from bf16 / f16; one per-tensor quantize to u8 or s8
+  // directly followed by a dequantize with its scale and zero point), in
+  // graph order.
   std::vector<const Op*> prob_ops;
   const Op* pv = nullptr;
   // Elementwise ops after P·V (casts), then strides: O(b, h, i, e) is
@@ -85,10 +96,19 @@ struct AttentionMatch {
   const Value* result = nullptr;  // the graph's (single) result
 };
 
+// The scale and zero point of an operand's quantization ops (`quant`
+// non-empty: their first op, a per-tensor dequantize).
+struct OperandQuant {
+  float scale = 1;
+  int64_t zero_point = 0;
+};
+OperandQuant DequantizeOf(const std::vector<const Op*>& quant);
+
 // Describes `graph` (one result; every op part of the attention block) or
 // says, as Unimplemented, what does not fit. Shape ops that only relabel
 // (reshape, transpose) are folded into strides wherever they appear
-// between a parameter and Q/K/V, and between P·V and the result.
+// between a parameter and Q/K/V, and between P·V and the result; the
+// quantization ops (q_quant, k_quant, v_quant) are stepped over alike.
 absl::StatusOr<AttentionMatch> MatchAttention(const Graph& graph);
 
 // Which operands of `op` may carry the scores when `op` stands between the

@@ -55,9 +55,9 @@ void RegisterFusionOps(OpRegistry& r) {
   // An attention group's match, written by attention-fusion and read by
   // codegen (analysis/attention_attrs.h checks the values).
   for (const char* name :
-       {"match_dims", "match_q", "match_k", "match_v", "match_out",
-        "match_ops", "match_q_ops", "match_score_ops", "match_prob_ops",
-        "match_out_ops"}) {
+       {"match_dims", "match_q", "match_k", "match_v", "match_out", "match_ops",
+        "match_q_ops", "match_q_quant", "match_k_quant", "match_v_quant",
+        "match_score_ops", "match_prob_ops", "match_out_ops"}) {
     info.attrs.push_back(
         {name, AttrKind::kIntList, std::nullopt, /*required=*/false});
   }

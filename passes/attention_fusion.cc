@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/attention_attrs.h"
 #include "analysis/attention_match.h"
+#include "analysis/attention_quant.h"
 #include "analysis/graph_utils.h"
 #include "passes/outliner.h"
 #include "support/status_macros.h"
@@ -66,7 +67,12 @@ class BlockFinder {
       Op* user = users[0];
       core.push_back(user);
       if (user->kind_id() == OpKind::kMatmul) break;
-      if (user->kind_id() != OpKind::kCast) return {};
+      // Casts, and the quantize / dequantize of P in the QDQ form.
+      const OpKind k = user->kind_id();
+      if (k != OpKind::kCast && k != OpKind::kQuantize &&
+          k != OpKind::kDequantize) {
+        return {};
+      }
       cur = user->result();
     }
     Op* qk = core.front();
@@ -130,19 +136,34 @@ class BlockFinder {
                         "and writes only P·V");
   }
 
-  // Adds the reshapes and transposes (and for Q scales by a one-element
-  // constant or runtime value) that produce `v` and whose results only ops
-  // in `in` read.
+  // Adds the ops that produce `v` and whose results only ops in `in` read:
+  // reshapes, transposes, per-tensor dequantize and quantize ops (the QDQ
+  // form) and, for Q after its last dequantize, scales by a one-element
+  // constant or runtime value. The block then reads a float value, or a
+  // u8 / s8 one through a dequantize: a walk that stops past a quantize
+  // gives back the ops up to the dequantize before it.
   void GrowBack(Value* v, bool allow_scale, OpSet& in, std::vector<Op*>& out) {
+    std::vector<Op*> walked;
+    size_t keep = 0;
+    bool quant = false;          // a quantize or dequantize walked
+    bool reads_integer = false;  // the farthest of them is a dequantize
     for (;;) {
       Op* def = v->defining_op();
-      if (def == nullptr || in.contains(def) || uses_.IsReturned(v)) return;
-      for (Op* user : uses_.Users(v)) {
-        if (!in.contains(user)) return;
+      if (def == nullptr || in.contains(def) || uses_.IsReturned(v)) break;
+      if (!std::all_of(uses_.Users(v).begin(), uses_.Users(v).end(),
+                       [&](Op* user) { return in.contains(user); })) {
+        break;
       }
       int next = 0;
       if (IsRelabel(*def)) {
         next = 0;
+      } else if (attention_quant::IsPerTensorDequantize(*def) ||
+                 attention_quant::IsPerTensorQuantize(*def)) {
+        quant = true;
+        reads_integer = def->kind_id() == OpKind::kDequantize;
+        // A scale before a dequantize is integer math, or is rounded by a
+        // quantize after it: MatchAttention takes neither.
+        allow_scale = false;
       } else if (allow_scale &&
                  (def->kind_id() == OpKind::kMul ||
                   def->kind_id() == OpKind::kDiv) &&
@@ -152,12 +173,15 @@ class BlockFinder {
                  IsScalar(def->operand(0))) {
         next = 1;
       } else {
-        return;
+        break;
       }
       in.insert(def);
-      out.push_back(def);
+      walked.push_back(def);
+      if (!quant || reads_integer) keep = walked.size();
       v = def->operand(next);
     }
+    for (size_t i = keep; i < walked.size(); ++i) in.erase(walked[i]);
+    out.insert(out.end(), walked.begin(), walked.begin() + keep);
   }
 
   UseInfo uses_;

@@ -9,19 +9,22 @@
 // In every top-level graph, from each softmax it walks back through score
 // ops (elementwise arithmetic: scales, masks, caps; casts; see
 // ScoreChainOperands) to the scores matmul and forward through casts
-// to the P·V matmul and the trailing casts, transposes and reshapes; then
-// back from the matmuls' operands through reshapes, transposes (and scales
-// of Q) whose results nothing else reads. A block is outlined only when
-// MatchAttention accepts its body; otherwise the pass retries without the
-// trailing ops and without the operand relabels, and leaves the ops to the
-// `fusion` pass when nothing fits. Reshapes inside the score chain (CLIP,
-// BLOOM, fairseq) are not walked: attention-reshapes, before it in O2,
-// moves them to the block's operands and output; blocks computed
-// transposed (Vᵀ·Pᵀ, key-major scores with softmax over axis -2) are not
-// taken either: attention-transposes, also before it, rewrites them as
-// P·V over Q·Kᵀ. Non-scalar constants (a
-// folded causal mask) stay outside as operands; one-element literal
-// constants are copied in. Preconditions: a verified module. Guarantees:
+// (and the quantize, dequantize pair of P in the QDQ form) to the P·V
+// matmul and the trailing casts, transposes and reshapes; then back from
+// the matmuls' operands through reshapes, transposes, per-tensor
+// dequantize and quantize ops (the QDQ form: Q, K and V stored as u8 or
+// s8) and scales of Q, whose results nothing else reads. It runs before
+// quantized-matmul, which would otherwise turn the QDQ matmuls into
+// integer ones. A block is outlined only when MatchAttention accepts its
+// body; otherwise the pass retries without the trailing ops and without
+// the operands' ops (the block then reads the dequantized values), and
+// leaves the ops to the `fusion` pass when nothing fits. Reshapes inside
+// the score chain (CLIP, BLOOM, fairseq) are not walked: attention-reshapes,
+// before it in O2, moves them to the block's operands and output; blocks
+// computed transposed (Vᵀ·Pᵀ, key-major scores with softmax over axis -2)
+// are not taken either: attention-transposes, also before it, rewrites
+// them as P·V over Q·Kᵀ. Non-scalar constants (a folded causal mask) stay
+// outside as operands; one-element literal constants are copied in. Preconditions: a verified module. Guarantees:
 // the module verifies and computes the same values; graph signatures are
 // unchanged.
 #ifndef HGC_PASSES_ATTENTION_FUSION_H_

@@ -336,5 +336,105 @@ graph @g(%q: f32[2, 2, 5, 8], %k: f32[2, 2, 5, 8], %v: f32[2, 2, 5, 8],
   ExpectSameNumbers(kText, "O2");
 }
 
+// The QDQ form: u8 / s8 Q, K and V read through per-tensor dequantizes,
+// and P quantized to u8 and back.
+constexpr char kQdq[] = R"(
+graph @g(%q: u8[2, 2, 5, 8], %k: s8[2, 2, 6, 8], %v: s8[2, 2, 6, 8],
+         %mask: f32[2, 1, 1, 6]) -> f32[2, 5, 16] {
+  %qd = dequantize(%q) {scale = 0.03125, zero_point = 32}
+  %kd = dequantize(%k) {scale = 0.03125, zero_point = 0}
+  %vd = dequantize(%v) {scale = 0.03125, zero_point = 0}
+  %s = matmul(%qd, %kd) {transpose_b = true}
+  %c = constant() {value = 0.125} : f32[]
+  %t = mul(%s, %c)
+  %m = add(%t, %mask)
+  %p = softmax(%m) {axis = -1}
+  %pq = quantize(%p) {scale = 0.0039215686, zero_point = 0, to = u8}
+  %pd = dequantize(%pq) {scale = 0.0039215686, zero_point = 0}
+  %o = matmul(%pd, %vd)
+  %ot = transpose(%o) {perm = [0, 2, 1, 3]}
+  %r = reshape(%ot) {shape = [2, 5, 16]}
+  return %r
+}
+)";
+
+TEST(AttentionFusionTest, TakesTheQdqFormWhole) {
+  Module m = Parse(kQdq);
+  ASSERT_TRUE(RunPipeline(m, "attention-fusion").ok());
+  const Graph& g = *m.graphs()[0];
+  ASSERT_EQ(g.ops().size(), 1u) << PrintModule(m);
+  const Op& fusion = *g.ops().front();
+  EXPECT_EQ(fusion.attrs().at("match_q_quant").ToString(), "[0]");
+  EXPECT_EQ(fusion.attrs().at("match_k_quant").ToString(), "[1]");
+  EXPECT_EQ(fusion.attrs().at("match_v_quant").ToString(), "[2]");
+  EXPECT_EQ(fusion.attrs().at("match_prob_ops").ToString(), "[8, 9]");
+  // The group reads the integers as stored.
+  EXPECT_EQ(fusion.operand(0)->name(), "q");
+  // Before quantized-matmul, which would take the matmuls apart.
+  EXPECT_EQ(AttentionGroups(kQdq), 1);
+  EXPECT_EQ(AttentionGroups(kQdq, "O2"), 1);
+  ExpectSameNumbers(kQdq, "attention-fusion");
+}
+
+TEST(AttentionFusionTest, TakesOnnxRuntimesPairsAroundATranspose) {
+  constexpr char kText[] = R"(
+graph @g(%q: f32[1, 2, 4, 8], %k: s8[1, 4, 2, 8], %v: f32[1, 2, 4, 8])
+    -> f32[1, 2, 4, 8] {
+  %kd = dequantize(%k) {scale = 0.0625, zero_point = 1}
+  %kt = transpose(%kd) {perm = [0, 2, 1, 3]}
+  %kq = quantize(%kt) {scale = 0.0625, zero_point = 1, to = s8}
+  %kd2 = dequantize(%kq) {scale = 0.0625, zero_point = 1}
+  %s = matmul(%q, %kd2) {transpose_b = true}
+  %p = softmax(%s)
+  %o = matmul(%p, %v)
+  return %o
+}
+)";
+  Module m = Parse(kText);
+  ASSERT_TRUE(RunPipeline(m, "attention-fusion").ok());
+  const Graph& g = *m.graphs()[0];
+  ASSERT_EQ(g.ops().size(), 1u) << PrintModule(m);
+  EXPECT_EQ(g.ops().front()->attrs().at("match_k_quant").ToString(),
+            "[0, 2, 3]");
+  EXPECT_EQ(AttentionGroups(kText, "O2"), 1);
+  ExpectSameNumbers(kText, "attention-fusion");
+}
+
+TEST(AttentionFusionTest, QuantOpsTheBlockCannotTakeStayOutside) {
+  // K's dequantize is also returned, V's is per channel: the block reads
+  // both dequantized. Q's chain ends in a per-channel dequantize before a
+  // pair: the block takes Q's last dequantize alone and reads the u8
+  // values the quantize before it makes.
+  constexpr char kText[] = R"(
+graph @g(%q: u8[1, 2, 4, 8], %k: s8[1, 2, 4, 8], %v: s8[1, 2, 4, 8])
+    -> (f32[1, 2, 4, 8], f32[1, 2, 4, 8]) {
+  %qd = dequantize(%q) {scale = [0.5, 0.25], zero_point = [0, 0], axis = 1}
+  %qt = transpose(%qd) {perm = [0, 1, 3, 2]}
+  %qq = quantize(%qt) {scale = 0.5, zero_point = 3, to = u8}
+  %qd2 = dequantize(%qq) {scale = 0.5, zero_point = 3}
+  %kd = dequantize(%k) {scale = 0.5}
+  %vd = dequantize(%v) {scale = [0.5, 0.25], zero_point = [0, 0], axis = 1}
+  %s = matmul(%qd2, %kd) {transpose_a = true, transpose_b = true}
+  %p = softmax(%s)
+  %o = matmul(%p, %vd)
+  return %o, %kd
+}
+)";
+  Module m = Parse(kText);
+  ASSERT_TRUE(RunPipeline(m, "attention-fusion").ok());
+  const Graph& g = *m.graphs()[0];
+  EXPECT_EQ(CountOps(g, "fusion"), 1) << PrintModule(m);
+  EXPECT_EQ(CountOps(g, "dequantize"), 3);
+  EXPECT_EQ(CountOps(g, "quantize"), 1);
+  for (const auto& op : g.ops()) {
+    if (op->kind() != "fusion") continue;
+    EXPECT_EQ(op->attrs().at("match_q_quant").ToString(), "[0]");
+    EXPECT_EQ(op->attrs().count("match_k_quant"), 0u);
+    EXPECT_EQ(op->attrs().count("match_v_quant"), 0u);
+  }
+  EXPECT_EQ(AttentionGroups(kText), 1);
+  ExpectSameNumbers(kText, "attention-fusion");
+}
+
 }  // namespace
 }  // namespace hgc

@@ -288,5 +288,33 @@ TEST(ConcatSliceTest, SplitOnAxis0InEqualParts) {
       << text;
 }
 
+TEST(ConcatSliceTest, DataKnownAtImportFoldsOnlyWhileSmall) {
+  // Small initializers fold into one; over 2^20 elements they stay const
+  // parameters joined (and cut) by the ops.
+  for (int64_t n : {int64_t{4}, int64_t{1} << 19}) {
+    ModelBuilder b(13);
+    b.Input("x", {int64_t{1}});
+    b.Floats("a", {n}, std::vector<float>(n, 1.0f));
+    b.Floats("c", {n + 1}, std::vector<float>(n + 1, 2.0f));
+    SetInt(b.Node("Concat", {"a", "c"}, {"ac"}), "axis", 0);
+    b.Int64s("start", {1}, {-2});
+    b.Int64s("end", {1}, {kMax});
+    b.Node("Slice", {"ac", "start", "end"}, {"tail"});
+    b.Node("Add", {"tail", "x"}, {"y"});
+    b.Output("y");
+    std::string text;
+    Tensor x = *Tensor::Create(TensorType(DType::kF32, Shape{1}));
+    x.mutable_data<float>()[0] = 1;
+    std::vector<Tensor> out = RunModel(b, {x}, &text);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].type().ToString(), "f32[2]");
+    EXPECT_EQ(out[0].GetDouble(0), 3);
+    EXPECT_EQ(out[0].GetDouble(1), 3);
+    const bool folded = n == 4;
+    EXPECT_EQ(text.find("concat(") == std::string::npos, folded) << text;
+    EXPECT_EQ(text.find("slice(") == std::string::npos, folded) << text;
+  }
+}
+
 }  // namespace
 }  // namespace hgc

@@ -14,23 +14,26 @@ std::optional<View> Scratch(int index) {
 }
 
 tile::Stmt CopyRowsToF32(View src, Expr src_row, View dst, Expr dst_row,
-                         Expr rows, Expr cols, DType type, bool exact) {
+                         Expr rows, Expr cols, DType type, bool exact,
+                         OperandQuant quant) {
   tile::Copy copy{src, src_row, 1, dst, dst_row, 1, rows, cols};
   copy.src_type = type;
   copy.denormals_as_zero = type == DType::kBF16 && !exact;
+  copy.scale = quant.scale;
+  copy.zero_point = static_cast<int32_t>(quant.zero_point);
   return tile::Stmt{std::move(copy)};
 }
 
 void AppendStridedRows(tile::NestBuilder& nb, View src, int64_t row_stride,
                        int64_t col_stride, View dst, Expr dst_row, Expr rows,
                        Expr cols, DType type, std::optional<View> widened,
-                       Expr widened_ld, bool exact) {
+                       Expr widened_ld, bool exact, OperandQuant quant) {
   if (col_stride == 1) {
-    nb.Append(
-        CopyRowsToF32(src, row_stride, dst, dst_row, rows, cols, type, exact));
+    nb.Append(CopyRowsToF32(src, row_stride, dst, dst_row, rows, cols, type,
+                            exact, quant));
   } else if (row_stride == 1 && type != DType::kF32) {
     nb.Append(CopyRowsToF32(src, col_stride, *widened, widened_ld, cols, rows,
-                            type, exact));
+                            type, exact, quant));
     nb.Append(tile::Stmt{
         tile::Copy{*widened, widened_ld, 1, dst, 1, dst_row, cols, rows}});
   } else if (row_stride == 1) {
@@ -61,7 +64,8 @@ void AppendHeadKt(tile::NestBuilder& nb, const AttentionPlan& p, Expr k_base) {
     int64_t k_row = m.k.strides[2], k_col = m.k.strides[3];
     if (p.kc >= 0) {
       nb.Append(CopyRowsToF32(k_rows, m.k.strides[2], View{p.kc, 0, 4},
-                              m.head_dim, m.seq_kv, m.head_dim, p.k_type));
+                              m.head_dim, m.seq_kv, m.head_dim, p.k_type,
+                              /*exact=*/false, p.k_quant));
       k_rows = View{p.kc, 0, 4};
       k_row = m.head_dim;
       k_col = 1;
@@ -71,7 +75,7 @@ void AppendHeadKt(tile::NestBuilder& nb, const AttentionPlan& p, Expr k_base) {
     // K stored transposed, as bf16 / f16: its rows widened.
     nb.Append(CopyRowsToF32(View{p.k, k_base, k_bytes}, m.k.strides[3],
                             View{p.kt, 0, 4}, p.kt_ld, m.head_dim, m.seq_kv,
-                            p.k_type));
+                            p.k_type, /*exact=*/false, p.k_quant));
   }
 }
 
@@ -85,7 +89,8 @@ void AppendHeadV(tile::NestBuilder& nb, const AttentionPlan& p, Expr v_base) {
       AppendStridedRows(
           nb, View{p.v, v_base + panel * (p.v_ld * m.v.strides[3]), v_bytes},
           m.v.strides[2], m.v.strides[3], View{p.vp, panel * p.v_panel_ld, 4},
-          p.v_ld, m.seq_kv, cols, p.v_type, Scratch(p.vw), m.seq_kv);
+          p.v_ld, m.seq_kv, cols, p.v_type, Scratch(p.vw), m.seq_kv,
+          /*exact=*/false, p.v_quant);
     };
     const int64_t whole = m.head_dim_v / p.v_ld;
     nb.For("panel", 0, whole, false,
@@ -94,7 +99,8 @@ void AppendHeadV(tile::NestBuilder& nb, const AttentionPlan& p, Expr v_base) {
   } else if (p.vp >= 0) {
     AppendStridedRows(nb, View{p.v, v_base, v_bytes}, m.v.strides[2],
                       m.v.strides[3], View{p.vp, 0, 4}, p.v_ld, m.seq_kv,
-                      m.head_dim_v, p.v_type, Scratch(p.vw), m.seq_kv);
+                      m.head_dim_v, p.v_type, Scratch(p.vw), m.seq_kv,
+                      /*exact=*/false, p.v_quant);
   }
 }
 

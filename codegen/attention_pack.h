@@ -22,23 +22,26 @@ std::optional<tile::View> Scratch(int index);
 // `rows` rows of `cols` contiguous elements of a Q, K or V operand of
 // type `type` copied into f32 scratch: widened when bf16 / f16, with bf16
 // denormals read as zeros, as a bf16 matmul reads its operands (unless
-// `exact`: the rows go to the Q ops first, which see every value).
+// `exact`: the rows go to the Q ops first, which see every value);
+// dequantized by `quant` when u8 / s8.
 tile::Stmt CopyRowsToF32(tile::View src, tile::Expr src_row, tile::View dst,
                          tile::Expr dst_row, tile::Expr rows, tile::Expr cols,
-                         DType type, bool exact = false);
+                         DType type, bool exact = false,
+                         OperandQuant quant = {});
 
 // Appends the copy of `rows` x `cols` elements of an operand at
 // (`row_stride`, `col_stride`) (a Q or V stored [D, S], say) into
 // contiguous f32 rows `dst_row` apart. Stored transposed (row stride 1),
 // it is a transpose of its columns; a bf16 / f16 one is widened along its
 // columns first, into `widened` (cols x rows, `widened_ld` apart). Other
-// strides take f32 only (PlanAttention checks). `exact` as for
+// strides take f32 only (PlanAttention checks). `exact` and `quant` as for
 // CopyRowsToF32.
 void AppendStridedRows(tile::NestBuilder& nb, tile::View src,
                        int64_t row_stride, int64_t col_stride, tile::View dst,
                        tile::Expr dst_row, tile::Expr rows, tile::Expr cols,
                        DType type, std::optional<tile::View> widened,
-                       tile::Expr widened_ld, bool exact = false);
+                       tile::Expr widened_ld, bool exact = false,
+                       OperandQuant quant = {});
 
 // Kᵀ[d][j] = K[j][d] into the plan's kt for `keys` f32 keys-major rows at
 // `k_rows`, `k_row` elements apart with elements `k_col` apart: the whole

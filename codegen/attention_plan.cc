@@ -39,26 +39,41 @@ int64_t SpreadStride(int64_t floats) {
   return ld > 64 && (ld / 16) % 2 == 0 ? ld + 16 : ld;
 }
 
-// Float Q, K, V, scores, softmax and result (f32, bf16 or f16).
+// Float scores, softmax and result (f32, bf16 or f16), and Q, K, V float
+// or u8 / s8 read through their quantization ops.
 absl::Status CheckSupported(const AttentionMatch& m) {
-  const Value* values[] = {
-      m.q.param,        m.k.param,      m.v.param,           m.qk->result(),
-      m.pv->operand(0), m.pv->result(), m.softmax->result(), m.result};
+  const Value* values[] = {m.qk->result(), m.pv->operand(0), m.pv->result(),
+                           m.softmax->result(), m.result};
   for (const Value* v : values) {
     if (!IsFloat(v->type().dtype)) {
       return absl::UnimplementedError("an integer attention operand");
     }
   }
+  const std::pair<const Value*, const std::vector<const Op*>*> operands[] = {
+      {m.q.param, &m.q_quant}, {m.k.param, &m.k_quant}, {m.v.param, &m.v_quant}};
+  for (const auto& [param, quant] : operands) {
+    const DType t = param->type().dtype;
+    const bool int8 = t == DType::kU8 || t == DType::kS8;
+    if (!(quant->empty() ? IsFloat(t) : int8)) {
+      return absl::UnimplementedError(
+          "a Q, K or V neither float nor u8 / s8 read through dequantize");
+    }
+  }
   // Q and V rows that are not contiguous ([D, S] storage, say) are copied
   // into scratch rows (before the Q ops, if any): f32 ones with any strides
-  // (the widening copies read rows), and a bf16 / f16 Q or V stored
-  // [D, S], widened along S.
+  // (the widening copies read rows), and a bf16 / f16 (or u8 / s8) Q or V
+  // stored [D, S], widened along S. A u8 / s8 K is dequantized a row at a
+  // time, keys-major or stored transposed.
   if ((m.q.strides[3] != 1 && m.q.param->type().dtype != DType::kF32 &&
        m.q.strides[2] != 1) ||
       (m.v.strides[3] != 1 && m.v.param->type().dtype != DType::kF32 &&
        m.v.strides[2] != 1)) {
     return absl::UnimplementedError(
         "bf16 / f16 Q or V with neither rows nor columns contiguous");
+  }
+  if (!m.k_quant.empty() && m.k.strides[2] != 1 && m.k.strides[3] != 1) {
+    return absl::UnimplementedError(
+        "a u8 / s8 K with neither keys nor features contiguous");
   }
   return absl::OkStatus();
 }
@@ -183,9 +198,10 @@ void AddScratch(tile::Nest& nest, int num_threads, AttentionPlan& p) {
     p.qs = per_thread(
         mb * m.head_dim, "qs",
         absl::StrCat("f32[", mb, ", ", m.head_dim, "] Q rows ",
-                     !m.q_ops.empty()            ? "after the Q ops"
+                     !m.q_ops.empty()           ? "after the Q ops"
+                     : IsInteger(p.q_type)      ? "dequantized"
                      : p.q_type != DType::kF32  ? "widened"
-                                                 : "copied"));
+                                                : "copied"));
   }
 }
 
@@ -227,6 +243,9 @@ absl::Status PlanTypesAndBlocks(AttentionPlan& p) {
   p.q_type = m.q.param->type().dtype;
   p.k_type = m.k.param->type().dtype;
   p.v_type = m.v.param->type().dtype;
+  if (!m.q_quant.empty()) p.q_quant = DequantizeOf(m.q_quant);
+  if (!m.k_quant.empty()) p.k_quant = DequantizeOf(m.k_quant);
+  if (!m.v_quant.empty()) p.v_quant = DequantizeOf(m.v_quant);
   p.softmax_type = m.softmax->result()->type().dtype;
   p.normalize = p.softmax_type != DType::kF32 ||
                 m.pv->operand(0)->type().dtype != DType::kF32 ||
@@ -351,11 +370,13 @@ absl::Status AddQProgram(LowerState& state, const Op& op, tile::Nest& nest,
   }
   if (q_value == nullptr) return absl::UnimplementedError("a scalar Q");
   // Q rows that are not contiguous reach the ops gathered into f32
-  // scratch rows (a bf16 / f16 Q exact in them), like a tile.
-  HGC_ASSIGN_OR_RETURN(p.q_program,
-                       AddTileProgram(state, nest, op, m.q_ops, q_value,
-                                      /*from_tile=*/m.q.strides[3] != 1,
-                                      /*matmul_operand=*/true, "q_ops"));
+  // scratch rows (a bf16 / f16 Q exact in them), like a tile, and so do
+  // u8 / s8 ones, dequantized.
+  HGC_ASSIGN_OR_RETURN(
+      p.q_program,
+      AddTileProgram(state, nest, op, m.q_ops, q_value,
+                     /*from_tile=*/m.q.strides[3] != 1 || IsInteger(p.q_type),
+                     /*matmul_operand=*/true, "q_ops"));
   return absl::OkStatus();
 }
 

@@ -61,8 +61,12 @@ struct AttentionPlan {
   int64_t v_panel_ld = 0;
   // Element types of Q, K, V (f32, bf16 or f16; a bf16 / f16 operand is
   // widened to f32 as it is copied into scratch: exact, and its products
-  // are exact in f32, as the matmuls' f32 accumulation asks).
+  // are exact in f32, as the matmuls' f32 accumulation asks). A u8 / s8
+  // one (the QDQ form) is dequantized as it is copied, by the scale and
+  // zero point of its quantization ops (AttentionMatch::q_quant, ...),
+  // rounded once as the dequantize op rounds.
   DType q_type = DType::kF32, k_type = DType::kF32, v_type = DType::kF32;
+  OperandQuant q_quant, k_quant, v_quant;
   // Each softmax row prefetches its share of the next head (one key block
   // a head: a head's query blocks are short work that would otherwise
   // start the next head on data not yet in cache).
@@ -125,7 +129,8 @@ struct AttentionPlan {
 // scratch, programs and kernels. The match is the one attention-fusion
 // wrote on `op` (analysis/attention_attrs.h); the body is not matched
 // again. Unimplemented for a missing or invalid match and for
-// what the kernel does not cover (integer types, a bf16 / f16 Q or V with
+// what the kernel does not cover (integer scores or results, a u8 / s8
+// operand not read through dequantize, a bf16 / f16 Q or V with
 // neither its rows nor its columns contiguous, a rounded softmax or P over
 // more than 65536 keys, ...).
 absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,

@@ -76,6 +76,19 @@ void EmitWidenRows(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
               b.getInt32(c.denormals_as_zero)});
 }
 
+// Rows of contiguous u8 / s8 elements dequantized to f32, through
+// runtime_helpers.h.
+void EmitDequantizeRows(llvm::IRBuilder<>& b, const tile::Copy& c,
+                        llvm::Value* src, llvm::Value* dst,
+                        const ExprEvaluator& eval) {
+  CallHelper(b, kDequantizeRows,
+             {b.CreateBitCast(src, b.getInt8PtrTy()), eval(c.src_row),
+              F32Ptr(b, dst), eval(c.dst_row), eval(c.rows), eval(c.cols),
+              b.getInt32(c.src_type == DType::kS8),
+              llvm::ConstantFP::get(b.getFloatTy(), c.scale),
+              b.getInt32(c.zero_point)});
+}
+
 // f32 rows narrowed to bf16 / f16 with any destination strides, through
 // runtime_helpers.h.
 void EmitNarrowRows(llvm::IRBuilder<>& b, const tile::Copy& c, llvm::Value* src,
@@ -132,7 +145,11 @@ absl::Status EmitCopy(llvm::IRBuilder<>& b, const tile::Copy& copy,
     if (!rows_contiguous) {
       return absl::InternalError("a widening copy of strided elements");
     }
-    EmitWidenRows(b, copy, src, dst, eval);
+    if (copy.src_type == DType::kU8 || copy.src_type == DType::kS8) {
+      EmitDequantizeRows(b, copy, src, dst, eval);
+    } else {
+      EmitWidenRows(b, copy, src, dst, eval);
+    }
   } else if (IsOne(copy.src_col) && IsOne(copy.dst_row)) {
     EmitTranspose(b, copy, src, dst, eval);
   } else if (rows_contiguous) {

@@ -196,17 +196,18 @@ View AppendQRows(tile::NestBuilder& nb, const AttentionPlan& p,
     // are not contiguous (copied).
     AppendStridedRows(nb, q_in, m.q.strides[2], m.q.strides[3],
                       View{p.qs, 0, 4}, m.head_dim, rows, m.head_dim, p.q_type,
-                      Scratch(p.qw), p.blocks.mb);
+                      Scratch(p.qw), p.blocks.mb, /*exact=*/false, p.q_quant);
     return View{p.qs, 0, 4};
   }
   // The Q ops, row by row. Rows that are not contiguous are gathered into
-  // the scratch rows first (exactly: the ops see Q's own values), and the
-  // ops then run there in place.
-  const bool gathered = m.q.strides[3] != 1;
+  // the scratch rows first (exactly: the ops see Q's own values), and so
+  // are u8 / s8 rows, dequantized (the ops read the dequantized values);
+  // the ops then run there in place.
+  const bool gathered = m.q.strides[3] != 1 || IsInteger(p.q_type);
   if (gathered) {
     AppendStridedRows(nb, q_in, m.q.strides[2], m.q.strides[3],
                       View{p.qs, 0, 4}, m.head_dim, rows, m.head_dim, p.q_type,
-                      Scratch(p.qw), p.blocks.mb, /*exact=*/true);
+                      Scratch(p.qw), p.blocks.mb, /*exact=*/true, p.q_quant);
   }
   nb.For("r", 0, rows, false, [&](Expr r) {
     const View q_row = gathered ? View{p.qs, r * m.head_dim, 4}

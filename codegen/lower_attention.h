@@ -33,8 +33,12 @@
 // reads them, and so does a bf16 P); the scores, a bf16 / f16 softmax or P and
 // the output are rounded where the graph rounds them. A rounded softmax or P
 // divides each row by its sum before P·V, so it needs the keys in one
-// block. attention_plan.h holds the plan: types, blocks, strides, scratch,
-// programs and kernels.
+// block. The QDQ form (u8 / s8 Q, K, V read through dequantize, P through
+// a quantize and dequantize) runs on the same f32 kernels: the operands are
+// dequantized as they are copied into scratch, exactly as the dequantize
+// op rounds, and P is quantized and dequantized on the tile by the prob
+// program, after the normalization it needs. attention_plan.h holds the
+// plan: types, blocks, strides, scratch, programs and kernels.
 #ifndef HGC_CODEGEN_LOWER_ATTENTION_H_
 #define HGC_CODEGEN_LOWER_ATTENTION_H_
 

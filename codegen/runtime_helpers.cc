@@ -227,3 +227,24 @@ extern "C" __attribute__((target("f16c"))) void hgc_narrow_rows(
     }
   }
 }
+
+extern "C" void hgc_dequantize_rows(const uint8_t* src, int64_t src_ld,
+                                    float* dst, int64_t dst_ld, int64_t rows,
+                                    int64_t cols, int32_t is_signed,
+                                    float scale, int32_t zero_point) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* s = src + r * src_ld;
+    float* d = dst + r * dst_ld;
+    if (is_signed) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const int32_t x = static_cast<int8_t>(s[c]);
+        d[c] = static_cast<float>(x - zero_point) * scale;
+      }
+    } else {
+      for (int64_t c = 0; c < cols; ++c) {
+        d[c] = static_cast<float>(static_cast<int32_t>(s[c]) - zero_point) *
+               scale;
+      }
+    }
+  }
+}

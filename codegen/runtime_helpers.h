@@ -40,6 +40,15 @@ void hgc_narrow_rows(const float* src, int64_t src_ld, uint16_t* dst,
                      int64_t dst_row, int64_t dst_col, int64_t rows,
                      int64_t cols, int32_t f16);
 
+// dst[r * dst_ld + c] = f32(src[r * src_ld + c] - zero_point) * scale for
+// r < rows, c < cols: the dequantize op's arithmetic (the difference is
+// exact in f32, then one rounding), on u8 bytes, or s8 ones when `is_signed`
+// is nonzero. Dequantizes attention's u8 / s8 Q, K and V rows (the QDQ
+// form) into f32 scratch.
+void hgc_dequantize_rows(const uint8_t* src, int64_t src_ld, float* dst,
+                         int64_t dst_ld, int64_t rows, int64_t cols,
+                         int32_t is_signed, float scale, int32_t zero_point);
+
 }  // extern "C"
 
 namespace hgc {
@@ -48,6 +57,7 @@ namespace codegen {
 inline constexpr const char kTransposeF32[] = "hgc_transpose_f32";
 inline constexpr const char kWidenRows[] = "hgc_widen_rows";
 inline constexpr const char kNarrowRows[] = "hgc_narrow_rows";
+inline constexpr const char kDequantizeRows[] = "hgc_dequantize_rows";
 
 // A helper's name, as step code declares it, and its address.
 struct RuntimeHelperSymbol {
@@ -60,6 +70,7 @@ inline const RuntimeHelperSymbol kRuntimeHelperSymbols[] = {
     {kTransposeF32, reinterpret_cast<const void*>(&hgc_transpose_f32)},
     {kWidenRows, reinterpret_cast<const void*>(&hgc_widen_rows)},
     {kNarrowRows, reinterpret_cast<const void*>(&hgc_narrow_rows)},
+    {kDequantizeRows, reinterpret_cast<const void*>(&hgc_dequantize_rows)},
 };
 
 }  // namespace codegen

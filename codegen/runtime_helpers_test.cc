@@ -154,6 +154,40 @@ TEST(RuntimeNarrowTest, NarrowRowsRoundsToNearestEvenWithStrides) {
   }
 }
 
+// Every byte of both types against the dequantize op's definition, with
+// zero points that move the difference across zero, row strides on both
+// sides, and nothing written between the rows.
+TEST(RuntimeDequantizeTest, DequantizeRowsMatchesTheDefinitionForEveryByte) {
+  const int64_t rows = 16, cols = 16, src_ld = 19, dst_ld = 21;
+  std::vector<uint8_t> src(rows * src_ld, 0);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    src[(i / cols) * src_ld + i % cols] = static_cast<uint8_t>(i);
+  }
+  for (int is_signed : {0, 1}) {
+    for (int32_t zero_point : {0, 3, -128, 128, 255}) {
+      const float scale = 0.0137f;
+      std::vector<float> dst(rows * dst_ld, -7.0f);
+      hgc_dequantize_rows(src.data(), src_ld, dst.data(), dst_ld, rows, cols,
+                          is_signed, scale, zero_point);
+      // Byte 255 (row 15, column 15): -1 as s8, 255 as u8.
+      EXPECT_EQ(dst[15 * dst_ld + 15],
+                static_cast<float>((is_signed ? -1 : 255) - zero_point) * scale);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < dst_ld; ++c) {
+          const uint8_t byte = src[r * src_ld + c];
+          const int32_t x =
+              is_signed ? static_cast<int8_t>(byte) : static_cast<int32_t>(byte);
+          const float want =
+              c < cols ? static_cast<float>(x - zero_point) * scale : -7.0f;
+          ASSERT_EQ(dst[r * dst_ld + c], want)
+              << "signed " << is_signed << " zero point " << zero_point
+              << " at " << r << ", " << c;
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(IsaCaps, RuntimeHelpersTest,
                          ::testing::Values(hgc::Isa::kAvx512CoreAmx,
                                            hgc::Isa::kAvx2),

@@ -41,12 +41,7 @@ namespace tile {
 class Expr {
  public:
   enum class Kind {
-    kConst,
-    kVar,
-    kThreadId,
-    kAdd,
-    kSub,
-    kMul,
+    kConst, kVar, kThreadId, kAdd, kSub, kMul,
     kDiv,  // unsigned (operands are non-negative)
     kRem,
     kMin,
@@ -275,9 +270,10 @@ struct OnlineSoftmax {
 // r < rows, c < cols: a copy or transpose of f32 elements (packing a K
 // block). The inner loop runs over c. A bf16 / f16 `src_type` is widened
 // to f32 as it is copied (rows contiguous on both sides only), with
-// `denormals_as_zero` as a bf16 matmul reads its operands. A bf16 / f16
-// `dst_type` narrows f32 elements (rows contiguous in the source only),
-// rounding to nearest even.
+// `denormals_as_zero` as a bf16 matmul reads its operands; a u8 / s8 one
+// is dequantized, f32(x - zero_point) * scale (rows contiguous too). A
+// bf16 / f16 `dst_type` narrows f32 elements (rows contiguous in the
+// source only), rounding to nearest even.
 struct Copy {
   View src;
   Expr src_row, src_col;
@@ -287,6 +283,8 @@ struct Copy {
   DType src_type = DType::kF32;
   bool denormals_as_zero = false;
   DType dst_type = DType::kF32;
+  float scale = 1;  // a u8 / s8 src_type's dequantization
+  int32_t zero_point = 0;
 };
 
 // dst[0, count) = value (f32).

@@ -188,7 +188,8 @@ class Printer {
   void Line(int indent, const Copy& c) {
     Emit(indent,
          absl::StrCat(V(c.dst),
-                      c.src_type != DType::kF32   ? " = widen "
+                      IsInteger(c.src_type)       ? " = dequantize "
+                      : c.src_type != DType::kF32 ? " = widen "
                       : c.dst_type != DType::kF32 ? " = narrow "
                                                   : " = copy ",
                       V(c.src), " rows ", E(c.rows), " x cols ", E(c.cols),
@@ -198,6 +199,10 @@ class Printer {
                           ? ""
                           : absl::StrCat(" from ", DTypeName(c.src_type)),
                       c.denormals_as_zero ? ", denormals as 0" : "",
+                      IsInteger(c.src_type)
+                          ? absl::StrCat(", scale ", c.scale, " zero point ",
+                                         c.zero_point)
+                          : "",
                       c.dst_type == DType::kF32
                           ? ""
                           : absl::StrCat(" to ", DTypeName(c.dst_type))));

@@ -74,27 +74,6 @@ Step FallbackStep(const Op& op, const LowerState& state) {
   return step;
 }
 
-Step CopyStep(std::string name, BufferRef from, BufferRef to, int64_t bytes) {
-  // Each part copies its share of cache lines; buffers that overlap (an
-  // output the caller passed twice, say) are moved by part 0 alone.
-  return codegen::MoveStep(
-      std::move(name), {from, to}, bytes,
-      [bytes](void* const* bufs, int part, int parts) {
-        const auto* from = static_cast<const uint8_t*>(bufs[0]);
-        auto* to = static_cast<uint8_t*>(bufs[1]);
-        if (from == to) return;
-        const bool overlap = from < to + bytes && to < from + bytes;
-        if (overlap) {
-          if (part == 0) std::memmove(to, from, bytes);
-          return;
-        }
-        const int64_t lines = (bytes + 63) / 64;
-        const int64_t begin = std::min(bytes, lines * part / parts * 64);
-        const int64_t end = std::min(bytes, lines * (part + 1) / parts * 64);
-        if (end > begin) std::memcpy(to + begin, from + begin, end - begin);
-      });
-}
-
 // The reduction a lone reduce op or a "reduce" group of just that op
 // computes (nullptr otherwise): such groups have nothing to fuse around it.
 const Op* LoneReduction(const Op& op) {
@@ -293,7 +272,11 @@ absl::Status VerifyPlaceAndEmit(LowerState& state, codegen::tile::Nest& nest,
   verify.frame_bytes = [&state](const BufferRef& ref) {
     return FrameBytes(state, ref);
   };
-  HGC_RETURN_IF_ERROR(codegen::tile::VerifyNest(nest, verify));
+  // Without IR to emit, the nest is one that verified when its graph's
+  // objects were made.
+  if (state.module != nullptr) {
+    HGC_RETURN_IF_ERROR(codegen::tile::VerifyNest(nest, verify));
+  }
   HGC_RETURN_IF_ERROR(codegen::PlaceNestBuffers(state, nest, num_threads));
   return codegen::EmitNest(state, nest, on_caller);
 }
@@ -340,9 +323,9 @@ absl::Status LowerOp(LowerState& state, const Op& op, int num_threads,
         from.offset == to.offset) {
       return absl::OkStatus();  // written in place by the operand's op
     }
-    program.steps.push_back(
-        CopyStep(absl::StrCat("reshape.", op.result()->name()), from, to,
-                 op.result()->type().SizeInBytes()));
+    program.steps.push_back(codegen::CopyStep(
+        absl::StrCat("reshape.", op.result()->name()), from, to,
+        op.result()->type().SizeInBytes()));
     ++stats.copy_steps;
     return absl::OkStatus();
   }
@@ -393,10 +376,11 @@ absl::Status LowerOp(LowerState& state, const Op& op, int num_threads,
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Executable>> Compile(
-    const Module& module, const Graph& entry, const CompileOptions& options) {
+// Compile, with the graph's objects from the object cache when
+// `graph_cache` is set and the cache has them (its list is stored anyway).
+absl::StatusOr<std::unique_ptr<Executable>> CompileOnce(
+    const Module& module, const Graph& entry, const CompileOptions& options,
+    bool graph_cache) {
   auto start = std::chrono::steady_clock::now();
   auto owner = std::make_shared<CodeOwner>();
   owner->module = CloneModule(module);
@@ -438,6 +422,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
     return target.HasFeature("avx512f") && target.HasFeature("avx512dq");
   };
   state.avx512 = has_avx512(spec) && (!emit_spec || has_avx512(*emit_spec));
+  const codegen::CachedGraph cached = codegen::FindCachedGraph(
+      module, *graph, options, compile_threads, spec, graph_cache);
 
   absl::flat_hash_map<const Value*, int> direct_result;
   HGC_RETURN_IF_ERROR(AssignBuffers(*graph, plan, state, direct_result));
@@ -447,7 +433,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
     if (o->kind_id() == OpKind::kConstant || const_only.IsConstOnly(o.get())) {
       continue;
     }
-    step_modules.Next(state);
+    // With the objects at hand, no IR: state.module stays null.
+    if (!cached.hit()) step_modules.Next(state);
     HGC_RETURN_IF_ERROR(LowerOp(state, *o, num_threads, stats));
   }
   const auto& results = graph->results();
@@ -456,9 +443,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
     if (it != direct_result.end() && it->second == static_cast<int>(i)) {
       continue;
     }
-    program.steps.push_back(
-        CopyStep(absl::StrCat("copy.out", i), state.refs.at(results[i]),
-                 BufferRef::Output(i), results[i]->type().SizeInBytes()));
+    program.steps.push_back(codegen::CopyStep(
+        absl::StrCat("copy.out", i), state.refs.at(results[i]),
+        BufferRef::Output(i), results[i]->type().SizeInBytes()));
     ++stats.copy_steps;
   }
   program.arena_bytes = state.arena_bytes;
@@ -466,14 +453,16 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   stats.arena_bytes = program.arena_bytes;
   stats.per_thread_scratch_bytes = state.per_thread_scratch_bytes;
   std::vector<codegen::ContextAndModule> modules = step_modules.Take();
-  stats.llvm_modules = static_cast<int>(modules.size());
+  stats.llvm_modules =
+      static_cast<int>(cached.hit() ? cached.objects.size() : modules.size());
   HGC_RETURN_IF_ERROR(
       codegen::JitSteps(std::move(modules), options, compile_threads, spec,
-                        std::move(emit_spec), owner->jit, program));
+                        std::move(emit_spec), cached, owner->jit, program));
   if (owner->jit != nullptr && owner->jit->object_cache() != nullptr) {
     stats.objects_from_cache = owner->jit->objects_from_cache();
     stats.objects_compiled = owner->jit->objects_compiled();
     stats.object_cache_dir = owner->jit->object_cache()->dir();
+    stats.graph_from_cache = cached.hit();
   }
   owner->kernels = std::move(state.kernels);
   stats.seconds =
@@ -482,6 +471,20 @@ absl::StatusOr<std::unique_ptr<Executable>> Compile(
   if (options.stats) *options.stats = stats;
   return std::make_unique<Executable>(std::move(program), std::move(owner),
                                       num_threads, options.threading);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Executable>> Compile(
+    const Module& module, const Graph& entry, const CompileOptions& options) {
+  absl::StatusOr<std::unique_ptr<Executable>> compiled =
+      CompileOnce(module, entry, options, /*graph_cache=*/true);
+  // Cached objects made for another program or lacking a step (a lowering
+  // that differs in another process) are a miss: compile all of it.
+  if (!compiled.ok() && codegen::IsCachedGraphMismatch(compiled.status())) {
+    return CompileOnce(module, entry, options, /*graph_cache=*/false);
+  }
+  return compiled;
 }
 
 }  // namespace hgc

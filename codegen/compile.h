@@ -64,6 +64,8 @@ struct CompileStats {
   int objects_from_cache = 0;
   int objects_compiled = 0;
   std::string object_cache_dir;
+  // The cache had the graph's list of objects: no LLVM IR was emitted.
+  bool graph_from_cache = false;
   int64_t arena_bytes = 0;
   // Of arena_bytes, what each thread of a step uses alone (tiles, rows),
   // summed over the steps; plus their stack locals.

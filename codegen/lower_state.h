@@ -32,6 +32,8 @@ inline constexpr int64_t kThreadSliceGap = 64 * 1024;
 
 // The state one Compile call threads through the lowerings.
 struct LowerState {
+  // Where the step functions go; null when the graph's objects came from
+  // the object cache (jit_steps.h), so no IR is emitted.
   llvm::LLVMContext* context = nullptr;
   llvm::Module* module = nullptr;
   Program* program = nullptr;

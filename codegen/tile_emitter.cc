@@ -301,15 +301,19 @@ absl::Status EmitNest(LowerState& state, tile::Nest& nest, bool on_caller) {
                                               buf.name, " was never placed"));
     }
   }
-  llvm::IRBuilder<> b(*state.context);
-  FrameValues frame;
-  llvm::Function* fn = BeginStepFunction(state, nest.name(), b, frame);
-  Emitter emitter(nest, b, frame, state.avx512);
-  emitter.Prologue();
-  emitter.EmitBlock(nest.body());
-  HGC_ASSIGN_OR_RETURN(
-      Step step,
-      FinishStepFunction(fn, b, emitter.status(), nest.name(), StepBuffers()));
+  Step step;
+  step.name = nest.name();
+  // No module: the step's code is an object from the cache (jit_steps.h).
+  if (state.module != nullptr) {
+    llvm::IRBuilder<> b(*state.context);
+    FrameValues frame;
+    llvm::Function* fn = BeginStepFunction(state, nest.name(), b, frame);
+    Emitter emitter(nest, b, frame, state.avx512);
+    emitter.Prologue();
+    emitter.EmitBlock(nest.body());
+    HGC_ASSIGN_OR_RETURN(step, FinishStepFunction(fn, b, emitter.status(),
+                                                  nest.name(), StepBuffers()));
+  }
   // Positional: frame index i is the nest's i-th frame buffer.
   step.buffers = nest.frame_refs();
   for (const tile::Kernel& k : nest.kernels()) {

@@ -223,6 +223,27 @@ Step MoveStep(std::string name, std::vector<BufferRef> buffers, int64_t bytes,
   return step;
 }
 
+Step CopyStep(std::string name, BufferRef from, BufferRef to, int64_t bytes) {
+  // Each part copies its share of cache lines; buffers that overlap (an
+  // output the caller passed twice, say) are moved by part 0 alone.
+  return MoveStep(
+      std::move(name), {from, to}, bytes,
+      [bytes](void* const* bufs, int part, int parts) {
+        const auto* from = static_cast<const uint8_t*>(bufs[0]);
+        auto* to = static_cast<uint8_t*>(bufs[1]);
+        if (from == to) return;
+        const bool overlap = from < to + bytes && to < from + bytes;
+        if (overlap) {
+          if (part == 0) std::memmove(to, from, bytes);
+          return;
+        }
+        const int64_t lines = (bytes + 63) / 64;
+        const int64_t begin = std::min(bytes, lines * part / parts * 64);
+        const int64_t end = std::min(bytes, lines * (part + 1) / parts * 64);
+        if (end > begin) std::memcpy(to + begin, from + begin, end - begin);
+      });
+}
+
 absl::StatusOr<Step> SliceStep(const Op& op, BufferRef in, BufferRef out) {
   const TensorType& type = op.operand(0)->type();
   HGC_ASSIGN_OR_RETURN(

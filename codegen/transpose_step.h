@@ -74,6 +74,10 @@ absl::StatusOr<TransposePlan> PlanStridedCopy(
 Step MoveStep(std::string name, std::vector<BufferRef> buffers, int64_t bytes,
               std::function<void(void* const*, int, int)> work);
 
+// A MoveStep copying `bytes` from `from` to `to` (the same buffer: nothing;
+// overlapping buffers: a memmove on one thread).
+Step CopyStep(std::string name, BufferRef from, BufferRef to, int64_t bytes);
+
 // The step for `op` (a verified transpose) reading `in` and writing `out`:
 // shared host code, each thread moving its share of the work items (a host
 // step below kSharedCopyBytes).

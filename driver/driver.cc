@@ -119,7 +119,9 @@ void PrintCompileStats(const CompileStats& stats, std::ostream& err) {
       << " bytes (per-thread scratch: " << stats.per_thread_scratch_bytes
       << " bytes)\n";
   if (!stats.object_cache_dir.empty()) {
-    err << "compile cache: " << stats.objects_from_cache
+    err << "compile cache: graph "
+        << (stats.graph_from_cache ? "hit, " : "miss, ")
+        << stats.objects_from_cache
         << " objects from the cache, " << stats.objects_compiled
         << " compiled (" << stats.object_cache_dir << ")\n";
   }

@@ -318,6 +318,23 @@ absl::Status Jit::AddModules(std::vector<ContextAndModule> modules,
                      llvm::MemoryBuffer::getMemBufferCopy(*objects[i], name)),
                  absl::StrCat("adding module '", name, "' to the JIT")));
   }
+  const bool all_keyed =
+      std::none_of(keys.begin(), keys.end(),
+                   [](const std::string& key) { return key.empty(); });
+  absl::MutexLock lock(&keys_mu_);
+  object_keys_ = all_keyed ? std::move(keys) : std::vector<std::string>();
+  return absl::OkStatus();
+}
+
+absl::Status Jit::AddObjects(const std::vector<std::string>& objects) {
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const std::string name = absl::StrCat("cached.", i);
+    HGC_RETURN_IF_ERROR(
+        ToStatus(jit_->addObjectFile(
+                     llvm::MemoryBuffer::getMemBufferCopy(objects[i], name)),
+                 absl::StrCat("adding object '", name, "' to the JIT")));
+    ++objects_from_cache_;
+  }
   return absl::OkStatus();
 }
 

@@ -118,6 +118,10 @@ class Jit {
   absl::Status AddModules(std::vector<ContextAndModule> modules,
                           int num_threads);
 
+  // Adds objects `objects` (an earlier AddModules' code, from the object
+  // cache), counted in objects_from_cache(). Errors as AddModules'.
+  absl::Status AddObjects(const std::vector<std::string>& objects);
+
   // Makes each symbol resolvable from modules added before (not yet
   // compiled) or after. Defining a name twice is an error (Internal).
   absl::Status DefineAbsoluteSymbols(
@@ -134,6 +138,13 @@ class Jit {
   const ObjectCache* object_cache() const { return object_cache_; }
   int objects_from_cache() const { return objects_from_cache_; }
   int objects_compiled() const { return objects_compiled_; }
+  // The object cache keys of the modules the last AddModules added, in
+  // order; empty without a cache or when a module had none (one that does
+  // not verify).
+  std::vector<std::string> object_keys() const {
+    absl::MutexLock lock(&keys_mu_);
+    return object_keys_;
+  }
 
   // Lookup cast to a function pointer type, e.g.
   //   HGC_ASSIGN_OR_RETURN(StepFn fn, jit->LookupFunction<StepFn>("step0"));
@@ -170,6 +181,8 @@ class Jit {
   ObjectCache* object_cache_ = nullptr;
   std::atomic<int> objects_from_cache_{0};
   std::atomic<int> objects_compiled_{0};
+  mutable absl::Mutex keys_mu_;
+  std::vector<std::string> object_keys_ ABSL_GUARDED_BY(keys_mu_);
   // Errors ORC reports asynchronously (a module failing to materialize),
   // held until the Lookup that triggered them returns them.
   absl::Mutex errors_mu_;

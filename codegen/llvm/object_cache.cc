@@ -10,11 +10,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SHA256.h"
@@ -126,6 +129,31 @@ const std::string& HgcBuildIdentity() {
   return *identity;
 }
 
+// SHA-256 over `kind` with kObjectCacheFormat, the build of hgc, the LLVM
+// version, the target, the options and `content`.
+std::string KeyOf(absl::string_view kind, absl::string_view content,
+                  const TargetSpec& spec, const IrCompilerOptions& options) {
+  llvm::SHA256 hash;
+  // Each field ends in a NUL, so that no two lists of fields run together
+  // into the same bytes.
+  auto field = [&hash](absl::string_view text) {
+    hash.update(llvm::StringRef(text.data(), text.size()));
+    hash.update(llvm::StringRef("\0", 1));
+  };
+  field(absl::StrCat(kind, " ", kObjectCacheFormat));
+  field(HgcBuildIdentity());
+  field(LLVM_VERSION_STRING);
+  field(spec.triple);
+  field(spec.cpu);
+  field(spec.FeatureString());
+  field(absl::StrCat(options.opt_level, " ", options.llvm_default_pipeline, " ",
+                     options.prefer_vector_width, " ", options.auto_vectorize));
+  field(content);
+  const llvm::StringRef digest = hash.final();
+  return absl::BytesToHexString(
+      absl::string_view(digest.data(), digest.size()));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ObjectCache>> ObjectCache::Open(
@@ -158,18 +186,20 @@ ObjectCache* ObjectCache::FromEnvironment() {
   return cache;
 }
 
-std::string ObjectCache::EntryPath(absl::string_view key) const {
-  return absl::StrCat(dir_, "/", key, ".o");
+std::string ObjectCache::EntryPath(absl::string_view key,
+                                   absl::string_view extension) const {
+  return absl::StrCat(dir_, "/", key, extension);
 }
 
-std::optional<std::string> ObjectCache::Load(absl::string_view key) {
+std::optional<std::string> ObjectCache::LoadEntry(absl::string_view key,
+                                                  absl::string_view extension,
+                                                  bool* corrupt) {
+  *corrupt = false;
   absl::StatusOr<std::string> entry =
-      IsValidKey(key) ? ReadRegularFile(EntryPath(key), kMaxEntryBytes)
-                      : absl::NotFoundError("no such key");
-  if (!entry.ok()) {
-    ++misses_;
-    return std::nullopt;
-  }
+      IsValidKey(key)
+          ? ReadRegularFile(EntryPath(key, extension), kMaxEntryBytes)
+          : absl::NotFoundError("no such key");
+  if (!entry.ok()) return std::nullopt;
   uint64_t size = 0;
   uint64_t checksum = 0;
   if (entry->size() >= kHeaderBytes) {
@@ -182,50 +212,89 @@ std::optional<std::string> ObjectCache::Load(absl::string_view key) {
   if (entry->size() < kHeaderBytes ||
       std::memcmp(entry->data(), kMagic, sizeof(kMagic)) != 0 ||
       size != payload.size() || checksum != Checksum(payload)) {
-    ++corrupt_;
-    ++misses_;
+    *corrupt = true;
     return std::nullopt;
   }
-  ++hits_;
   return std::string(payload);
+}
+
+std::optional<std::string> ObjectCache::Load(absl::string_view key) {
+  bool corrupt = false;
+  std::optional<std::string> object = LoadEntry(key, ".o", &corrupt);
+  if (corrupt) ++corrupt_;
+  ++(object.has_value() ? hits_ : misses_);
+  return object;
+}
+
+std::optional<ObjectCache::ObjectList> ObjectCache::LoadObjectList(
+    absl::string_view key) {
+  bool corrupt = false;
+  std::optional<std::string> payload = LoadEntry(key, ".objs", &corrupt);
+  if (!payload.has_value()) return std::nullopt;
+  std::vector<std::string> lines = absl::StrSplit(*payload, '\n');
+  if (lines.size() < 2) return std::nullopt;
+  for (const std::string& line : lines) {
+    if (!IsValidKey(line)) return std::nullopt;
+  }
+  ObjectList list;
+  list.check = std::move(lines.front());
+  list.objects.assign(std::make_move_iterator(lines.begin() + 1),
+                      std::make_move_iterator(lines.end()));
+  return list;
 }
 
 absl::Status ObjectCache::Store(absl::string_view key,
                                 absl::string_view object) {
+  absl::Status stored = StoreEntry(key, ".o", object);
+  ++(stored.ok() ? stores_ : failed_stores_);
+  return stored;
+}
+
+absl::Status ObjectCache::StoreObjectList(absl::string_view key,
+                                          const ObjectList& list) {
+  if (!IsValidKey(list.check) || list.objects.empty() ||
+      !std::all_of(list.objects.begin(), list.objects.end(), IsValidKey)) {
+    return absl::InvalidArgumentError(
+        "an object list needs a check and object keys, all names");
+  }
+  return StoreEntry(key, ".objs",
+                    absl::StrCat(list.check, "\n",
+                                 absl::StrJoin(list.objects, "\n")));
+}
+
+absl::Status ObjectCache::StoreEntry(absl::string_view key,
+                                     absl::string_view extension,
+                                     absl::string_view payload) {
   if (!IsValidKey(key)) {
-    ++failed_stores_;
     return absl::InvalidArgumentError(
         absl::StrCat("not an object cache key: '", key, "'"));
   }
-  const std::string path = EntryPath(key);
+  const std::string path = EntryPath(key, extension);
   // A name no other writer uses: this process's id and a sequence number.
-  const std::string temp = absl::StrCat(dir_, "/.", key, ".tmp-", getpid(),
-                                        "-", temp_sequence_++);
+  const std::string temp =
+      absl::StrCat(dir_, "/.", key, ".tmp-", getpid(), "-", temp_sequence_++);
   const int fd =
       open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
-    ++failed_stores_;
-    return absl::PermissionDeniedError(absl::StrCat(
-        "cannot write '", temp, "': ", std::strerror(errno)));
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write '", temp, "': ", std::strerror(errno)));
   }
   char header[kHeaderBytes];
-  const uint64_t size = object.size();
-  const uint64_t checksum = Checksum(object);
+  const uint64_t size = payload.size();
+  const uint64_t checksum = Checksum(payload);
   std::memcpy(header, kMagic, sizeof(kMagic));
   std::memcpy(header + sizeof(kMagic), &size, sizeof(size));
   std::memcpy(header + sizeof(kMagic) + sizeof(size), &checksum,
               sizeof(checksum));
   bool ok = WriteAll(fd, absl::string_view(header, kHeaderBytes)) &&
-            WriteAll(fd, object);
+            WriteAll(fd, payload);
   ok = close(fd) == 0 && ok;
   if (!ok || rename(temp.c_str(), path.c_str()) != 0) {
     const int error = errno;
     unlink(temp.c_str());
-    ++failed_stores_;
-    return absl::DataLossError(absl::StrCat("cannot write '", path,
-                                            "': ", std::strerror(error)));
+    return absl::DataLossError(
+        absl::StrCat("cannot write '", path, "': ", std::strerror(error)));
   }
-  ++stores_;
   return absl::OkStatus();
 }
 
@@ -246,26 +315,13 @@ std::string ObjectCacheKey(const llvm::Module& module, const TargetSpec& spec,
     llvm::raw_string_ostream out(bitcode);
     llvm::WriteBitcodeToFile(module, out);
   }
-  llvm::SHA256 hash;
-  // Each field ends in a NUL, so that no two lists of fields run together
-  // into the same bytes.
-  auto field = [&hash](absl::string_view text) {
-    hash.update(llvm::StringRef(text.data(), text.size()));
-    hash.update(llvm::StringRef("\0", 1));
-  };
-  field(absl::StrCat("hgc object cache ", kObjectCacheFormat));
-  field(HgcBuildIdentity());
-  field(LLVM_VERSION_STRING);
-  field(spec.triple);
-  field(spec.cpu);
-  field(spec.FeatureString());
-  field(absl::StrCat(options.opt_level, " ", options.llvm_default_pipeline,
-                     " ", options.prefer_vector_width, " ",
-                     options.auto_vectorize));
-  field(bitcode);
-  const llvm::StringRef digest = hash.final();
-  return absl::BytesToHexString(
-      absl::string_view(digest.data(), digest.size()));
+  return KeyOf("hgc object cache", bitcode, spec, options);
+}
+
+std::string GraphObjectsKey(absl::string_view description,
+                            const TargetSpec& spec,
+                            const IrCompilerOptions& options) {
+  return KeyOf("hgc graph objects", description, spec, options);
 }
 
 }  // namespace codegen

@@ -10,11 +10,13 @@
 // generated at run time apart from this (microkernels/kernel_cache.h) and
 // are not cached here.
 //
-// Entries are DIR/<key>.o: a header (magic, payload size, xxHash64 of the
-// payload) and the object. A store writes a temporary file of its own in
-// DIR (O_EXCL) and renames it over the entry, so readers see a whole entry
-// or none, whatever other writers do. A missing, short or corrupt entry is
-// a miss, and the compile that follows rewrites it.
+// Entries are DIR/<key>.o, and DIR/<key>.objs for a graph's list of
+// objects (GraphObjectsKey; its check and object keys, a line each): a
+// header (magic, payload size, xxHash64 of the payload) and the payload.
+// A store writes a temporary file of its own in DIR (O_EXCL) and renames
+// it over the entry, so readers see a whole entry or none, whatever other
+// writers do. A missing, short or corrupt entry is a miss, and the compile
+// that follows rewrites it.
 //
 // The directory must belong to the user and be writable by nobody else:
 // anyone who can write there can make hgc run their code. Open refuses
@@ -27,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -38,7 +41,8 @@ namespace hgc {
 namespace codegen {
 
 // Changes whenever what hgc puts in an object, or how it names one,
-// changes in a way the bitcode does not show.
+// changes in a way the bitcode does not show, or the graph lists' format
+// does.
 inline constexpr int kObjectCacheFormat = 1;
 
 class ObjectCache {
@@ -80,11 +84,34 @@ class ObjectCache {
   // only a cache). Thread-safe, and safe against other processes.
   absl::Status Store(absl::string_view key, absl::string_view object);
 
+  // A graph's list: the keys of its objects, and `check`, which the
+  // compile that stored it derived from what it made, for the user of the
+  // objects to compare with what it makes. All names, as keys are.
+  struct ObjectList {
+    std::string check;
+    std::vector<std::string> objects;
+  };
+  // The list stored under graph key `key`, or nullopt on a miss, as Load.
+  // A list without objects, or holding anything but names, is corrupt.
+  // Not counted in counters(). Thread-safe.
+  std::optional<ObjectList> LoadObjectList(absl::string_view key);
+  // Stores `list` under graph key `key`, as Store. InvalidArgument when
+  // `key` or a name of the list is not [0-9a-zA-Z_-]+.
+  absl::Status StoreObjectList(absl::string_view key, const ObjectList& list);
+
   Counters counters() const;
 
  private:
   explicit ObjectCache(std::string dir) : dir_(std::move(dir)) {}
-  std::string EntryPath(absl::string_view key) const;
+  std::string EntryPath(absl::string_view key,
+                        absl::string_view extension) const;
+  // The payload of entry `key` + `extension`; nullopt on a miss, counted
+  // as corrupt when the file is there but not an entry.
+  std::optional<std::string> LoadEntry(absl::string_view key,
+                                       absl::string_view extension,
+                                       bool* corrupt);
+  absl::Status StoreEntry(absl::string_view key, absl::string_view extension,
+                          absl::string_view payload);
 
   std::string dir_;
   std::atomic<int64_t> hits_{0};
@@ -104,6 +131,15 @@ class ObjectCache {
 // bitcode does not show). The module must verify.
 std::string ObjectCacheKey(const llvm::Module& module, const TargetSpec& spec,
                            const IrCompilerOptions& options);
+
+// The cache key of a graph's list of objects: SHA-256 over `description`
+// (whatever decides the graph's LLVM modules: the module as the passes
+// left it, the entry graph and the compile options) and, as for
+// ObjectCacheKey, the target, the options, the LLVM version,
+// kObjectCacheFormat and the build of hgc.
+std::string GraphObjectsKey(absl::string_view description,
+                            const TargetSpec& spec,
+                            const IrCompilerOptions& options);
 
 }  // namespace codegen
 }  // namespace hgc

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -241,7 +242,123 @@ TEST(ObjectCacheKeyTest, DependsOnTheModuleTargetAndOptions) {
   EXPECT_NE(ObjectCacheKey(*AddModule("f", 1).module, *spec, o0), key);
 }
 
+bool SameList(const std::optional<ObjectCache::ObjectList>& a,
+              const ObjectCache::ObjectList& b) {
+  return a.has_value() && a->check == b.check && a->objects == b.objects;
+}
+
+TEST(ObjectListTest, MissThenStoreThenHitBesideTheObjects) {
+  const std::string dir = NewDir("list");
+  std::unique_ptr<ObjectCache> cache = OpenCache(dir);
+  ASSERT_NE(cache, nullptr);
+  EXPECT_FALSE(cache->LoadObjectList("graph").has_value());
+  const ObjectCache::ObjectList list = {"c0ffee", {"k1", "k2"}};
+  ASSERT_TRUE(cache->StoreObjectList("graph", list).ok());
+  EXPECT_TRUE(SameList(cache->LoadObjectList("graph"), list));
+  EXPECT_FALSE(cache->LoadObjectList("other").has_value());
+  // A list is not an object, nor an object a list.
+  EXPECT_FALSE(cache->Load("graph").has_value());
+  ASSERT_TRUE(cache->Store("k1", "object").ok());
+  EXPECT_FALSE(cache->LoadObjectList("k1").has_value());
+  std::vector<std::string> names = List(dir);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"graph.objs", "k1.o"}));
+  for (const ObjectCache::ObjectList& bad :
+       std::vector<ObjectCache::ObjectList>{{"c0ffee", {"k1", "../k2"}},
+                                            {"c0ffee", {}},
+                                            {"", {"k1"}},
+                                            {"c0 ffee", {"k1"}}}) {
+    EXPECT_EQ(cache->StoreObjectList("graph", bad).code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(cache->StoreObjectList("a/b", list).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(SameList(cache->LoadObjectList("graph"), list));
+}
+
+TEST(ObjectListTest, CorruptListIsAMissAndIsRewritten) {
+  const std::string dir = NewDir("list_corrupt");
+  std::unique_ptr<ObjectCache> cache = OpenCache(dir);
+  ASSERT_NE(cache, nullptr);
+  const ObjectCache::ObjectList list = {"c0ffee", {"k1", "k2"}};
+  ASSERT_TRUE(cache->StoreObjectList("graph", list).ok());
+  const std::string path = dir + "/graph.objs";
+  const std::string entry = ReadAll(path);
+  std::string flipped = entry;
+  flipped.back() ^= 1;
+  // Whole entries whose payloads are not lists: a name that is not a key,
+  // a check without objects.
+  ASSERT_TRUE(cache->Store("bad_name", "c0ffee\nk1\n../k2").ok());
+  ASSERT_TRUE(cache->Store("no_objects", "c0ffee").ok());
+  for (const std::string& bad :
+       {flipped, entry.substr(0, entry.size() - 1), entry + "\nk3",
+        ReadAll(dir + "/bad_name.o"), ReadAll(dir + "/no_objects.o"),
+        std::string()}) {
+    WriteAll(path, bad);
+    EXPECT_FALSE(cache->LoadObjectList("graph").has_value()) << bad;
+  }
+  ASSERT_TRUE(cache->StoreObjectList("graph", list).ok());
+  EXPECT_TRUE(SameList(cache->LoadObjectList("graph"), list));
+}
+
+TEST(GraphObjectsKeyTest, DependsOnTheDescriptionTargetAndOptions) {
+  absl::StatusOr<TargetSpec> spec = HostTargetSpec("all");
+  ASSERT_TRUE(spec.ok());
+  const IrCompilerOptions options;
+  const std::string key = GraphObjectsKey("graph @g", *spec, options);
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(GraphObjectsKey("graph @g", *spec, options), key);
+  EXPECT_NE(GraphObjectsKey("graph @h", *spec, options), key);
+  TargetSpec other_cpu = *spec;
+  other_cpu.cpu = "x86-64";
+  EXPECT_NE(GraphObjectsKey("graph @g", other_cpu, options), key);
+  IrCompilerOptions o0;
+  o0.opt_level = 0;
+  EXPECT_NE(GraphObjectsKey("graph @g", *spec, o0), key);
+}
+
 using I32Fn = int32_t (*)(int32_t);
+
+// The keys AddModules reports load, in another JIT, as AddObjects.
+TEST(ObjectCacheJitTest, ObjectKeysOfAddModulesLoadIntoAnotherJit) {
+  const std::string dir = NewDir("jit_keys");
+  std::unique_ptr<ObjectCache> cache = OpenCache(dir);
+  ASSERT_NE(cache, nullptr);
+  absl::StatusOr<TargetSpec> spec = HostTargetSpec("all");
+  ASSERT_TRUE(spec.ok());
+  JitOptions options;
+  options.object_cache = cache.get();
+  absl::StatusOr<std::unique_ptr<Jit>> first = Jit::Create(*spec, options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  std::vector<ContextAndModule> modules;
+  modules.push_back(AddModule("plus5", 5));
+  modules.push_back(AddModule("plus7", 7));
+  ASSERT_TRUE((*first)->AddModules(std::move(modules), 1).ok());
+  const std::vector<std::string> keys = (*first)->object_keys();
+  ASSERT_EQ(keys.size(), 2u);
+  std::vector<std::string> objects;
+  for (const std::string& key : keys) {
+    objects.push_back(cache->Load(key).value_or(""));
+  }
+  absl::StatusOr<std::unique_ptr<Jit>> second = Jit::Create(*spec, options);
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE((*second)->AddObjects(objects).ok());
+  EXPECT_EQ((*second)->objects_from_cache(), 2);
+  EXPECT_EQ((*second)->objects_compiled(), 0);
+  absl::StatusOr<I32Fn> plus5 = (*second)->LookupFunction<I32Fn>("plus5");
+  absl::StatusOr<I32Fn> plus7 = (*second)->LookupFunction<I32Fn>("plus7");
+  ASSERT_TRUE(plus5.ok() && plus7.ok());
+  EXPECT_EQ((*plus5)(37) + (*plus7)(0), 49);
+
+  // Without a cache (tests run without HGC_CACHE_DIR) there are no keys.
+  absl::StatusOr<std::unique_ptr<Jit>> uncached = Jit::Create(*spec);
+  ASSERT_TRUE(uncached.ok());
+  ASSERT_EQ((*uncached)->object_cache(), nullptr);
+  std::vector<ContextAndModule> more;
+  more.push_back(AddModule("plus9", 9));
+  ASSERT_TRUE((*uncached)->AddModules(std::move(more), 1).ok());
+  EXPECT_TRUE((*uncached)->object_keys().empty());
+}
 
 // Two JITs sharing a cache (as two processes share a directory): the
 // second compiles nothing, and the cached code computes the same.

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "codegen/attention_plan.h"
+#include "codegen/tile_builder.h"
 #include "codegen/tile_ir.h"
 #include "ir/graph.h"
 

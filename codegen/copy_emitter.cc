@@ -1,6 +1,7 @@
 #include "codegen/copy_emitter.h"
 
 #include <initializer_list>
+#include <variant>
 #include <vector>
 
 #include "codegen/emit_row.h"
@@ -158,6 +159,31 @@ absl::Status EmitCopy(llvm::IRBuilder<>& b, const tile::Copy& copy,
     EmitStridedCopy(b, copy, src, dst, eval);
   }
   return absl::OkStatus();
+}
+
+void EmitCall(llvm::IRBuilder<>& b, const tile::Call& call,
+              const std::function<llvm::Value*(const tile::View&)>& ptr,
+              const ExprEvaluator& eval) {
+  std::vector<llvm::Value*> args;
+  std::vector<llvm::Type*> types;
+  for (const tile::Call::Arg& arg : call.args) {
+    llvm::Value* v = nullptr;
+    if (const auto* view = std::get_if<tile::View>(&arg)) {
+      v = b.CreateBitCast(ptr(*view), b.getInt8PtrTy());
+    } else if (const auto* e = std::get_if<tile::Expr>(&arg)) {
+      v = eval(*e);
+    } else if (const auto* f = std::get_if<float>(&arg)) {
+      v = llvm::ConstantFP::get(b.getFloatTy(), *f);
+    } else {
+      v = b.getInt32(std::get<int32_t>(arg));
+    }
+    args.push_back(v);
+    types.push_back(v->getType());
+  }
+  llvm::FunctionCallee fn =
+      b.GetInsertBlock()->getModule()->getOrInsertFunction(
+          call.helper, llvm::FunctionType::get(b.getVoidTy(), types, false));
+  b.CreateCall(fn, args);
 }
 
 void EmitFill(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* count,

@@ -2,7 +2,7 @@
 // builder's insertion point: 2-D copies (element by element, a memcpy per
 // contiguous row, transposes, bf16 / f16 rows widened to f32 and f32 rows
 // narrowed to bf16 / f16 through runtime_helpers.h), fills and prefetch
-// hints.
+// hints, and calls of the other runtime helpers.
 #ifndef HGC_CODEGEN_COPY_EMITTER_H_
 #define HGC_CODEGEN_COPY_EMITTER_H_
 
@@ -24,6 +24,11 @@ using ExprEvaluator = std::function<llvm::Value*(const tile::Expr&)>;
 absl::Status EmitCopy(llvm::IRBuilder<>& b, const tile::Copy& copy,
                       llvm::Value* src, llvm::Value* dst,
                       const ExprEvaluator& eval);
+
+// The runtime helper call `call`; `ptr` gives a view's address (i8*).
+void EmitCall(llvm::IRBuilder<>& b, const tile::Call& call,
+              const std::function<llvm::Value*(const tile::View&)>& ptr,
+              const ExprEvaluator& eval);
 
 // dst[0, count) = value.
 void EmitFill(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* count,

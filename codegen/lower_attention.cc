@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/attention_pack.h"
 #include "codegen/attention_plan.h"
+#include "codegen/tile_builder.h"
 #include "codegen/tile_ir.h"
 #include "support/cache_info.h"
 #include "support/status_macros.h"

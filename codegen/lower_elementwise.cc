@@ -6,6 +6,7 @@
 
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/nest_buffers.h"
+#include "codegen/tile_builder.h"
 #include "codegen/tile_ir.h"
 #include "support/status_macros.h"
 

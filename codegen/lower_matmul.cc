@@ -13,6 +13,7 @@
 #include "codegen/matmul_layers.h"
 #include "codegen/nest_buffers.h"
 #include "codegen/row_program.h"
+#include "codegen/tile_builder.h"
 #include "codegen/tile_ir.h"
 #include "codegen/transpose_step.h"
 #include "microkernels/brgemm_dispatch.h"

@@ -12,6 +12,7 @@
 #include "codegen/llvm/elemental_emitter.h"
 #include "codegen/nest_buffers.h"
 #include "codegen/row_program.h"
+#include "codegen/tile_builder.h"
 #include "codegen/tile_ir.h"
 #include "support/status_macros.h"
 

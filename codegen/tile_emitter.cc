@@ -271,6 +271,11 @@ class Emitter {
 
   void Emit(const tile::Barrier&) { EmitBarrier(b_, frame_); }
 
+  void Emit(const tile::Call& c) {
+    EmitCall(
+        b_, c, [this](const tile::View& v) { return Ptr(v); }, Evaluator());
+  }
+
   void Emit(const tile::Prefetch& p) {
     // Plain (not inbounds) GEP: the hint may point past the buffer.
     llvm::Value* base = b_.CreateGEP(

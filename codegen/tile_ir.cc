@@ -1,3 +1,4 @@
+#include "codegen/tile_builder.h"
 #include "codegen/tile_ir.h"
 
 #include <algorithm>

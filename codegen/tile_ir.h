@@ -22,7 +22,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -41,7 +40,12 @@ namespace tile {
 class Expr {
  public:
   enum class Kind {
-    kConst, kVar, kThreadId, kAdd, kSub, kMul,
+    kConst,
+    kVar,
+    kThreadId,
+    kAdd,
+    kSub,
+    kMul,
     kDiv,  // unsigned (operands are non-negative)
     kRem,
     kMin,
@@ -311,9 +315,27 @@ struct Prefetch {
   bool to_l1 = false;
 };
 
+// A call of runtime helper `helper` (runtime_helpers.h) for work that no
+// statement above expresses (attention's int8 packing and conversions):
+// each argument, in order, a pointer to a view's first element, an i64, an
+// f32 or an i32; `regions` are the elements it reads and writes (rows of
+// `cols` elements, strided as a Copy's), for the verifier.
+struct Call {
+  using Arg = std::variant<View, Expr, float, int32_t>;
+  struct Region {
+    const char* role = "";
+    View view;
+    Expr rows = 1, row_stride = 0, cols = 1, col_stride = 1;
+    bool write = false;
+  };
+  std::string helper;
+  std::vector<Arg> args;
+  std::vector<Region> regions;
+};
+
 struct Stmt {
   std::variant<For, Let, Assign, Brgemm, RowMap, RowReduce, RowExp, RowScale,
-               RowNormalize, OnlineSoftmax, Copy, Fill, Barrier, Prefetch>
+               RowNormalize, OnlineSoftmax, Copy, Fill, Barrier, Prefetch, Call>
       node;
 };
 
@@ -429,62 +451,6 @@ class Nest {
   std::vector<bool> mutable_;  // per variable
   std::vector<std::string> notes_;
   Block body_;
-};
-
-// Builds a block statement by statement. For and the other row statements
-// append to the innermost open block.
-class NestBuilder {
- public:
-  explicit NestBuilder(Nest& nest) : nest_(nest), blocks_{&nest.body()} {}
-
-  // Opens `for name in [begin, end)`, runs `body(var)` inside it; a
-  // parallel loop's body may instead take (var, end of the thread's share),
-  // the latter named name + "_end".
-  template <typename F>
-  void For(const std::string& name, Expr begin, Expr end, bool parallel,
-           F body) {
-    ParallelFor(name, std::move(begin), std::move(end), parallel, std::nullopt,
-                std::move(body));
-  }
-  // The same, a parallel loop's shares balanced by `claims` when set
-  // (tile::For).
-  template <typename F>
-  void ParallelFor(const std::string& name, Expr begin, Expr end, bool parallel,
-                   std::optional<View> claims, F body) {
-    tile::For loop;
-    loop.var = nest_.NewVar(name);
-    loop.begin = std::move(begin);
-    loop.end = std::move(end);
-    loop.parallel = parallel;
-    loop.claims = std::move(claims);
-    blocks_.push_back(&loop.body);
-    if constexpr (std::is_invocable_v<F, Expr, Expr>) {
-      loop.share_end = nest_.NewVar(name + "_end");
-      body(Expr::Var(loop.var), Expr::Var(loop.share_end));
-    } else {
-      body(Expr::Var(loop.var));
-    }
-    blocks_.pop_back();
-    Append(Stmt{std::move(loop)});
-  }
-  // let name = value; returns the variable (constants are returned as is).
-  Expr Let(const std::string& name, Expr value);
-  // A mutable variable (Nest::NewMutableVar) set to `init` here.
-  Expr Mutable(const std::string& name, Expr init);
-  // var = value for a variable Mutable returned.
-  void Assign(const Expr& var, Expr value);
-  // Runs `body` when `cond` (0 or 1) is 1: a loop of that many trips.
-  template <typename F>
-  void If(const std::string& name, Expr cond, F body) {
-    For(name, 0, std::move(cond), false, [&](Expr) { body(); });
-  }
-  void Append(Stmt stmt) { blocks_.back()->push_back(std::move(stmt)); }
-
-  Nest& nest() { return nest_; }
-
- private:
-  Nest& nest_;
-  std::vector<Block*> blocks_;
 };
 
 // The nest as text: buffers, kernels, programs, packs, then the loops.

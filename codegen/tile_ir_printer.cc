@@ -254,6 +254,22 @@ class Printer {
          absl::StrCat(V(f.dst), " = fill ", f.value, " count ", E(f.count)));
   }
   void Line(int indent, const Barrier&) { Emit(indent, "barrier"); }
+  void Line(int indent, const Call& c) {
+    std::vector<std::string> args;
+    for (const Call::Arg& arg : c.args) {
+      if (const auto* v = std::get_if<View>(&arg)) {
+        args.push_back(V(*v));
+      } else if (const auto* e = std::get_if<Expr>(&arg)) {
+        args.push_back(E(*e));
+      } else if (const auto* f = std::get_if<float>(&arg)) {
+        args.push_back(absl::StrCat(*f));
+      } else {
+        args.push_back(absl::StrCat(std::get<int32_t>(arg)));
+      }
+    }
+    Emit(indent, absl::StrCat("call ", c.helper, "(",
+                              absl::StrJoin(args, ", "), ")"));
+  }
   void Line(int indent, const Prefetch& p) {
     Emit(indent, absl::StrCat(p.write   ? "prefetchw "
                               : p.to_l1 ? "prefetch.l1 "

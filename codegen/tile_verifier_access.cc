@@ -106,6 +106,16 @@ struct AccessLister {
     a.bounded = false;
     out.push_back(std::move(a));
   }
+  void operator()(const Call& c) {
+    for (const Call::Region& r : c.regions) {
+      Access a = Read(r.role, r.view, r.cols);
+      a.write = r.write;
+      a.rows = r.rows;
+      a.row_stride = r.row_stride;
+      a.col_stride = r.col_stride;
+      out.push_back(std::move(a));
+    }
+  }
 };
 
 }  // namespace
@@ -120,7 +130,7 @@ const char* StmtName(const Stmt& s) {
   static constexpr const char* kNames[] = {
       "for",    "let",  "set",     "brgemm",    "rowmap",
       "reduce", "exp",  "scale",   "normalize", "online_softmax",
-      "copy",   "fill", "barrier", "prefetch"};
+      "copy",   "fill", "barrier", "prefetch", "call"};
   static_assert(std::variant_size_v<decltype(Stmt::node)> ==
                 sizeof(kNames) / sizeof(kNames[0]));
   return kNames[s.node.index()];

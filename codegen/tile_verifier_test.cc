@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "codegen/tile_builder.h"
 #include "gtest/gtest.h"
 #include "microkernels/brgemm_desc.h"
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/attention_attrs.h"
 #include "analysis/graph_utils.h"
+#include "codegen/attention_int8.h"
 #include "codegen/attention_kernels.h"
 #include "codegen/nest_buffers.h"
 #include "codegen/row_program.h"
@@ -156,6 +157,10 @@ void AddScratch(tile::Nest& nest, int num_threads, AttentionPlan& p) {
   p.stats = nest.AddLocal(
       12 * mb, "stats",
       absl::StrCat("f32[3, ", mb, "] running max, sum, block max"));
+  if (p.int8) {
+    AddInt8Scratch(nest, p);  // its own packs instead of the f32 copies
+    return;
+  }
   if (p.k_packed && p.k_type != DType::kF32) {
     p.kc = per_thread(m.seq_kv * m.head_dim, "kc",
                       absl::StrCat("f32[", m.seq_kv, ", ", m.head_dim,
@@ -392,7 +397,7 @@ absl::Status AddScoreAndProbPrograms(LowerState& state, const Op& op,
                        /*from_tile=*/true, /*matmul_operand=*/false,
                        "score_ops"));
   }
-  if (!ProbOpsWidenOnly(m)) {
+  if (!ProbOpsWidenOnly(m) && !p.int8) {  // the int8 path quantizes P itself
     HGC_ASSIGN_OR_RETURN(
         p.prob_program,
         AddTileProgram(state, nest, op, m.prob_ops, m.softmax->result(),
@@ -443,6 +448,14 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   PlanKLayout(p, q_blocks);
   PlanPrefetch(p, q_blocks);
   PlanVLayout(p);
+  // The QDQ form on the int8 kernels where it fits: its own packs replace
+  // the f32 path's copies and the kernels' prefetches.
+  p.int8 = Int8AttentionFits(p);
+  if (p.int8) {
+    p.k_packed = p.kt_per_block = p.v_packed = p.v_panels = false;
+    p.prefetch = p.kernel_prefetch_k = p.kernel_prefetch_v = false;
+    p.prefetch_k_lines = p.prefetch_v_lines = 0;
+  }
   auto operand = [&](const Value* param) {
     return ValueBuffer(state, nest, op.operand(param->index()));
   };
@@ -452,9 +465,11 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.out = ValueBuffer(state, nest, op.result());
   AddScratch(nest, num_threads, p);
   HGC_RETURN_IF_ERROR(AddQProgram(state, op, nest, p));
-  HGC_RETURN_IF_ERROR(PlanKernelScores(state, op, nest, p));
+  // The int8 kernels take no post-ops: the score pass runs the score ops.
+  if (!p.int8) HGC_RETURN_IF_ERROR(PlanKernelScores(state, op, nest, p));
   HGC_RETURN_IF_ERROR(AddScoreAndProbPrograms(state, op, nest, p));
-  if (absl::Status s = AddKernels(nest, p); !s.ok()) {
+  if (absl::Status s = p.int8 ? AddInt8Kernels(nest, p) : AddKernels(nest, p);
+      !s.ok()) {
     // A shape the kernels do not take runs unfused, correctly.
     return absl::UnimplementedError(
         absl::StrCat("attention kernels: ", s.message()));

@@ -122,6 +122,19 @@ struct AttentionPlan {
   // The roundings of P·V's result on its way out: its own type when not
   // f32, then the casts after it, in order.
   std::vector<DType> out_casts;
+  // The int8 path (attention_int8.h): both matmuls on the u8s8 kernels.
+  // Its per-thread buffers: packed Kᵀ and V (s8, VNNI-4) and their column
+  // sums, the query block's u8 Q and quantized P rows and their row sums;
+  // the row strides; each operand's zero point as the kernels read it; the
+  // scales of the two products.
+  bool int8 = false;
+  int kt8 = -1, k_sums = -1, vp8 = -1, v_sums = -1;
+  int q8 = -1, q_sums = -1, p8 = -1, p_sums = -1;
+  int64_t kt8_ld = 0, v8_ld = 0, q8_ld = 0, p8_ld = 0;
+  OperandQuant p_quant;
+  bool p_signed = false;
+  int32_t q_zero = 0, k_zero = 0, p_zero = 0, v_zero = 0;
+  float qk_scale = 1, pv_scale = 1;
 };
 
 // Plans `op` (a fusion op of kind "attention") for a step on

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/attention_int8.h"
 #include "codegen/attention_pack.h"
 #include "codegen/attention_plan.h"
 #include "codegen/tile_builder.h"
@@ -240,6 +241,12 @@ void BuildKeyBlock(tile::NestBuilder& nb, const AttentionPlan& p,
   Expr n_tail =
       m.seq_kv % kb == 0 ? Expr(0) : nb.Let("n_tail", Lt(m.seq_kv - j0, kb));
   Expr keys = nb.Let("keys", Select(n_tail, m.seq_kv - j0, kb));
+  if (p.int8) {  // one key block (Int8AttentionFits)
+    AppendInt8Scores(nb, p, qr.rows, qr.m_tail);
+    BuildRowPasses(nb, p, KeyBlock{qr.i0, j0, keys, row_base}, qr.rows, next);
+    AppendInt8Output(nb, p, qr.rows, qr.m_tail);
+    return;
+  }
   if (p.kt_per_block) {
     // Kᵀ of this key block (AppendHeadPack packs the whole head otherwise).
     nb.Append(TransposeIntoKt(p, View{p.k, head.k + j0 * m.k.strides[2], 4},
@@ -346,7 +353,11 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
     nb.Append(tile::Stmt{tile::Fill{View{p.o, 0, 4}, mb * m.head_dim_v, 0.0f}});
   }
   nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
-  qr.q = AppendQRows(nb, p, head, qr.i0, qr.rows);
+  if (p.int8) {
+    AppendInt8QRows(nb, p, head.q + qr.i0 * m.q.strides[2], qr.rows);
+  } else {
+    qr.q = AppendQRows(nb, p, head, qr.i0, qr.rows);
+  }
   nb.For("kv", 0, (m.seq_kv + kb - 1) / kb, false,
          [&](Expr kv) { BuildKeyBlock(nb, p, qr, head, next, row_base, kv); });
   if (p.direct_out) return;  // P·V wrote the output itself
@@ -388,7 +399,7 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
         tile::Stmt{tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
   }
   // AppendHeadPack writes Kᵀ (packed or widened) into kt and V into vp.
-  const bool packs = (p.kt >= 0 && !p.kt_per_block) || p.vp >= 0;
+  const bool packs = (p.kt >= 0 && !p.kt_per_block) || p.vp >= 0 || p.int8;
   Expr packed = packs ? nb.Mutable("packed", -1) : Expr(-1);
   nb.ParallelFor(
       "item", 0, items, true, Scratch(p.claims),
@@ -413,7 +424,11 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
         if (packs) {
           Expr kv_head = nb.Let("kv_head", b * (m.heads / m.group) + g);
           nb.If("pack", Select(Eq(packed, kv_head), 0, 1), [&] {
-            AppendHeadPack(nb, p, head.k, head.v);
+            if (p.int8) {
+              AppendInt8HeadPack(nb, p, head.k, head.v);
+            } else {
+              AppendHeadPack(nb, p, head.k, head.v);
+            }
             nb.Assign(packed, kv_head);
           });
         }

@@ -49,6 +49,38 @@ void hgc_dequantize_rows(const uint8_t* src, int64_t src_ld, float* dst,
                          int64_t dst_ld, int64_t rows, int64_t cols,
                          int32_t is_signed, float scale, int32_t zero_point);
 
+// Attention's int8 path (int8_helpers.cc). The u8s8 kernels read A as u8
+// and B as s8 (brgemm_desc.h): an operand of the other signedness is moved
+// by 128 (its sign bit flipped) and its zero point with it.
+//
+// B[k][n] = src[k * k_stride + n * n_stride] for k < depth, n < cols (u8,
+// or s8 when `is_signed`), stored as s8 in the VNNI-4 layout with ldb
+// columns (rows past depth in the last group zero); col_sums[n] = the sum
+// of column n as stored.
+void hgc_pack_int8_b(const uint8_t* src, int64_t k_stride, int64_t n_stride,
+                     int64_t depth, int64_t cols, int32_t is_signed,
+                     int8_t* dst, int64_t ldb, int32_t* col_sums);
+// dst[r * dst_ld + c] = src[r * row_stride + c * col_stride] as u8 (s8
+// moved by 128 when `is_signed`); row_sums[r] = the sum of row r as stored.
+void hgc_pack_int8_a(const uint8_t* src, int64_t row_stride,
+                     int64_t col_stride, int64_t rows, int64_t cols,
+                     int32_t is_signed, uint8_t* dst, int64_t dst_ld,
+                     int32_t* row_sums);
+// The s32 sums x[r * ld + c] of a u8s8 product over `depth` replaced, in
+// place, by f32(sum_k (a - a_zero) * (b - b_zero)) * scale, from the sums
+// and the operands' row and column sums (exact in i64, then rounded).
+void hgc_int8_to_f32(int32_t* x, int64_t ld, int64_t rows, int64_t cols,
+                     const int32_t* row_sums, const int32_t* col_sums,
+                     int32_t a_zero, int32_t b_zero, int64_t depth,
+                     float scale);
+// f32 rows quantized as the quantize op does (x / scale rounded half to
+// even in f32, NaN as 0, plus zero_point, saturated to u8, or to s8 when
+// `to_signed`), stored as u8 A (s8 moved by 128); row_sums as stored.
+void hgc_quantize_rows_int8(const float* src, int64_t src_ld, int64_t rows,
+                            int64_t cols, float scale, int32_t zero_point,
+                            int32_t to_signed, uint8_t* dst, int64_t dst_ld,
+                            int32_t* row_sums);
+
 }  // extern "C"
 
 namespace hgc {
@@ -58,6 +90,10 @@ inline constexpr const char kTransposeF32[] = "hgc_transpose_f32";
 inline constexpr const char kWidenRows[] = "hgc_widen_rows";
 inline constexpr const char kNarrowRows[] = "hgc_narrow_rows";
 inline constexpr const char kDequantizeRows[] = "hgc_dequantize_rows";
+inline constexpr const char kPackInt8B[] = "hgc_pack_int8_b";
+inline constexpr const char kPackInt8A[] = "hgc_pack_int8_a";
+inline constexpr const char kInt8ToF32[] = "hgc_int8_to_f32";
+inline constexpr const char kQuantizeRowsInt8[] = "hgc_quantize_rows_int8";
 
 // A helper's name, as step code declares it, and its address.
 struct RuntimeHelperSymbol {
@@ -71,6 +107,10 @@ inline const RuntimeHelperSymbol kRuntimeHelperSymbols[] = {
     {kWidenRows, reinterpret_cast<const void*>(&hgc_widen_rows)},
     {kNarrowRows, reinterpret_cast<const void*>(&hgc_narrow_rows)},
     {kDequantizeRows, reinterpret_cast<const void*>(&hgc_dequantize_rows)},
+    {kPackInt8B, reinterpret_cast<const void*>(&hgc_pack_int8_b)},
+    {kPackInt8A, reinterpret_cast<const void*>(&hgc_pack_int8_a)},
+    {kInt8ToF32, reinterpret_cast<const void*>(&hgc_int8_to_f32)},
+    {kQuantizeRowsInt8, reinterpret_cast<const void*>(&hgc_quantize_rows_int8)},
 };
 
 }  // namespace codegen

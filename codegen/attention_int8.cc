@@ -1,0 +1,242 @@
+#include "codegen/attention_int8.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "analysis/attention_quant.h"
+#include "codegen/runtime_helpers.h"
+#include "microkernels/brgemm_dispatch.h"
+#include "microkernels/kernel_cache.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace codegen {
+namespace {
+
+using microkernels::BrgemmDataType;
+using microkernels::BrgemmDesc;
+using tile::Call;
+using tile::Expr;
+using tile::View;
+
+// Longest rows of keys: 16384 * 255 * 128 < 2^31, so no s32 sum of P·V
+// (nor its zero-point terms) overflows.
+constexpr int64_t kMaxKeys = 16384;
+
+int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+bool IsSigned(const Value* v) { return v->type().dtype == DType::kS8; }
+
+// The zero point of an operand as the kernels read it: A as u8 (an s8
+// operand moved up by 128), B as s8 (a u8 operand moved down by 128).
+int32_t StoredZero(int64_t zero_point, bool is_signed, bool is_a) {
+  if (is_a) return static_cast<int32_t>(zero_point + (is_signed ? 128 : 0));
+  return static_cast<int32_t>(zero_point - (is_signed ? 0 : 128));
+}
+
+Call::Region Region(const char* role, View view, Expr rows, Expr row_stride,
+                    Expr cols, Expr col_stride, bool write) {
+  Call::Region r;
+  r.role = role;
+  r.view = std::move(view);
+  r.rows = std::move(rows);
+  r.row_stride = std::move(row_stride);
+  r.cols = std::move(cols);
+  r.col_stride = std::move(col_stride);
+  r.write = write;
+  return r;
+}
+
+// A packed B's bytes: groups of four rows of `ldb` columns.
+int64_t PackedBytes(int64_t depth, int64_t ldb) {
+  return (depth + 3) / 4 * ldb * 4;
+}
+
+}  // namespace
+
+bool Int8AttentionFits(const AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  if (m.q_quant.empty() || m.k_quant.empty() || m.v_quant.empty() ||
+      !m.q_ops.empty() || m.prob_ops.size() != 2 ||
+      m.prob_ops[0]->kind_id() != OpKind::kQuantize ||
+      m.prob_ops[1]->kind_id() != OpKind::kDequantize ||
+      p.softmax_type != DType::kF32 || m.seq_kv > kMaxKeys ||
+      m.seq_kv > p.blocks.nb || p.heads_as_rows != 1) {
+    return false;
+  }
+  return microkernels::SelectBrgemmIsa(BrgemmDataType::kU8S8).ok();
+}
+
+void AddInt8Scratch(tile::Nest& nest, AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb, d = m.head_dim, dv = m.head_dim_v,
+                keys = m.seq_kv;
+  p.kt8_ld = RoundUp(keys, 16);
+  p.v8_ld = RoundUp(dv, 16);
+  p.q8_ld = RoundUp(d, 16);
+  p.p8_ld = RoundUp(keys, 64) + 64;  // rows off multiples of 64 bytes
+  p.kt8 = nest.AddPerThread(PackedBytes(d, p.kt8_ld), "kt8",
+                            absl::StrCat("s8[", d, ", ", keys,
+                                         "] K transposed, one head, VNNI-4"));
+  p.k_sums = nest.AddPerThread(4 * keys, "k_sums",
+                               absl::StrCat("s32[", keys, "] sums of Kᵀ's columns"));
+  p.vp8 = nest.AddPerThread(PackedBytes(keys, p.v8_ld), "vp8",
+                            absl::StrCat("s8[", keys, ", ", dv,
+                                         "] V of one head, VNNI-4"));
+  p.v_sums = nest.AddPerThread(4 * dv, "v_sums",
+                               absl::StrCat("s32[", dv, "] sums of V's columns"));
+  p.q8 = nest.AddPerThread(mb * p.q8_ld, "q8",
+                           absl::StrCat("u8[", mb, ", ", d, "] Q rows"));
+  p.q_sums = nest.AddPerThread(4 * mb, "q_sums",
+                               absl::StrCat("s32[", mb, "] sums of Q's rows"));
+  p.p8 = nest.AddPerThread(mb * p.p8_ld, "p8",
+                           absl::StrCat("u8[", mb, ", ", keys, "] P quantized"));
+  p.p_sums = nest.AddPerThread(4 * mb, "p_sums",
+                               absl::StrCat("s32[", mb, "] sums of P's rows"));
+  const OperandQuant prob = attention_quant::ParamsOf(*m.prob_ops[0]);
+  p.p_quant = prob;
+  p.p_signed = m.prob_ops[0]->result()->type().dtype == DType::kS8;
+  p.q_zero = StoredZero(p.q_quant.zero_point, IsSigned(m.q.param), true);
+  p.k_zero = StoredZero(p.k_quant.zero_point, IsSigned(m.k.param), false);
+  p.p_zero = StoredZero(prob.zero_point, p.p_signed, true);
+  p.v_zero = StoredZero(p.v_quant.zero_point, IsSigned(m.v.param), false);
+  p.qk_scale = p.q_quant.scale * p.k_quant.scale;
+  p.pv_scale = prob.scale * p.v_quant.scale;
+}
+
+absl::Status AddInt8Kernels(tile::Nest& nest, AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb;
+  HGC_ASSIGN_OR_RETURN(const Isa isa,
+                       microkernels::SelectBrgemmIsa(BrgemmDataType::kU8S8));
+  for (int mt = 0; mt < 2; ++mt) {
+    const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
+    BrgemmDesc qk = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kU8S8,
+                                                 rows, m.seq_kv, m.head_dim);
+    qk.lda = p.q8_ld;
+    qk.ldb = p.kt8_ld;
+    qk.ldc = p.s_ld;
+    qk.batch_kind = microkernels::BatchKind::kStrided;
+    HGC_ASSIGN_OR_RETURN(auto qk_code,
+                         microkernels::BrgemmKernelCache::Global().Get(qk));
+    p.qk_kernels.At(mt, false) = nest.AddKernel(qk, std::move(qk_code));
+    BrgemmDesc pv = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kU8S8,
+                                                 rows, m.head_dim_v, m.seq_kv);
+    pv.lda = p.p8_ld;
+    pv.ldb = p.v8_ld;
+    pv.ldc = m.head_dim_v;
+    pv.batch_kind = microkernels::BatchKind::kStrided;
+    HGC_ASSIGN_OR_RETURN(auto pv_code,
+                         microkernels::BrgemmKernelCache::Global().Get(pv));
+    p.pv_kernels.At(mt, false) = nest.AddKernel(pv, std::move(pv_code));
+  }
+  return absl::OkStatus();
+}
+
+void AppendInt8HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
+                        Expr k_base, Expr v_base) {
+  const AttentionMatch& m = p.m;
+  const int64_t d = m.head_dim, dv = m.head_dim_v, keys = m.seq_kv;
+  // Kᵀ: B[d][j] = K[j][d].
+  Call k;
+  k.helper = kPackInt8B;
+  k.args = {View{p.k, k_base, 1}, Expr(m.k.strides[3]), Expr(m.k.strides[2]),
+            Expr(d), Expr(keys), int32_t{IsSigned(m.k.param)},
+            View{p.kt8, 0, 1}, Expr(p.kt8_ld), View{p.k_sums, 0, 4}};
+  k.regions = {Region("k", View{p.k, k_base, 1}, keys, m.k.strides[2], d,
+                      m.k.strides[3], false),
+               Region("kt8", View{p.kt8, 0, 1}, 1, 0,
+                      PackedBytes(d, p.kt8_ld), 1, true),
+               Region("k sums", View{p.k_sums, 0, 4}, 1, 0, keys, 1, true)};
+  nb.Append(tile::Stmt{std::move(k)});
+  // V: B[j][e] = V[j][e].
+  Call v;
+  v.helper = kPackInt8B;
+  v.args = {View{p.v, v_base, 1}, Expr(m.v.strides[2]), Expr(m.v.strides[3]),
+            Expr(keys), Expr(dv), int32_t{IsSigned(m.v.param)},
+            View{p.vp8, 0, 1}, Expr(p.v8_ld), View{p.v_sums, 0, 4}};
+  v.regions = {Region("v", View{p.v, v_base, 1}, keys, m.v.strides[2], dv,
+                      m.v.strides[3], false),
+               Region("vp8", View{p.vp8, 0, 1}, 1, 0,
+                      PackedBytes(keys, p.v8_ld), 1, true),
+               Region("v sums", View{p.v_sums, 0, 4}, 1, 0, dv, 1, true)};
+  nb.Append(tile::Stmt{std::move(v)});
+}
+
+void AppendInt8QRows(tile::NestBuilder& nb, const AttentionPlan& p,
+                     Expr q_row0, Expr rows) {
+  const AttentionMatch& m = p.m;
+  Call q;
+  q.helper = kPackInt8A;
+  q.args = {View{p.q, q_row0, 1}, Expr(m.q.strides[2]), Expr(m.q.strides[3]),
+            rows, Expr(m.head_dim), int32_t{IsSigned(m.q.param)},
+            View{p.q8, 0, 1}, Expr(p.q8_ld), View{p.q_sums, 0, 4}};
+  q.regions = {Region("q", View{p.q, q_row0, 1}, rows, m.q.strides[2],
+                      m.head_dim, m.q.strides[3], false),
+               Region("q8", View{p.q8, 0, 1}, rows, p.q8_ld, m.head_dim, 1,
+                      true),
+               Region("q sums", View{p.q_sums, 0, 4}, 1, 0, rows, 1, true)};
+  nb.Append(tile::Stmt{std::move(q)});
+}
+
+namespace {
+
+// The s32 tile at `tile` (rows x cols, `ld` apart) as f32, in place.
+void AppendToF32(tile::NestBuilder& nb, View tile, int64_t ld, Expr rows,
+                 int64_t cols, View row_sums, View col_sums, int32_t a_zero,
+                 int32_t b_zero, int64_t depth, float scale) {
+  Call c;
+  c.helper = kInt8ToF32;
+  c.args = {tile, Expr(ld), rows, Expr(cols), row_sums, col_sums, a_zero,
+            b_zero, Expr(depth), scale};
+  c.regions = {Region("tile", tile, rows, ld, cols, 1, true),
+               Region("row sums", row_sums, 1, 0, rows, 1, false),
+               Region("column sums", col_sums, 1, 0, cols, 1, false)};
+  nb.Append(tile::Stmt{std::move(c)});
+}
+
+}  // namespace
+
+void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
+                      Expr m_tail) {
+  const AttentionMatch& m = p.m;
+  tile::Brgemm qk;
+  qk.kernel = p.qk_kernels.Pick(m_tail, 0);
+  qk.a = View{p.q8, 0, 1};
+  qk.b = View{p.kt8, 0, 1};
+  qk.c = View{p.s, 0, 4};
+  nb.Append(tile::Stmt{std::move(qk)});
+  AppendToF32(nb, View{p.s, 0, 4}, p.s_ld, rows, m.seq_kv,
+              View{p.q_sums, 0, 4}, View{p.k_sums, 0, 4}, p.q_zero, p.k_zero,
+              m.head_dim, p.qk_scale);
+}
+
+void AppendInt8Output(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
+                      Expr m_tail) {
+  const AttentionMatch& m = p.m;
+  Call quantize;
+  quantize.helper = kQuantizeRowsInt8;
+  quantize.args = {View{p.s, 0, 4},   Expr(p.s_ld),
+                   rows,              Expr(m.seq_kv),
+                   p.p_quant.scale,   static_cast<int32_t>(p.p_quant.zero_point),
+                   int32_t{p.p_signed}, View{p.p8, 0, 1},
+                   Expr(p.p8_ld),     View{p.p_sums, 0, 4}};
+  quantize.regions = {
+      Region("p", View{p.s, 0, 4}, rows, p.s_ld, m.seq_kv, 1, false),
+      Region("p8", View{p.p8, 0, 1}, rows, p.p8_ld, m.seq_kv, 1, true),
+      Region("p sums", View{p.p_sums, 0, 4}, 1, 0, rows, 1, true)};
+  nb.Append(tile::Stmt{std::move(quantize)});
+  tile::Brgemm pv;
+  pv.kernel = p.pv_kernels.Pick(m_tail, 0);
+  pv.a = View{p.p8, 0, 1};
+  pv.b = View{p.vp8, 0, 1};
+  pv.c = View{p.o, 0, 4};
+  nb.Append(tile::Stmt{std::move(pv)});
+  AppendToF32(nb, View{p.o, 0, 4}, m.head_dim_v, rows, m.head_dim_v,
+              View{p.p_sums, 0, 4}, View{p.v_sums, 0, 4}, p.p_zero, p.v_zero,
+              m.seq_kv, p.pv_scale);
+}
+
+}  // namespace codegen
+}  // namespace hgc

@@ -20,9 +20,10 @@ using tile::Call;
 using tile::Expr;
 using tile::View;
 
-// Longest rows of keys: 16384 * 255 * 128 < 2^31, so no s32 sum of P·V
-// (nor its zero-point terms) overflows.
-constexpr int64_t kMaxKeys = 16384;
+// Longest rows of keys: each of P·V's s32 sum and its three zero-point
+// terms is below 8192 * 255 * 256 = 2^29, so neither they nor the
+// converted value (hgc_int8_to_f32 works in s32) can overflow.
+constexpr int64_t kMaxKeys = 8192;
 
 int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
@@ -76,22 +77,22 @@ void AddInt8Scratch(tile::Nest& nest, AttentionPlan& p) {
   p.v8_ld = RoundUp(dv, 16);
   p.q8_ld = RoundUp(d, 16);
   p.p8_ld = RoundUp(keys, 64) + 64;  // rows off multiples of 64 bytes
-  p.kt8 = nest.AddPerThread(PackedBytes(d, p.kt8_ld), "kt8",
-                            absl::StrCat("s8[", d, ", ", keys,
-                                         "] K transposed, one head, VNNI-4"));
-  p.k_sums = nest.AddPerThread(4 * keys, "k_sums",
-                               absl::StrCat("s32[", keys, "] sums of Kᵀ's columns"));
-  p.vp8 = nest.AddPerThread(PackedBytes(keys, p.v8_ld), "vp8",
-                            absl::StrCat("s8[", keys, ", ", dv,
-                                         "] V of one head, VNNI-4"));
-  p.v_sums = nest.AddPerThread(4 * dv, "v_sums",
-                               absl::StrCat("s32[", dv, "] sums of V's columns"));
+  p.kt8 = nest.AddPerThread(
+      PackedBytes(d, p.kt8_ld), "kt8",
+      absl::StrCat("s8[", d, ", ", keys, "] K transposed, one head, VNNI-4"));
+  p.k_sums = nest.AddPerThread(
+      4 * keys, "k_sums", absl::StrCat("s32[", keys, "] sums of Kᵀ's columns"));
+  p.vp8 = nest.AddPerThread(
+      PackedBytes(keys, p.v8_ld), "vp8",
+      absl::StrCat("s8[", keys, ", ", dv, "] V of one head, VNNI-4"));
+  p.v_sums = nest.AddPerThread(
+      4 * dv, "v_sums", absl::StrCat("s32[", dv, "] sums of V's columns"));
   p.q8 = nest.AddPerThread(mb * p.q8_ld, "q8",
                            absl::StrCat("u8[", mb, ", ", d, "] Q rows"));
   p.q_sums = nest.AddPerThread(4 * mb, "q_sums",
                                absl::StrCat("s32[", mb, "] sums of Q's rows"));
-  p.p8 = nest.AddPerThread(mb * p.p8_ld, "p8",
-                           absl::StrCat("u8[", mb, ", ", keys, "] P quantized"));
+  p.p8 = nest.AddPerThread(
+      mb * p.p8_ld, "p8", absl::StrCat("u8[", mb, ", ", keys, "] P quantized"));
   p.p_sums = nest.AddPerThread(4 * mb, "p_sums",
                                absl::StrCat("s32[", mb, "] sums of P's rows"));
   const OperandQuant prob = attention_quant::ParamsOf(*m.prob_ops[0]);
@@ -141,21 +142,29 @@ void AppendInt8HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
   // Kᵀ: B[d][j] = K[j][d].
   Call k;
   k.helper = kPackInt8B;
-  k.args = {View{p.k, k_base, 1}, Expr(m.k.strides[3]), Expr(m.k.strides[2]),
-            Expr(d), Expr(keys), int32_t{IsSigned(m.k.param)},
-            View{p.kt8, 0, 1}, Expr(p.kt8_ld), View{p.k_sums, 0, 4}};
-  k.regions = {Region("k", View{p.k, k_base, 1}, keys, m.k.strides[2], d,
-                      m.k.strides[3], false),
-               Region("kt8", View{p.kt8, 0, 1}, 1, 0,
-                      PackedBytes(d, p.kt8_ld), 1, true),
-               Region("k sums", View{p.k_sums, 0, 4}, 1, 0, keys, 1, true)};
+  k.args = {View{p.k, k_base, 1}, Expr(m.k.strides[3]),
+            Expr(m.k.strides[2]), Expr(d),
+            Expr(keys),           int32_t{IsSigned(m.k.param)},
+            View{p.kt8, 0, 1},    Expr(p.kt8_ld),
+            View{p.k_sums, 0, 4}};
+  k.regions = {
+      Region("k", View{p.k, k_base, 1}, keys, m.k.strides[2], d, m.k.strides[3],
+             false),
+      Region("kt8", View{p.kt8, 0, 1}, 1, 0, PackedBytes(d, p.kt8_ld), 1, true),
+      Region("k sums", View{p.k_sums, 0, 4}, 1, 0, keys, 1, true)};
   nb.Append(tile::Stmt{std::move(k)});
   // V: B[j][e] = V[j][e].
   Call v;
   v.helper = kPackInt8B;
-  v.args = {View{p.v, v_base, 1}, Expr(m.v.strides[2]), Expr(m.v.strides[3]),
-            Expr(keys), Expr(dv), int32_t{IsSigned(m.v.param)},
-            View{p.vp8, 0, 1}, Expr(p.v8_ld), View{p.v_sums, 0, 4}};
+  v.args = {View{p.v, v_base, 1},
+            Expr(m.v.strides[2]),
+            Expr(m.v.strides[3]),
+            Expr(keys),
+            Expr(dv),
+            int32_t{IsSigned(m.v.param)},
+            View{p.vp8, 0, 1},
+            Expr(p.v8_ld),
+            View{p.v_sums, 0, 4}};
   v.regions = {Region("v", View{p.v, v_base, 1}, keys, m.v.strides[2], dv,
                       m.v.strides[3], false),
                Region("vp8", View{p.vp8, 0, 1}, 1, 0,
@@ -164,19 +173,21 @@ void AppendInt8HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
   nb.Append(tile::Stmt{std::move(v)});
 }
 
-void AppendInt8QRows(tile::NestBuilder& nb, const AttentionPlan& p,
-                     Expr q_row0, Expr rows) {
+void AppendInt8QRows(tile::NestBuilder& nb, const AttentionPlan& p, Expr q_row0,
+                     Expr rows) {
   const AttentionMatch& m = p.m;
   Call q;
   q.helper = kPackInt8A;
-  q.args = {View{p.q, q_row0, 1}, Expr(m.q.strides[2]), Expr(m.q.strides[3]),
-            rows, Expr(m.head_dim), int32_t{IsSigned(m.q.param)},
-            View{p.q8, 0, 1}, Expr(p.q8_ld), View{p.q_sums, 0, 4}};
-  q.regions = {Region("q", View{p.q, q_row0, 1}, rows, m.q.strides[2],
-                      m.head_dim, m.q.strides[3], false),
-               Region("q8", View{p.q8, 0, 1}, rows, p.q8_ld, m.head_dim, 1,
-                      true),
-               Region("q sums", View{p.q_sums, 0, 4}, 1, 0, rows, 1, true)};
+  q.args = {View{p.q, q_row0, 1}, Expr(m.q.strides[2]),
+            Expr(m.q.strides[3]), rows,
+            Expr(m.head_dim),     int32_t{IsSigned(m.q.param)},
+            View{p.q8, 0, 1},     Expr(p.q8_ld),
+            View{p.q_sums, 0, 4}};
+  q.regions = {
+      Region("q", View{p.q, q_row0, 1}, rows, m.q.strides[2], m.head_dim,
+             m.q.strides[3], false),
+      Region("q8", View{p.q8, 0, 1}, rows, p.q8_ld, m.head_dim, 1, true),
+      Region("q sums", View{p.q_sums, 0, 4}, 1, 0, rows, 1, true)};
   nb.Append(tile::Stmt{std::move(q)});
 }
 
@@ -188,8 +199,8 @@ void AppendToF32(tile::NestBuilder& nb, View tile, int64_t ld, Expr rows,
                  int32_t b_zero, int64_t depth, float scale) {
   Call c;
   c.helper = kInt8ToF32;
-  c.args = {tile, Expr(ld), rows, Expr(cols), row_sums, col_sums, a_zero,
-            b_zero, Expr(depth), scale};
+  c.args = {tile,     Expr(ld), rows,   Expr(cols),  row_sums,
+            col_sums, a_zero,   b_zero, Expr(depth), scale};
   c.regions = {Region("tile", tile, rows, ld, cols, 1, true),
                Region("row sums", row_sums, 1, 0, rows, 1, false),
                Region("column sums", col_sums, 1, 0, cols, 1, false)};
@@ -199,7 +210,7 @@ void AppendToF32(tile::NestBuilder& nb, View tile, int64_t ld, Expr rows,
 }  // namespace
 
 void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
-                      Expr m_tail) {
+                      Expr m_tail, Expr mask_base) {
   const AttentionMatch& m = p.m;
   tile::Brgemm qk;
   qk.kernel = p.qk_kernels.Pick(m_tail, 0);
@@ -207,9 +218,43 @@ void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
   qk.b = View{p.kt8, 0, 1};
   qk.c = View{p.s, 0, 4};
   nb.Append(tile::Stmt{std::move(qk)});
-  AppendToF32(nb, View{p.s, 0, 4}, p.s_ld, rows, m.seq_kv,
-              View{p.q_sums, 0, 4}, View{p.k_sums, 0, 4}, p.q_zero, p.k_zero,
-              m.head_dim, p.qk_scale);
+  const View s{p.s, 0, 4};
+  // Buffers the helper does not read stand in for those absent.
+  const View scale = p.score_scale >= 0 ? View{p.score_scale, 0, 4} : s;
+  const View mask = p.mask >= 0 ? View{p.mask, mask_base, 4} : s;
+  const View row_max = p.row_max >= 0 ? View{p.row_max, 0, 4} : s;
+  Call c;
+  c.helper = kInt8Scores;
+  c.args = {s,
+            Expr(p.s_ld),
+            rows,
+            Expr(m.seq_kv),
+            View{p.q_sums, 0, 4},
+            View{p.k_sums, 0, 4},
+            p.q_zero,
+            p.k_zero,
+            Expr(m.head_dim),
+            p.qk_scale,
+            int32_t{p.score_scale >= 0},
+            scale,
+            int32_t{p.mask >= 0},
+            mask,
+            int32_t{p.row_max >= 0},
+            row_max};
+  c.regions = {
+      Region("s", s, rows, p.s_ld, m.seq_kv, 1, true),
+      Region("q sums", View{p.q_sums, 0, 4}, 1, 0, rows, 1, false),
+      Region("k sums", View{p.k_sums, 0, 4}, 1, 0, m.seq_kv, 1, false)};
+  if (p.score_scale >= 0) {
+    c.regions.push_back(Region("scale", scale, 1, 0, 1, 1, false));
+  }
+  if (p.mask >= 0) {
+    c.regions.push_back(Region("mask", mask, 1, 0, m.seq_kv, 1, false));
+  }
+  if (p.row_max >= 0) {
+    c.regions.push_back(Region("row max", row_max, rows, 16, 16, 1, true));
+  }
+  nb.Append(tile::Stmt{std::move(c)});
 }
 
 void AppendInt8Output(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
@@ -217,13 +262,22 @@ void AppendInt8Output(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
   const AttentionMatch& m = p.m;
   Call quantize;
   quantize.helper = kQuantizeRowsInt8;
-  quantize.args = {View{p.s, 0, 4},   Expr(p.s_ld),
-                   rows,              Expr(m.seq_kv),
-                   p.p_quant.scale,   static_cast<int32_t>(p.p_quant.zero_point),
-                   int32_t{p.p_signed}, View{p.p8, 0, 1},
-                   Expr(p.p8_ld),     View{p.p_sums, 0, 4}};
+  // Each row divided by its sum, which RowExp left in stats[mb, 2 mb).
+  const View sums{p.stats, p.blocks.mb, 4};
+  quantize.args = {View{p.s, 0, 4},
+                   Expr(p.s_ld),
+                   rows,
+                   Expr(m.seq_kv),
+                   sums,
+                   p.p_quant.scale,
+                   static_cast<int32_t>(p.p_quant.zero_point),
+                   int32_t{p.p_signed},
+                   View{p.p8, 0, 1},
+                   Expr(p.p8_ld),
+                   View{p.p_sums, 0, 4}};
   quantize.regions = {
       Region("p", View{p.s, 0, 4}, rows, p.s_ld, m.seq_kv, 1, false),
+      Region("sums", sums, 1, 0, rows, 1, false),
       Region("p8", View{p.p8, 0, 1}, rows, p.p8_ld, m.seq_kv, 1, true),
       Region("p sums", View{p.p_sums, 0, 4}, 1, 0, rows, 1, true)};
   nb.Append(tile::Stmt{std::move(quantize)});

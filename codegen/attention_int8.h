@@ -30,7 +30,7 @@ namespace codegen {
 // Whether `p` (its types and blocks planned) can run on the int8 kernels:
 // Q, K and V all quantized, no Q ops, P quantized by exactly one quantize
 // and dequantize pair, f32 softmax, the keys in one block (no more than
-// 16384, so that no s32 sum can overflow), and int8 kernels on this CPU.
+// 8192, so that no s32 sum can overflow), and int8 kernels on this CPU.
 bool Int8AttentionFits(const AttentionPlan& p);
 
 // Per-thread scratch of the int8 path (AttentionPlan's int8 buffers) and
@@ -50,12 +50,14 @@ void AppendInt8HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
 void AppendInt8QRows(tile::NestBuilder& nb, const AttentionPlan& p,
                      tile::Expr q_row0, tile::Expr rows);
 
-// S = Q·Kᵀ into the score tile as f32 (`m_tail`: 1 for the query tail).
+// S = Q·Kᵀ into the score tile as f32 (`m_tail`: 1 for the query tail),
+// then the score ops the f32 kernel would run (kernel_scores: the scale
+// and the mask row from `mask_base`) and the rows' maxima (row_max).
 void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p,
-                      tile::Expr rows, tile::Expr m_tail);
+                      tile::Expr rows, tile::Expr m_tail, tile::Expr mask_base);
 
-// P (the normalized score tile) quantized, then O = P·V into the O tile
-// as f32.
+// P (the score tile after exp, divided by the rows' sums here) quantized,
+// then O = P·V into the O tile as f32.
 void AppendInt8Output(tile::NestBuilder& nb, const AttentionPlan& p,
                       tile::Expr rows, tile::Expr m_tail);
 

@@ -465,8 +465,8 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.out = ValueBuffer(state, nest, op.result());
   AddScratch(nest, num_threads, p);
   HGC_RETURN_IF_ERROR(AddQProgram(state, op, nest, p));
-  // The int8 kernels take no post-ops: the score pass runs the score ops.
-  if (!p.int8) HGC_RETURN_IF_ERROR(PlanKernelScores(state, op, nest, p));
+  // On the int8 path, hgc_int8_scores runs what the f32 kernel would.
+  HGC_RETURN_IF_ERROR(PlanKernelScores(state, op, nest, p));
   HGC_RETURN_IF_ERROR(AddScoreAndProbPrograms(state, op, nest, p));
   if (absl::Status s = p.int8 ? AddInt8Kernels(nest, p) : AddKernels(nest, p);
       !s.ok()) {

@@ -1,8 +1,13 @@
-// Attention's int8 packing and conversions (runtime_helpers.h): plain
-// loops, compiled once for AVX-512 and once for AVX2 and picked by the
-// project's ISA check, so that the compiler vectorizes each for its width.
+// Attention's int8 packing and conversions (runtime_helpers.h), with
+// AVX-512 or AVX2 registers as the project's ISA check picks (the step
+// code that calls them is compiled for the same), the ragged edges element
+// by element. The u8s8 kernels read A as u8 and B as s8: an operand of the
+// other signedness is moved by 128, a flip of each byte's sign bit.
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "codegen/runtime_helpers.h"
 #include "support/cpu_features.h"
@@ -11,45 +16,331 @@ namespace {
 
 bool UseAvx512() { return hgc::IsaAvailable(hgc::Isa::kAvx512Core); }
 
-// The u8s8 kernels' operands: A u8, B s8. The other signedness is moved
-// over by 128 (a flip of the sign bit); the zero point moves with it.
-__attribute__((always_inline)) inline uint8_t AsU8(uint8_t x, bool is_signed) {
-  return is_signed ? static_cast<uint8_t>(x ^ 0x80) : x;
-}
-__attribute__((always_inline)) inline int8_t AsS8(uint8_t x, bool is_signed) {
-  return static_cast<int8_t>(is_signed ? x : x ^ 0x80);
+// One element of the quantize op: x / scale rounded half to even in f32
+// (NaN as 0), plus the zero point, saturated to [lo, hi] (the sum is exact
+// below 2^24 and saturates either way above).
+inline int32_t QuantizeOne(float x, float scale, float zero, float lo,
+                           float hi) {
+  const float q = x / scale;
+  float v = q != q ? 0.0f : std::nearbyint(q);
+  v += zero;
+  v = v < lo ? lo : (v > hi ? hi : v);
+  return static_cast<int32_t>(v);
 }
 
-__attribute__((always_inline)) inline void PackB(const uint8_t* src, int64_t k_stride, int64_t n_stride,
-                  int64_t depth, int64_t cols, bool is_signed, int8_t* dst,
-                  int64_t ldb, int32_t* col_sums) {
+// --- B packing: VNNI-4 s8 with column sums ---------------------------------
+
+// The bytes of B[k0 .. k0 + 3][n] (zeros past depth) as stored s8.
+inline void GroupOf(const uint8_t* src, int64_t k_stride, int64_t n_stride,
+                    int64_t depth, int64_t k0, int64_t n, uint8_t flip,
+                    int8_t out[4]) {
+  for (int64_t i = 0; i < 4; ++i) {
+    const int64_t k = k0 + i;
+    out[i] = k < depth
+                 ? static_cast<int8_t>(src[k * k_stride + n * n_stride] ^ flip)
+                 : 0;
+  }
+}
+
+// K stored keys-major (k_stride 1: a group's four bytes are adjacent): one
+// 32-bit move a group; the column sums are the sums of K's rows.
+void PackBAdjacentK(const uint8_t* src, int64_t n_stride, int64_t depth,
+                    int64_t cols, uint8_t flip, int8_t* dst, int64_t ldb,
+                    int32_t* col_sums) {
+  const int64_t whole = depth / 4, groups = (depth + 3) / 4;
+  const uint32_t flip32 = flip * 0x01010101u;
+  for (int64_t n = 0; n < cols; ++n) {
+    const uint8_t* row = src + n * n_stride;
+    int32_t sum = 0;
+    for (int64_t g = 0; g < whole; ++g) {
+      uint32_t w;
+      std::memcpy(&w, row + 4 * g, 4);
+      w ^= flip32;
+      std::memcpy(dst + (g * ldb + n) * 4, &w, 4);
+      for (int i = 0; i < 4; ++i) sum += static_cast<int8_t>(w >> (8 * i));
+    }
+    if (whole < groups) {
+      int8_t last[4];
+      GroupOf(src, 1, n_stride, depth, 4 * whole, n, flip, last);
+      std::memcpy(dst + (whole * ldb + n) * 4, last, 4);
+      for (int i = 0; i < 4; ++i) sum += last[i];
+    }
+    col_sums[n] = sum;
+  }
+}
+
+// B rows contiguous (n_stride 1, V's rows): four rows interleaved byte by
+// byte, 16 columns at a time; the column sums widened and added as they go.
+__attribute__((target("avx2"))) void PackBAdjacentN(
+    const uint8_t* src, int64_t k_stride, int64_t depth, int64_t cols,
+    uint8_t flip, int8_t* dst, int64_t ldb, int32_t* col_sums) {
   for (int64_t n = 0; n < cols; ++n) col_sums[n] = 0;
-  const int64_t groups = (depth + 3) / 4;
+  const int64_t groups = (depth + 3) / 4, cols16 = cols / 16 * 16;
+  const __m128i flips = _mm_set1_epi8(static_cast<char>(flip));
   for (int64_t g = 0; g < groups; ++g) {
+    const uint8_t* rows[4];
+    bool present[4];
+    for (int i = 0; i < 4; ++i) {
+      present[i] = 4 * g + i < depth;
+      rows[i] = src + (4 * g + i) * k_stride;
+    }
     int8_t* out = dst + g * ldb * 4;
-    for (int64_t n = 0; n < cols; ++n) {
-      int32_t sum = 0;
-      for (int64_t i = 0; i < 4; ++i) {
-        const int64_t k = g * 4 + i;
-        const int8_t x =
-            k < depth ? AsS8(src[k * k_stride + n * n_stride], is_signed) : 0;
-        out[n * 4 + i] = x;
-        sum += x;
+    for (int64_t n = 0; n < cols16; n += 16) {
+      __m128i r[4];
+      for (int i = 0; i < 4; ++i) {
+        r[i] = present[i]
+                   ? _mm_xor_si128(
+                         _mm_loadu_si128(
+                             reinterpret_cast<const __m128i*>(rows[i] + n)),
+                         flips)
+                   : _mm_setzero_si128();
       }
-      col_sums[n] += sum;
+      const __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]);
+      const __m128i hi01 = _mm_unpackhi_epi8(r[0], r[1]);
+      const __m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]);
+      const __m128i hi23 = _mm_unpackhi_epi8(r[2], r[3]);
+      __m128i* o = reinterpret_cast<__m128i*>(out + n * 4);
+      _mm_storeu_si128(o, _mm_unpacklo_epi16(lo01, lo23));
+      _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(lo01, lo23));
+      _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23));
+      _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23));
+      __m256i* sums = reinterpret_cast<__m256i*>(col_sums + n);
+      __m256i s0 = _mm256_loadu_si256(sums), s1 = _mm256_loadu_si256(sums + 1);
+      for (int i = 0; i < 4; ++i) {
+        s0 = _mm256_add_epi32(s0, _mm256_cvtepi8_epi32(r[i]));
+        s1 =
+            _mm256_add_epi32(s1, _mm256_cvtepi8_epi32(_mm_srli_si128(r[i], 8)));
+      }
+      _mm256_storeu_si256(sums, s0);
+      _mm256_storeu_si256(sums + 1, s1);
+    }
+    for (int64_t n = cols16; n < cols; ++n) {
+      int8_t group[4];
+      GroupOf(src, k_stride, 1, depth, 4 * g, n, flip, group);
+      std::memcpy(out + n * 4, group, 4);
+      for (int i = 0; i < 4; ++i) col_sums[n] += group[i];
     }
   }
 }
 
-__attribute__((always_inline)) inline void PackA(const uint8_t* src, int64_t row_stride, int64_t col_stride,
-                  int64_t rows, int64_t cols, bool is_signed, uint8_t* dst,
-                  int64_t dst_ld, int32_t* row_sums) {
+// Any strides, element by element.
+void PackBStrided(const uint8_t* src, int64_t k_stride, int64_t n_stride,
+                  int64_t depth, int64_t cols, uint8_t flip, int8_t* dst,
+                  int64_t ldb, int32_t* col_sums) {
+  const int64_t groups = (depth + 3) / 4;
+  for (int64_t n = 0; n < cols; ++n) {
+    int32_t sum = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      int8_t group[4];
+      GroupOf(src, k_stride, n_stride, depth, 4 * g, n, flip, group);
+      std::memcpy(dst + (g * ldb + n) * 4, group, 4);
+      for (int i = 0; i < 4; ++i) sum += group[i];
+    }
+    col_sums[n] = sum;
+  }
+}
+
+// --- s32 to f32 with the zero-point terms ----------------------------------
+
+// The row's constant term, depth * za * zb - zb * rowsum(A): exact in
+// i32 for the shapes the int8 path takes (Int8AttentionFits).
+inline int32_t RowTerm(int64_t depth, int32_t a_zero, int32_t b_zero,
+                       int32_t row_sum) {
+  return static_cast<int32_t>(depth * a_zero * b_zero -
+                              int64_t{b_zero} * row_sum);
+}
+
+// The score ops hgc_int8_scores applies after the conversion; null: none.
+struct ScoreOps {
+  const float* scale = nullptr;
+  const float* mask = nullptr;
+  float* row_max = nullptr;  // 16 lanes a row
+};
+
+__attribute__((target("avx512f"))) void ToF32Avx512(
+    int32_t* x, int64_t ld, int64_t rows, int64_t cols, const int32_t* row_sums,
+    const int32_t* col_sums, int32_t a_zero, int32_t b_zero, int64_t depth,
+    float scale, const ScoreOps& ops) {
+  const __m512i za = _mm512_set1_epi32(a_zero);
+  const __m512 sc = _mm512_set1_ps(scale);
+  const __m512 post = _mm512_set1_ps(ops.scale ? *ops.scale : 1.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t* row = x + r * ld;
+    const __m512i term =
+        _mm512_set1_epi32(RowTerm(depth, a_zero, b_zero, row_sums[r]));
+    __m512 max = _mm512_set1_ps(-INFINITY);
+    for (int64_t c = 0; c < cols; c += 16) {
+      const __mmask16 m = cols - c >= 16
+                              ? static_cast<__mmask16>(0xffff)
+                              : static_cast<__mmask16>((1u << (cols - c)) - 1);
+      const __m512i acc = _mm512_maskz_loadu_epi32(m, row + c);
+      const __m512i cs = _mm512_maskz_loadu_epi32(m, col_sums + c);
+      const __m512i v = _mm512_sub_epi32(_mm512_add_epi32(acc, term),
+                                         _mm512_mullo_epi32(za, cs));
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sc);
+      if (ops.scale) f = _mm512_mul_ps(f, post);
+      if (ops.mask) f = _mm512_add_ps(f, _mm512_maskz_loadu_ps(m, ops.mask + c));
+      max = _mm512_mask_max_ps(max, m, max, f);
+      _mm512_mask_storeu_ps(reinterpret_cast<float*>(row + c), m, f);
+    }
+    if (ops.row_max) _mm512_storeu_ps(ops.row_max + 16 * r, max);
+  }
+}
+
+__attribute__((target("avx2"))) void ToF32Avx2(
+    int32_t* x, int64_t ld, int64_t rows, int64_t cols, const int32_t* row_sums,
+    const int32_t* col_sums, int32_t a_zero, int32_t b_zero, int64_t depth,
+    float scale, const ScoreOps& ops) {
+  const __m256i za = _mm256_set1_epi32(a_zero);
+  const __m256 sc = _mm256_set1_ps(scale);
+  const float post_scale = ops.scale ? *ops.scale : 1.0f;
+  const __m256 post = _mm256_set1_ps(post_scale);
+  const int64_t cols8 = cols / 8 * 8;
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t* row = x + r * ld;
+    const int32_t t = RowTerm(depth, a_zero, b_zero, row_sums[r]);
+    const __m256i term = _mm256_set1_epi32(t);
+    float lanes[16];
+    for (float& l : lanes) l = -INFINITY;
+    for (int64_t c = 0; c < cols8; c += 8) {
+      const __m256i acc =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + c));
+      const __m256i cs =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_sums + c));
+      const __m256i v = _mm256_sub_epi32(_mm256_add_epi32(acc, term),
+                                         _mm256_mullo_epi32(za, cs));
+      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
+      if (ops.scale) f = _mm256_mul_ps(f, post);
+      if (ops.mask) f = _mm256_add_ps(f, _mm256_loadu_ps(ops.mask + c));
+      float* out = reinterpret_cast<float*>(row + c);
+      _mm256_storeu_ps(out, f);
+      if (ops.row_max) {
+        for (int l = 0; l < 8; ++l) {
+          float* lane = &lanes[(c + l) % 16];
+          *lane = out[l] > *lane ? out[l] : *lane;
+        }
+      }
+    }
+    for (int64_t c = cols8; c < cols; ++c) {
+      int32_t acc;
+      std::memcpy(&acc, row + c, 4);
+      float f = static_cast<float>(acc + t - a_zero * col_sums[c]) * scale;
+      if (ops.scale) f *= post_scale;
+      if (ops.mask) f += ops.mask[c];
+      std::memcpy(row + c, &f, 4);
+      float* lane = &lanes[c % 16];
+      *lane = f > *lane ? f : *lane;
+    }
+    if (ops.row_max) std::memcpy(ops.row_max + 16 * r, lanes, sizeof(lanes));
+  }
+}
+
+// --- f32 rows quantized to u8 A --------------------------------------------
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void QuantizeAvx512(
+    const float* src, int64_t src_ld, int64_t rows, int64_t cols,
+    const float* divisors, float scale,
+    float zero, float lo, float hi, float shift, uint8_t* dst, int64_t dst_ld,
+    int32_t* row_sums) {
+  const __m512 sc = _mm512_set1_ps(scale), zp = _mm512_set1_ps(zero + shift),
+               vlo = _mm512_set1_ps(lo + shift),
+               vhi = _mm512_set1_ps(hi + shift);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * src_ld;
+    uint8_t* d = dst + r * dst_ld;
+    __m512i sum = _mm512_setzero_si512();
+    const __m512 div = _mm512_set1_ps(divisors[r]);
+    for (int64_t c = 0; c < cols; c += 16) {
+      const __mmask16 m = cols - c >= 16
+                              ? static_cast<__mmask16>(0xffff)
+                              : static_cast<__mmask16>((1u << (cols - c)) - 1);
+      const __m512 q = _mm512_div_ps(
+          _mm512_div_ps(_mm512_maskz_loadu_ps(m, s + c), div), sc);
+      // NaN as 0; the stored value moved by `shift` (128 for s8) with the
+      // zero point and bounds, exactly.
+      const __m512 rounded = _mm512_maskz_roundscale_ps(
+          _mm512_cmp_ps_mask(q, q, _CMP_ORD_Q), q,
+          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __m512 v =
+          _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, zp), vlo), vhi);
+      const __m512i i = _mm512_maskz_mov_epi32(m, _mm512_cvtps_epi32(v));
+      sum = _mm512_add_epi32(sum, i);
+      _mm_mask_storeu_epi8(d + c, m, _mm512_cvtepi32_epi8(i));
+    }
+    row_sums[r] = _mm512_reduce_add_epi32(sum);
+  }
+}
+
+__attribute__((target("avx2,sse4.1"))) void QuantizeAvx2(
+    const float* src, int64_t src_ld, int64_t rows, int64_t cols,
+    const float* divisors, float scale,
+    float zero, float lo, float hi, float shift, uint8_t* dst, int64_t dst_ld,
+    int32_t* row_sums) {
+  const __m256 sc = _mm256_set1_ps(scale), zp = _mm256_set1_ps(zero + shift),
+               vlo = _mm256_set1_ps(lo + shift),
+               vhi = _mm256_set1_ps(hi + shift);
+  const int64_t cols8 = cols / 8 * 8;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * src_ld;
+    uint8_t* d = dst + r * dst_ld;
+    __m256i sum = _mm256_setzero_si256();
+    const __m256 div = _mm256_set1_ps(divisors[r]);
+    for (int64_t c = 0; c < cols8; c += 8) {
+      const __m256 q =
+          _mm256_div_ps(_mm256_div_ps(_mm256_loadu_ps(s + c), div), sc);
+      const __m256 rounded = _mm256_and_ps(
+          _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+          _mm256_cmp_ps(q, q, _CMP_ORD_Q));
+      const __m256 v =
+          _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(rounded, zp), vlo), vhi);
+      const __m256i i = _mm256_cvtps_epi32(v);
+      sum = _mm256_add_epi32(sum, i);
+      alignas(32) int32_t lanes[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), i);
+      for (int l = 0; l < 8; ++l) d[c + l] = static_cast<uint8_t>(lanes[l]);
+    }
+    alignas(32) int32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sum);
+    int32_t total = 0;
+    for (int l = 0; l < 8; ++l) total += lanes[l];
+    for (int64_t c = cols8; c < cols; ++c) {
+      const int32_t v = QuantizeOne(s[c] / divisors[r], scale, zero, lo, hi) +
+                        static_cast<int32_t>(shift);
+      d[c] = static_cast<uint8_t>(v);
+      total += v;
+    }
+    row_sums[r] = total;
+  }
+}
+
+}  // namespace
+
+extern "C" void hgc_pack_int8_b(const uint8_t* src, int64_t k_stride,
+                                int64_t n_stride, int64_t depth, int64_t cols,
+                                int32_t is_signed, int8_t* dst, int64_t ldb,
+                                int32_t* col_sums) {
+  const uint8_t flip = is_signed ? 0 : 0x80;
+  if (k_stride == 1) {
+    PackBAdjacentK(src, n_stride, depth, cols, flip, dst, ldb, col_sums);
+  } else if (n_stride == 1) {
+    PackBAdjacentN(src, k_stride, depth, cols, flip, dst, ldb, col_sums);
+  } else {
+    PackBStrided(src, k_stride, n_stride, depth, cols, flip, dst, ldb,
+                 col_sums);
+  }
+}
+
+extern "C" void hgc_pack_int8_a(const uint8_t* src, int64_t row_stride,
+                                int64_t col_stride, int64_t rows, int64_t cols,
+                                int32_t is_signed, uint8_t* dst, int64_t dst_ld,
+                                int32_t* row_sums) {
+  const uint8_t flip = is_signed ? 0x80 : 0;
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* s = src + r * row_stride;
     uint8_t* d = dst + r * dst_ld;
     int32_t sum = 0;
     for (int64_t c = 0; c < cols; ++c) {
-      const uint8_t x = AsU8(s[c * col_stride], is_signed);
+      const uint8_t x = s[c * col_stride] ^ flip;
       d[c] = x;
       sum += x;
     }
@@ -57,122 +348,61 @@ __attribute__((always_inline)) inline void PackA(const uint8_t* src, int64_t row
   }
 }
 
-__attribute__((always_inline)) inline void ToF32(int32_t* x, int64_t ld, int64_t rows, int64_t cols,
-                  const int32_t* row_sums, const int32_t* col_sums,
-                  int32_t a_zero, int32_t b_zero, int64_t depth, float scale) {
-  for (int64_t r = 0; r < rows; ++r) {
-    int32_t* row = x + r * ld;
-    float* out = reinterpret_cast<float*>(row);
-    // sum_k (a - za)(b - zb) = acc - zb * rowsum(a) - za * colsum(b)
-    //                          + depth * za * zb, exact in i64.
-    const int64_t row_term =
-        depth * a_zero * int64_t{b_zero} - int64_t{b_zero} * row_sums[r];
-    for (int64_t c = 0; c < cols; ++c) {
-      const int64_t exact =
-          row[c] + row_term - int64_t{a_zero} * col_sums[c];
-      out[c] = static_cast<float>(exact) * scale;
-    }
-  }
-}
-
-__attribute__((always_inline)) inline void QuantizeRows(const float* src, int64_t src_ld, int64_t rows,
-                         int64_t cols, float scale, int32_t zero_point,
-                         bool to_signed, uint8_t* dst, int64_t dst_ld,
-                         int32_t* row_sums) {
-  const float lo = to_signed ? -128.0f : 0.0f;
-  const float hi = to_signed ? 127.0f : 255.0f;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* s = src + r * src_ld;
-    uint8_t* d = dst + r * dst_ld;
-    int32_t sum = 0;
-    for (int64_t c = 0; c < cols; ++c) {
-      const float q = s[c] / scale;
-      // As the quantize op: half to even in f32, NaN as 0, then the zero
-      // point and saturation (the sum is exact below 2^24, and saturates
-      // either way above).
-      float v = q != q ? 0.0f : std::nearbyint(q);
-      v = std::fmin(std::fmax(v + static_cast<float>(zero_point), lo), hi);
-      const uint8_t stored = AsU8(
-          static_cast<uint8_t>(static_cast<int32_t>(v)), to_signed);
-      d[c] = stored;
-      sum += stored;
-    }
-    row_sums[r] = sum;
-  }
-}
-
-}  // namespace
-
-// Each helper twice: the same loops vectorized for AVX-512 and for AVX2.
-#define HGC_TARGETS(name)                                                  \
-  template <typename... T>                                                 \
-  __attribute__((target("avx512f,avx512bw,avx512vl"))) void name##512(     \
-      T... args) {                                                         \
-    name(args...);                                                         \
-  }                                                                        \
-  template <typename... T>                                                 \
-  __attribute__((target("avx2,fma"))) void name##256(T... args) {          \
-    name(args...);                                                         \
-  }
-
 namespace {
-HGC_TARGETS(PackB)
-HGC_TARGETS(PackA)
-HGC_TARGETS(ToF32)
-HGC_TARGETS(QuantizeRows)
+
+void ToF32(int32_t* x, int64_t ld, int64_t rows, int64_t cols,
+           const int32_t* row_sums, const int32_t* col_sums, int32_t a_zero,
+           int32_t b_zero, int64_t depth, float scale, const ScoreOps& ops) {
+  if (UseAvx512()) {
+    ToF32Avx512(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth,
+                scale, ops);
+  } else {
+    ToF32Avx2(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth,
+              scale, ops);
+  }
+}
+
 }  // namespace
-
-#undef HGC_TARGETS
-
-extern "C" void hgc_pack_int8_b(const uint8_t* src, int64_t k_stride,
-                                int64_t n_stride, int64_t depth, int64_t cols,
-                                int32_t is_signed, int8_t* dst, int64_t ldb,
-                                int32_t* col_sums) {
-  if (UseAvx512()) {
-    PackB512(src, k_stride, n_stride, depth, cols, is_signed != 0, dst, ldb,
-             col_sums);
-  } else {
-    PackB256(src, k_stride, n_stride, depth, cols, is_signed != 0, dst, ldb,
-             col_sums);
-  }
-}
-
-extern "C" void hgc_pack_int8_a(const uint8_t* src, int64_t row_stride,
-                                int64_t col_stride, int64_t rows, int64_t cols,
-                                int32_t is_signed, uint8_t* dst,
-                                int64_t dst_ld, int32_t* row_sums) {
-  if (UseAvx512()) {
-    PackA512(src, row_stride, col_stride, rows, cols, is_signed != 0, dst,
-             dst_ld, row_sums);
-  } else {
-    PackA256(src, row_stride, col_stride, rows, cols, is_signed != 0, dst,
-             dst_ld, row_sums);
-  }
-}
 
 extern "C" void hgc_int8_to_f32(int32_t* x, int64_t ld, int64_t rows,
                                 int64_t cols, const int32_t* row_sums,
                                 const int32_t* col_sums, int32_t a_zero,
                                 int32_t b_zero, int64_t depth, float scale) {
-  if (UseAvx512()) {
-    ToF32512(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth,
-             scale);
-  } else {
-    ToF32256(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth,
-             scale);
-  }
+  ToF32(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth, scale,
+        ScoreOps{});
+}
+
+extern "C" void hgc_int8_scores(int32_t* x, int64_t ld, int64_t rows,
+                                int64_t cols, const int32_t* row_sums,
+                                const int32_t* col_sums, int32_t a_zero,
+                                int32_t b_zero, int64_t depth, float scale,
+                                int32_t has_scale, const float* score_scale,
+                                int32_t has_mask, const float* mask,
+                                int32_t has_max, float* row_max) {
+  ScoreOps ops;
+  if (has_scale) ops.scale = score_scale;
+  if (has_mask) ops.mask = mask;
+  if (has_max) ops.row_max = row_max;
+  ToF32(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth, scale,
+        ops);
 }
 
 extern "C" void hgc_quantize_rows_int8(const float* src, int64_t src_ld,
-                                       int64_t rows, int64_t cols, float scale,
+                                       int64_t rows, int64_t cols,
+                                       const float* divisors, float scale,
                                        int32_t zero_point, int32_t to_signed,
                                        uint8_t* dst, int64_t dst_ld,
                                        int32_t* row_sums) {
+  const float lo = to_signed ? -128.0f : 0.0f, hi = to_signed ? 127.0f : 255.0f;
+  const float shift = to_signed ? 128.0f : 0.0f;
+  const float zero = static_cast<float>(zero_point);
   if (UseAvx512()) {
-    QuantizeRows512(src, src_ld, rows, cols, scale, zero_point, to_signed != 0,
-                    dst, dst_ld, row_sums);
+    QuantizeAvx512(src, src_ld, rows, cols, divisors, scale, zero, lo, hi,
+                   shift, dst,
+                   dst_ld, row_sums);
   } else {
-    QuantizeRows256(src, src_ld, rows, cols, scale, zero_point, to_signed != 0,
-                    dst, dst_ld, row_sums);
+    QuantizeAvx2(src, src_ld, rows, cols, divisors, scale, zero, lo, hi,
+                 shift, dst,
+                 dst_ld, row_sums);
   }
 }

@@ -1,7 +1,9 @@
 // Attention's int8 helpers (runtime_helpers.h, int8_helpers.cc) against
 // their definitions, element by element, with AVX-512 and AVX2 code.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -20,34 +22,42 @@ class Int8HelpersTest : public ::testing::TestWithParam<hgc::Isa> {
 // Bytes that cover the sign bit and both ends.
 uint8_t Byte(int64_t i) { return static_cast<uint8_t>((i * 37 + 11) % 256); }
 
-// Every depth tail of the groups of four, strided sources, both signs.
+// Every depth tail of the groups of four, both signs, and the three ways
+// in: K's rows (a group's bytes adjacent), V's rows (16 columns at a time
+// and a ragged edge), and any strides.
 TEST_P(Int8HelpersTest, PackBIsTheVnniLayoutOfS8WithColumnSums) {
   for (int64_t depth : {1, 3, 4, 5, 18}) {
-    for (int is_signed : {0, 1}) {
-      const int64_t cols = 7, ldb = 16, k_stride = 1, n_stride = depth + 2;
-      std::vector<uint8_t> src(cols * n_stride);
-      for (size_t i = 0; i < src.size(); ++i) src[i] = Byte(i);
-      const int64_t groups = (depth + 3) / 4;
-      std::vector<int8_t> dst(groups * ldb * 4, 99);
-      std::vector<int32_t> sums(cols, -1);
-      hgc_pack_int8_b(src.data(), k_stride, n_stride, depth, cols, is_signed,
-                      dst.data(), ldb, sums.data());
-      for (int64_t n = 0; n < cols; ++n) {
-        int32_t sum = 0;
-        for (int64_t k = 0; k < groups * 4; ++k) {
-          int32_t want = 0;
-          if (k < depth) {
-            const uint8_t b = src[k * k_stride + n * n_stride];
-            want = is_signed ? static_cast<int8_t>(b) : b - 128;
+    for (int layout = 0; layout < 3; ++layout) {
+      for (int is_signed : {0, 1}) {
+        const int64_t cols = 37, ldb = 48;
+        const int64_t k_stride = layout == 0 ? 1 : layout == 1 ? cols + 3 : 2;
+        const int64_t n_stride = layout == 0   ? depth + 2
+                                 : layout == 1 ? 1
+                                               : 2 * depth + 1;
+        std::vector<uint8_t> src(cols * n_stride + depth * k_stride);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = Byte(i);
+        const int64_t groups = (depth + 3) / 4;
+        std::vector<int8_t> dst(groups * ldb * 4, 99);
+        std::vector<int32_t> sums(cols, -1);
+        hgc_pack_int8_b(src.data(), k_stride, n_stride, depth, cols, is_signed,
+                        dst.data(), ldb, sums.data());
+        for (int64_t n = 0; n < cols; ++n) {
+          int32_t sum = 0;
+          for (int64_t k = 0; k < groups * 4; ++k) {
+            int32_t want = 0;
+            if (k < depth) {
+              const uint8_t b = src[k * k_stride + n * n_stride];
+              want = is_signed ? static_cast<int8_t>(b) : b - 128;
+            }
+            sum += want;
+            ASSERT_EQ(dst[((k / 4) * ldb + n) * 4 + k % 4], want)
+                << "depth " << depth << " layout " << layout << " signed "
+                << is_signed << " k " << k << " n " << n;
           }
-          sum += want;
-          ASSERT_EQ(dst[((k / 4) * ldb + n) * 4 + k % 4], want)
-              << "depth " << depth << " signed " << is_signed << " k " << k
-              << " n " << n;
+          EXPECT_EQ(sums[n], sum) << "depth " << depth << " column " << n;
         }
-        EXPECT_EQ(sums[n], sum) << "depth " << depth << " column " << n;
+        EXPECT_EQ(dst[(groups - 1) * ldb * 4 + cols * 4], 99);  // past N
       }
-      EXPECT_EQ(dst[(groups - 1) * ldb * 4 + cols * 4], 99);  // past N
     }
   }
 }
@@ -71,8 +81,8 @@ TEST_P(Int8HelpersTest, PackAIsU8RowsWithRowSums) {
           want = is_signed ? static_cast<int8_t>(b) + 128 : b;
           sum += want;
         }
-        ASSERT_EQ(dst[r * ld + c], want) << "signed " << is_signed << " at "
-                                         << r << ", " << c;
+        ASSERT_EQ(dst[r * ld + c], want)
+            << "signed " << is_signed << " at " << r << ", " << c;
       }
       EXPECT_EQ(sums[r], sum);
     }
@@ -107,7 +117,8 @@ TEST_P(Int8HelpersTest, ToF32AppliesTheZeroPointTermsExactly) {
     for (int64_t c = 0; c < cols; ++c) {
       int64_t exact = 0;
       for (int64_t k = 0; k < depth; ++k) {
-        exact += int64_t{a[r * depth + k] - a_zero} * (b[k * cols + c] - b_zero);
+        exact +=
+            int64_t{a[r * depth + k] - a_zero} * (b[k * cols + c] - b_zero);
       }
       ASSERT_EQ(out[r * ld + c], static_cast<float>(exact) * scale)
           << r << ", " << c;
@@ -115,11 +126,52 @@ TEST_P(Int8HelpersTest, ToF32AppliesTheZeroPointTermsExactly) {
   }
 }
 
+// The scores' variant: the conversion, then the scale and the mask row in
+// the reference's order, and each row's 16 running maxima.
+TEST_P(Int8HelpersTest, ScoresApplyScaleMaskAndRowMaxima) {
+  const int64_t rows = 2, cols = 37, depth = 4, ld = 40;
+  std::vector<int32_t> x(rows * ld), row_sums = {10, 20},
+                                     col_sums(cols);
+  std::vector<float> mask(cols);
+  for (int64_t c = 0; c < cols; ++c) {
+    col_sums[c] = static_cast<int32_t>(c) - 5;
+    mask[c] = c % 3 == 0 ? -INFINITY : 0.25f * static_cast<float>(c);
+    for (int64_t r = 0; r < rows; ++r) {
+      x[r * ld + c] = static_cast<int32_t>(100 * r + 7 * c) - 50;
+    }
+  }
+  const std::vector<int32_t> acc = x;
+  const int32_t a_zero = 3, b_zero = -2;
+  const float scale = 0.01f, score_scale = 0.125f;
+  std::vector<float> row_max(16 * rows, 0.0f);
+  hgc_int8_scores(x.data(), ld, rows, cols, row_sums.data(), col_sums.data(),
+                  a_zero, b_zero, depth, scale, 1, &score_scale, 1,
+                  mask.data(), 1, row_max.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<float> lanes(16, -INFINITY);
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t exact = acc[r * ld + c] - int64_t{b_zero} * row_sums[r] -
+                            int64_t{a_zero} * col_sums[c] +
+                            depth * a_zero * b_zero;
+      const float want =
+          static_cast<float>(exact) * scale * score_scale + mask[c];
+      float got;
+      std::memcpy(&got, &x[r * ld + c], 4);
+      ASSERT_EQ(got, want) << r << ", " << c;
+      lanes[c % 16] = std::max(lanes[c % 16], want);
+    }
+    for (int l = 0; l < 16; ++l) {
+      EXPECT_EQ(row_max[16 * r + l], lanes[l]) << "row " << r << " lane " << l;
+    }
+  }
+}
+
 // Rounding half to even, saturation at both ends, NaN as 0, both types.
 TEST_P(Int8HelpersTest, QuantizeRowsRoundsAsTheQuantizeOp) {
   const float nan = std::nanf("");
-  const std::vector<float> src = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 300.0f,
-                                  -300.0f, nan, 0.49999997f, 127.5f, 1e30f};
+  const std::vector<float> src = {0.5f,        1.5f,   2.5f,    -0.5f,
+                                  -1.5f,       300.0f, -300.0f, nan,
+                                  0.49999997f, 127.5f, 1e30f};
   const int64_t cols = static_cast<int64_t>(src.size());
   struct Case {
     int32_t zero_point;
@@ -135,7 +187,12 @@ TEST_P(Int8HelpersTest, QuantizeRowsRoundsAsTheQuantizeOp) {
   for (const Case& c : cases) {
     std::vector<uint8_t> dst(cols, 0);
     int32_t sum = -1;
-    hgc_quantize_rows_int8(src.data(), cols, 1, cols, 1.0f, c.zero_point,
+    // Divided by 2 first, then by a scale of 1: the doubled values.
+    std::vector<float> doubled(src);
+    for (float& x : doubled) x *= 2.0f;
+    const float divisor = 2.0f;
+    hgc_quantize_rows_int8(doubled.data(), cols, 1, cols, &divisor, 1.0f,
+                           c.zero_point,
                            c.to_signed, dst.data(), cols, &sum);
     int32_t want_sum = 0;
     for (int64_t i = 0; i < cols; ++i) {

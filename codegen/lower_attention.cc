@@ -142,7 +142,8 @@ void SoftmaxPass(tile::NestBuilder& nb, const AttentionPlan& p,
   const View max{p.stats, r, 4}, sum{p.stats, mb + r, 4};
   if (m.seq_kv <= p.blocks.nb) {
     nb.Append(tile::Stmt{tile::RowExp{s_row, s_row, kb.keys, max, sum}});
-    if (p.normalize) {
+    // (The int8 path's quantization divides by the sum itself.)
+    if (p.normalize && !p.int8) {
       tile::RowScale normalize;
       normalize.src = normalize.dst = s_row;
       normalize.len = kb.keys;
@@ -242,7 +243,7 @@ void BuildKeyBlock(tile::NestBuilder& nb, const AttentionPlan& p,
       m.seq_kv % kb == 0 ? Expr(0) : nb.Let("n_tail", Lt(m.seq_kv - j0, kb));
   Expr keys = nb.Let("keys", Select(n_tail, m.seq_kv - j0, kb));
   if (p.int8) {  // one key block (Int8AttentionFits)
-    AppendInt8Scores(nb, p, qr.rows, qr.m_tail);
+    AppendInt8Scores(nb, p, qr.rows, qr.m_tail, head.mask);
     BuildRowPasses(nb, p, KeyBlock{qr.i0, j0, keys, row_base}, qr.rows, next);
     AppendInt8Output(nb, p, qr.rows, qr.m_tail);
     return;

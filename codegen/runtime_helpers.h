@@ -68,18 +68,33 @@ void hgc_pack_int8_a(const uint8_t* src, int64_t row_stride,
                      int32_t* row_sums);
 // The s32 sums x[r * ld + c] of a u8s8 product over `depth` replaced, in
 // place, by f32(sum_k (a - a_zero) * (b - b_zero)) * scale, from the sums
-// and the operands' row and column sums (exact in i64, then rounded).
+// and the operands' row and column sums (exact in s32 for the shapes
+// attention's int8 path takes: no term reaches 2^29; then rounded).
 void hgc_int8_to_f32(int32_t* x, int64_t ld, int64_t rows, int64_t cols,
                      const int32_t* row_sums, const int32_t* col_sums,
                      int32_t a_zero, int32_t b_zero, int64_t depth,
                      float scale);
-// f32 rows quantized as the quantize op does (x / scale rounded half to
-// even in f32, NaN as 0, plus zero_point, saturated to u8, or to s8 when
-// `to_signed`), stored as u8 A (s8 moved by 128); row_sums as stored.
+// hgc_int8_to_f32 for attention's scores, then the score ops Q·Kᵀ's f32
+// kernel runs (AttentionPlan::kernel_scores), in the reference's order: a
+// multiply by *score_scale when `has_scale`, an add of the row `mask`
+// (cols floats, the same for every row) when `has_mask`; with `has_max`,
+// row_max[16 r + l] = the max of row r's values in columns l mod 16 (as
+// vmaxps takes it).
+void hgc_int8_scores(int32_t* x, int64_t ld, int64_t rows, int64_t cols,
+                     const int32_t* row_sums, const int32_t* col_sums,
+                     int32_t a_zero, int32_t b_zero, int64_t depth,
+                     float scale, int32_t has_scale, const float* score_scale,
+                     int32_t has_mask, const float* mask, int32_t has_max,
+                     float* row_max);
+// f32 rows, each first divided by its divisors[r] (softmax's sum: the
+// normalized P, exactly as a division rounds it), quantized as the
+// quantize op does (x / scale rounded half to even in f32, NaN as 0, plus
+// zero_point, saturated to u8, or to s8 when `to_signed`), stored as u8 A
+// (s8 moved by 128); row_sums as stored.
 void hgc_quantize_rows_int8(const float* src, int64_t src_ld, int64_t rows,
-                            int64_t cols, float scale, int32_t zero_point,
-                            int32_t to_signed, uint8_t* dst, int64_t dst_ld,
-                            int32_t* row_sums);
+                            int64_t cols, const float* divisors, float scale,
+                            int32_t zero_point, int32_t to_signed,
+                            uint8_t* dst, int64_t dst_ld, int32_t* row_sums);
 
 }  // extern "C"
 
@@ -94,6 +109,7 @@ inline constexpr const char kPackInt8B[] = "hgc_pack_int8_b";
 inline constexpr const char kPackInt8A[] = "hgc_pack_int8_a";
 inline constexpr const char kInt8ToF32[] = "hgc_int8_to_f32";
 inline constexpr const char kQuantizeRowsInt8[] = "hgc_quantize_rows_int8";
+inline constexpr const char kInt8Scores[] = "hgc_int8_scores";
 
 // A helper's name, as step code declares it, and its address.
 struct RuntimeHelperSymbol {
@@ -111,6 +127,7 @@ inline const RuntimeHelperSymbol kRuntimeHelperSymbols[] = {
     {kPackInt8A, reinterpret_cast<const void*>(&hgc_pack_int8_a)},
     {kInt8ToF32, reinterpret_cast<const void*>(&hgc_int8_to_f32)},
     {kQuantizeRowsInt8, reinterpret_cast<const void*>(&hgc_quantize_rows_int8)},
+    {kInt8Scores, reinterpret_cast<const void*>(&hgc_int8_scores)},
 };
 
 }  // namespace codegen

@@ -42,30 +42,85 @@ inline void GroupOf(const uint8_t* src, int64_t k_stride, int64_t n_stride,
   }
 }
 
-// K stored keys-major (k_stride 1: a group's four bytes are adjacent): one
-// 32-bit move a group; the column sums are the sums of K's rows.
+// The sum of `count` bytes as stored s8 (each xor `flip`): as u8 moved
+// up by 128, through vpsadbw, less 128 a byte.
+__attribute__((target("avx2"))) int32_t SumStoredS8(const uint8_t* p,
+                                                    int64_t count,
+                                                    uint8_t flip) {
+  const __m256i to_u8 = _mm256_set1_epi8(static_cast<char>(flip ^ 0x80));
+  __m256i acc = _mm256_setzero_si256();
+  int64_t i = 0;
+  for (; i + 32 <= count; i += 32) {
+    const __m256i x = _mm256_xor_si256(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), to_u8);
+    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(x, _mm256_setzero_si256()));
+  }
+  alignas(32) int64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+  int64_t sum = lanes[0] + lanes[1] + lanes[2] + lanes[3] - 128 * i;
+  for (; i < count; ++i) sum += static_cast<int8_t>(p[i] ^ flip);
+  return static_cast<int32_t>(sum);
+}
+
+// dst[i] = src[i] ^ flip for i < count; with `sum`, returns the sum of the
+// results as u8 (else 0).
+__attribute__((target("avx2"))) int32_t XorBytes(const uint8_t* src,
+                                                 uint8_t* dst, int64_t count,
+                                                 uint8_t flip, bool sum) {
+  const __m256i flips = _mm256_set1_epi8(static_cast<char>(flip));
+  __m256i acc = _mm256_setzero_si256();
+  int64_t i = 0;
+  for (; i + 32 <= count; i += 32) {
+    const __m256i x = _mm256_xor_si256(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)), flips);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), x);
+    if (sum) acc = _mm256_add_epi64(acc, _mm256_sad_epu8(x, _mm256_setzero_si256()));
+  }
+  alignas(32) int64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+  int64_t total = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+  for (; i < count; ++i) {
+    dst[i] = src[i] ^ flip;
+    total += dst[i];
+  }
+  return sum ? static_cast<int32_t>(total) : 0;
+}
+
+// K stored keys-major (k_stride 1: a group's four bytes are adjacent): the
+// whole groups are a transpose of 32-bit elements (hgc_transpose_f32's
+// blocks, when the rows are whole 32-bit elements apart), flipped in place
+// when u8; the column sums are the sums of K's rows.
 void PackBAdjacentK(const uint8_t* src, int64_t n_stride, int64_t depth,
                     int64_t cols, uint8_t flip, int8_t* dst, int64_t ldb,
                     int32_t* col_sums) {
   const int64_t whole = depth / 4, groups = (depth + 3) / 4;
-  const uint32_t flip32 = flip * 0x01010101u;
-  for (int64_t n = 0; n < cols; ++n) {
-    const uint8_t* row = src + n * n_stride;
-    int32_t sum = 0;
-    for (int64_t g = 0; g < whole; ++g) {
-      uint32_t w;
-      std::memcpy(&w, row + 4 * g, 4);
-      w ^= flip32;
-      std::memcpy(dst + (g * ldb + n) * 4, &w, 4);
-      for (int i = 0; i < 4; ++i) sum += static_cast<int8_t>(w >> (8 * i));
+  if (n_stride % 4 == 0 && whole > 0) {
+    hgc_transpose_f32(reinterpret_cast<const float*>(src), n_stride / 4,
+                      reinterpret_cast<float*>(dst), ldb, cols, whole);
+    if (flip) {
+      for (int64_t g = 0; g < whole; ++g) {
+        uint8_t* row = reinterpret_cast<uint8_t*>(dst + g * ldb * 4);
+        XorBytes(row, row, cols * 4, flip, false);
+      }
     }
+  } else {
+    const uint32_t flip32 = flip * 0x01010101u;
+    for (int64_t n = 0; n < cols; ++n) {
+      for (int64_t g = 0; g < whole; ++g) {
+        uint32_t w;
+        std::memcpy(&w, src + n * n_stride + 4 * g, 4);
+        w ^= flip32;
+        std::memcpy(dst + (g * ldb + n) * 4, &w, 4);
+      }
+    }
+  }
+  for (int64_t n = 0; n < cols; ++n) {
+    col_sums[n] = SumStoredS8(src + n * n_stride, depth, flip);
     if (whole < groups) {
       int8_t last[4];
       GroupOf(src, 1, n_stride, depth, 4 * whole, n, flip, last);
       std::memcpy(dst + (whole * ldb + n) * 4, last, 4);
-      for (int i = 0; i < 4; ++i) sum += last[i];
     }
-    col_sums[n] = sum;
   }
 }
 
@@ -332,12 +387,16 @@ extern "C" void hgc_pack_int8_b(const uint8_t* src, int64_t k_stride,
 
 extern "C" void hgc_pack_int8_a(const uint8_t* src, int64_t row_stride,
                                 int64_t col_stride, int64_t rows, int64_t cols,
-                                int32_t is_signed, uint8_t* dst, int64_t dst_ld,
-                                int32_t* row_sums) {
+                                int32_t is_signed, uint8_t* dst,
+                                int64_t dst_ld, int32_t* row_sums) {
   const uint8_t flip = is_signed ? 0x80 : 0;
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* s = src + r * row_stride;
     uint8_t* d = dst + r * dst_ld;
+    if (col_stride == 1) {
+      row_sums[r] = XorBytes(s, d, cols, flip, true);
+      continue;
+    }
     int32_t sum = 0;
     for (int64_t c = 0; c < cols; ++c) {
       const uint8_t x = s[c * col_stride] ^ flip;

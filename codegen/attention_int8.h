@@ -7,15 +7,17 @@
 //     kernels' s8 B (VNNI-4), with their column sums
 //   per query block: Q rows as u8 A (and their sums); S = Q·Kᵀ in s32,
 //     then f32: (S - zero-point terms) * scale_q * scale_k, exactly
-//     summed; the score ops, softmax and normalization in f32 as on the
-//     f32 path; P quantized to u8 as the graph's quantize rounds it (and
-//     its row sums); O = P·V in s32, then f32 the same way; the write-out
-//     as on the f32 path.
+//     summed, with the score ops; softmax's exp and sums in f32 as on
+//     the f32 path; P normalized by the reciprocal of its sum and
+//     quantized to u8 as the graph's quantize rounds it (and its row
+//     sums); O = P·V in s32, then f32 the same way; the write-out as on
+//     the f32 path.
 //
 // The products are summed exactly in integers, where the reference sums
-// rounded f32 products, so scores and outputs differ from it by rounding
-// only, and P, quantized from those scores, by one quantization step at
-// most where a score falls on a rounding boundary.
+// rounded f32 products, and P is normalized within an ulp of the
+// reference's division, so scores and outputs differ from it by rounding
+// only, and P, quantized from them, by one quantization step at most
+// where a value falls on a rounding boundary.
 #ifndef HGC_CODEGEN_ATTENTION_INT8_H_
 #define HGC_CODEGEN_ATTENTION_INT8_H_
 
@@ -56,8 +58,8 @@ void AppendInt8QRows(tile::NestBuilder& nb, const AttentionPlan& p,
 void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p,
                       tile::Expr rows, tile::Expr m_tail, tile::Expr mask_base);
 
-// P (the score tile after exp, divided by the rows' sums here) quantized,
-// then O = P·V into the O tile as f32.
+// P (the score tile after exp, normalized here by the reciprocals of the
+// rows' sums) quantized, then O = P·V into the O tile as f32.
 void AppendInt8Output(tile::NestBuilder& nb, const AttentionPlan& p,
                       tile::Expr rows, tile::Expr m_tail);
 

@@ -212,26 +212,31 @@ struct ScoreOps {
   float* row_max = nullptr;  // 16 lanes a row
 };
 
+// The longest rows the helpers convert (attention's kMaxKeys): their
+// column terms fit a stack array.
+constexpr int64_t kMaxCols = 8192;
+
 __attribute__((target("avx512f"))) void ToF32Avx512(
     int32_t* x, int64_t ld, int64_t rows, int64_t cols, const int32_t* row_sums,
     const int32_t* col_sums, int32_t a_zero, int32_t b_zero, int64_t depth,
     float scale, const ScoreOps& ops) {
-  const __m512i za = _mm512_set1_epi32(a_zero);
+  // -za * colsum(B), once for all rows.
+  alignas(64) int32_t col_terms[kMaxCols];
+  for (int64_t c = 0; c < cols; ++c) col_terms[c] = -a_zero * col_sums[c];
   const __m512 sc = _mm512_set1_ps(scale);
   const __m512 post = _mm512_set1_ps(ops.scale ? *ops.scale : 1.0f);
+  const int64_t cols16 = cols / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (cols - cols16)) - 1);
   for (int64_t r = 0; r < rows; ++r) {
     int32_t* row = x + r * ld;
     const __m512i term =
         _mm512_set1_epi32(RowTerm(depth, a_zero, b_zero, row_sums[r]));
     __m512 max = _mm512_set1_ps(-INFINITY);
     for (int64_t c = 0; c < cols; c += 16) {
-      const __mmask16 m = cols - c >= 16
-                              ? static_cast<__mmask16>(0xffff)
-                              : static_cast<__mmask16>((1u << (cols - c)) - 1);
-      const __m512i acc = _mm512_maskz_loadu_epi32(m, row + c);
-      const __m512i cs = _mm512_maskz_loadu_epi32(m, col_sums + c);
-      const __m512i v = _mm512_sub_epi32(_mm512_add_epi32(acc, term),
-                                         _mm512_mullo_epi32(za, cs));
+      const __mmask16 m = c < cols16 ? static_cast<__mmask16>(0xffff) : tail;
+      const __m512i v = _mm512_add_epi32(
+          _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, row + c), term),
+          _mm512_maskz_loadu_epi32(m, col_terms + c));
       __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sc);
       if (ops.scale) f = _mm512_mul_ps(f, post);
       if (ops.mask) f = _mm512_add_ps(f, _mm512_maskz_loadu_ps(m, ops.mask + c));
@@ -304,13 +309,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void QuantizeAvx512(
     const float* s = src + r * src_ld;
     uint8_t* d = dst + r * dst_ld;
     __m512i sum = _mm512_setzero_si512();
-    const __m512 div = _mm512_set1_ps(divisors[r]);
+    const __m512 inv = _mm512_set1_ps(1.0f / divisors[r]);
     for (int64_t c = 0; c < cols; c += 16) {
       const __mmask16 m = cols - c >= 16
                               ? static_cast<__mmask16>(0xffff)
                               : static_cast<__mmask16>((1u << (cols - c)) - 1);
       const __m512 q = _mm512_div_ps(
-          _mm512_div_ps(_mm512_maskz_loadu_ps(m, s + c), div), sc);
+          _mm512_mul_ps(_mm512_maskz_loadu_ps(m, s + c), inv), sc);
       // NaN as 0; the stored value moved by `shift` (128 for s8) with the
       // zero point and bounds, exactly.
       const __m512 rounded = _mm512_maskz_roundscale_ps(
@@ -339,10 +344,11 @@ __attribute__((target("avx2,sse4.1"))) void QuantizeAvx2(
     const float* s = src + r * src_ld;
     uint8_t* d = dst + r * dst_ld;
     __m256i sum = _mm256_setzero_si256();
-    const __m256 div = _mm256_set1_ps(divisors[r]);
+    const float inv_sum = 1.0f / divisors[r];
+    const __m256 inv = _mm256_set1_ps(inv_sum);
     for (int64_t c = 0; c < cols8; c += 8) {
       const __m256 q =
-          _mm256_div_ps(_mm256_div_ps(_mm256_loadu_ps(s + c), div), sc);
+          _mm256_div_ps(_mm256_mul_ps(_mm256_loadu_ps(s + c), inv), sc);
       const __m256 rounded = _mm256_and_ps(
           _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
           _mm256_cmp_ps(q, q, _CMP_ORD_Q));
@@ -359,7 +365,7 @@ __attribute__((target("avx2,sse4.1"))) void QuantizeAvx2(
     int32_t total = 0;
     for (int l = 0; l < 8; ++l) total += lanes[l];
     for (int64_t c = cols8; c < cols; ++c) {
-      const int32_t v = QuantizeOne(s[c] / divisors[r], scale, zero, lo, hi) +
+      const int32_t v = QuantizeOne(s[c] * inv_sum, scale, zero, lo, hi) +
                         static_cast<int32_t>(shift);
       d[c] = static_cast<uint8_t>(v);
       total += v;

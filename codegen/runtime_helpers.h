@@ -86,8 +86,9 @@ void hgc_int8_scores(int32_t* x, int64_t ld, int64_t rows, int64_t cols,
                      float scale, int32_t has_scale, const float* score_scale,
                      int32_t has_mask, const float* mask, int32_t has_max,
                      float* row_max);
-// f32 rows, each first divided by its divisors[r] (softmax's sum: the
-// normalized P, exactly as a division rounds it), quantized as the
+// f32 rows, each first multiplied by 1 / divisors[r] (softmax's sum: the
+// normalized P, within an ulp of the division; one division a row instead
+// of one an element), quantized as the
 // quantize op does (x / scale rounded half to even in f32, NaN as 0, plus
 // zero_point, saturated to u8, or to s8 when `to_signed`), stored as u8 A
 // (s8 moved by 128); row_sums as stored.

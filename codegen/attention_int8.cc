@@ -1,7 +1,9 @@
 #include "codegen/attention_int8.h"
 
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/attention_quant.h"
@@ -56,6 +58,55 @@ int64_t PackedBytes(int64_t depth, int64_t ldb) {
 
 }  // namespace
 
+namespace {
+
+// The int8 path's row strides (AttentionPlan's *_ld), from the shapes.
+void SetStrides(AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  p.kt8_ld = RoundUp(m.seq_kv, 16);
+  p.v8_ld = RoundUp(m.head_dim_v, 16);
+  p.q8_ld = RoundUp(m.head_dim, 16);
+  p.p8_ld = RoundUp(m.seq_kv, 64) + 64;  // rows off multiples of 64 bytes
+}
+
+// A kernel and its code.
+struct Int8Kernel {
+  BrgemmDesc desc;
+  std::shared_ptr<const microkernels::BrgemmKernel> code;
+};
+
+// Q·Kᵀ's and P·V's kernels for a whole query block and for the query tail
+// (in that order: qk, pv, qk tail, pv tail), from the kernel cache.
+absl::StatusOr<std::vector<Int8Kernel>> Int8Kernels(const AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb;
+  HGC_ASSIGN_OR_RETURN(const Isa isa,
+                       microkernels::SelectBrgemmIsa(BrgemmDataType::kU8S8));
+  std::vector<Int8Kernel> kernels;
+  for (int mt = 0; mt < 2; ++mt) {
+    const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
+    BrgemmDesc qk = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kU8S8,
+                                                 rows, m.seq_kv, m.head_dim);
+    qk.lda = p.q8_ld;
+    qk.ldb = p.kt8_ld;
+    qk.ldc = p.s_ld;
+    BrgemmDesc pv = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kU8S8,
+                                                 rows, m.head_dim_v, m.seq_kv);
+    pv.lda = p.p8_ld;
+    pv.ldb = p.v8_ld;
+    pv.ldc = m.head_dim_v;
+    for (BrgemmDesc* d : {&qk, &pv}) {
+      d->batch_kind = microkernels::BatchKind::kStrided;
+      HGC_ASSIGN_OR_RETURN(auto code,
+                           microkernels::BrgemmKernelCache::Global().Get(*d));
+      kernels.push_back(Int8Kernel{*d, std::move(code)});
+    }
+  }
+  return kernels;
+}
+
+}  // namespace
+
 bool Int8AttentionFits(const AttentionPlan& p) {
   const AttentionMatch& m = p.m;
   if (m.q_quant.empty() || m.k_quant.empty() || m.v_quant.empty() ||
@@ -66,17 +117,18 @@ bool Int8AttentionFits(const AttentionPlan& p) {
       m.seq_kv > p.blocks.nb || p.heads_as_rows != 1) {
     return false;
   }
-  return microkernels::SelectBrgemmIsa(BrgemmDataType::kU8S8).ok();
+  // Kernels this CPU's int8 family cannot make for these shapes leave the
+  // block to the f32 kernels rather than to a fallback.
+  AttentionPlan strided = p;
+  SetStrides(strided);
+  return Int8Kernels(strided).ok();
 }
 
 void AddInt8Scratch(tile::Nest& nest, AttentionPlan& p) {
   const AttentionMatch& m = p.m;
   const int64_t mb = p.blocks.mb, d = m.head_dim, dv = m.head_dim_v,
                 keys = m.seq_kv;
-  p.kt8_ld = RoundUp(keys, 16);
-  p.v8_ld = RoundUp(dv, 16);
-  p.q8_ld = RoundUp(d, 16);
-  p.p8_ld = RoundUp(keys, 64) + 64;  // rows off multiples of 64 bytes
+  SetStrides(p);
   p.kt8 = nest.AddPerThread(
       PackedBytes(d, p.kt8_ld), "kt8",
       absl::StrCat("s8[", d, ", ", keys, "] K transposed, one head, VNNI-4"));
@@ -107,30 +159,12 @@ void AddInt8Scratch(tile::Nest& nest, AttentionPlan& p) {
 }
 
 absl::Status AddInt8Kernels(tile::Nest& nest, AttentionPlan& p) {
-  const AttentionMatch& m = p.m;
-  const int64_t mb = p.blocks.mb;
-  HGC_ASSIGN_OR_RETURN(const Isa isa,
-                       microkernels::SelectBrgemmIsa(BrgemmDataType::kU8S8));
+  HGC_ASSIGN_OR_RETURN(std::vector<Int8Kernel> kernels, Int8Kernels(p));
   for (int mt = 0; mt < 2; ++mt) {
-    const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
-    BrgemmDesc qk = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kU8S8,
-                                                 rows, m.seq_kv, m.head_dim);
-    qk.lda = p.q8_ld;
-    qk.ldb = p.kt8_ld;
-    qk.ldc = p.s_ld;
-    qk.batch_kind = microkernels::BatchKind::kStrided;
-    HGC_ASSIGN_OR_RETURN(auto qk_code,
-                         microkernels::BrgemmKernelCache::Global().Get(qk));
-    p.qk_kernels.At(mt, false) = nest.AddKernel(qk, std::move(qk_code));
-    BrgemmDesc pv = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kU8S8,
-                                                 rows, m.head_dim_v, m.seq_kv);
-    pv.lda = p.p8_ld;
-    pv.ldb = p.v8_ld;
-    pv.ldc = m.head_dim_v;
-    pv.batch_kind = microkernels::BatchKind::kStrided;
-    HGC_ASSIGN_OR_RETURN(auto pv_code,
-                         microkernels::BrgemmKernelCache::Global().Get(pv));
-    p.pv_kernels.At(mt, false) = nest.AddKernel(pv, std::move(pv_code));
+    Int8Kernel& qk = kernels[2 * mt];
+    Int8Kernel& pv = kernels[2 * mt + 1];
+    p.qk_kernels.At(mt, false) = nest.AddKernel(qk.desc, std::move(qk.code));
+    p.pv_kernels.At(mt, false) = nest.AddKernel(pv.desc, std::move(pv.code));
   }
   return absl::OkStatus();
 }

@@ -32,7 +32,8 @@ namespace codegen {
 // Whether `p` (its types and blocks planned) can run on the int8 kernels:
 // Q, K and V all quantized, no Q ops, P quantized by exactly one quantize
 // and dequantize pair, f32 softmax, the keys in one block (no more than
-// 8192, so that no s32 sum can overflow), and int8 kernels on this CPU.
+// 8192, so that no s32 sum can overflow), and int8 kernels that this
+// CPU's family can make for its shapes.
 bool Int8AttentionFits(const AttentionPlan& p);
 
 // Per-thread scratch of the int8 path (AttentionPlan's int8 buffers) and

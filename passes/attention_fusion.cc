@@ -12,6 +12,7 @@
 #include "analysis/attention_match.h"
 #include "analysis/attention_quant.h"
 #include "analysis/graph_utils.h"
+#include "analysis/op_predicates.h"
 #include "passes/outliner.h"
 #include "support/status_macros.h"
 
@@ -25,10 +26,6 @@ struct Block {
   std::vector<Op*> ops;
   AttrMap match;
 };
-
-bool IsRelabel(const Op& op) {
-  return op.kind_id() == OpKind::kReshape || op.kind_id() == OpKind::kTranspose;
-}
 
 // Whether `v` can scale Q inside the block: one element, a literal constant
 // (inlined into the body) or a runtime value (a body parameter).

@@ -8,16 +8,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "analysis/attention_match.h"
 #include "analysis/graph_utils.h"
+#include "analysis/op_predicates.h"
 #include "ir/builder.h"
 #include "support/status_macros.h"
 
 namespace hgc {
 namespace {
-
-bool BoolAttr(const Op& op, absl::string_view name) {
-  const Attribute* a = op.FindAttr(name);
-  return a != nullptr && a->is_bool() && a->as_bool();
-}
 
 // The permutation that swaps the last two of `rank` dims.
 std::vector<int64_t> SwapLastTwo(int64_t rank) {

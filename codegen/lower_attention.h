@@ -34,9 +34,10 @@
 // the output are rounded where the graph rounds them. A rounded softmax or P
 // divides each row by its sum before P·V, so it needs the keys in one
 // block. The QDQ form (u8 / s8 Q, K, V read through dequantize, P through
-// a quantize and dequantize) runs on the same f32 kernels: the operands are
+// a quantize and dequantize) runs on the u8s8 kernels where it fits
+// (attention_int8.h); otherwise on the f32 kernels, the operands
 // dequantized as they are copied into scratch, exactly as the dequantize
-// op rounds, and P is quantized and dequantized on the tile by the prob
+// op rounds, and P quantized and dequantized on the tile by the prob
 // program, after the normalization it needs. attention_plan.h holds the
 // plan: types, blocks, strides, scratch, programs and kernels.
 #ifndef HGC_CODEGEN_LOWER_ATTENTION_H_

@@ -107,7 +107,7 @@ absl::StatusOr<std::vector<Int8Kernel>> Int8Kernels(const AttentionPlan& p) {
 
 }  // namespace
 
-bool Int8AttentionFits(const AttentionPlan& p) {
+bool Int8AttentionFits(AttentionPlan& p) {
   const AttentionMatch& m = p.m;
   if (m.q_quant.empty() || m.k_quant.empty() || m.v_quant.empty() ||
       !m.q_ops.empty() || m.prob_ops.size() != 2 ||
@@ -118,17 +118,16 @@ bool Int8AttentionFits(const AttentionPlan& p) {
     return false;
   }
   // Kernels this CPU's int8 family cannot make for these shapes leave the
-  // block to the f32 kernels rather than to a fallback.
-  AttentionPlan strided = p;
-  SetStrides(strided);
-  return Int8Kernels(strided).ok();
+  // block to the f32 kernels rather than to a fallback. The strides are
+  // the kernels' leading dimensions; AddInt8Scratch sizes by them.
+  SetStrides(p);
+  return Int8Kernels(p).ok();
 }
 
 void AddInt8Scratch(tile::Nest& nest, AttentionPlan& p) {
   const AttentionMatch& m = p.m;
   const int64_t mb = p.blocks.mb, d = m.head_dim, dv = m.head_dim_v,
                 keys = m.seq_kv;
-  SetStrides(p);
   p.kt8 = nest.AddPerThread(
       PackedBytes(d, p.kt8_ld), "kt8",
       absl::StrCat("s8[", d, ", ", keys, "] K transposed, one head, VNNI-4"));

@@ -33,8 +33,9 @@ namespace codegen {
 // Q, K and V all quantized, no Q ops, P quantized by exactly one quantize
 // and dequantize pair, f32 softmax, the keys in one block (no more than
 // 8192, so that no s32 sum can overflow), and int8 kernels that this
-// CPU's family can make for its shapes.
-bool Int8AttentionFits(const AttentionPlan& p);
+// CPU's family can make for its shapes. Sets the int8 row strides
+// (AttentionPlan's *_ld) it checks the kernels with.
+bool Int8AttentionFits(AttentionPlan& p);
 
 // Per-thread scratch of the int8 path (AttentionPlan's int8 buffers) and
 // its zero points and scales.

@@ -1,5 +1,7 @@
 #include "codegen/runtime_helpers.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -185,6 +187,192 @@ TEST(RuntimeDequantizeTest, DequantizeRowsMatchesTheDefinitionForEveryByte) {
         }
       }
     }
+  }
+}
+
+// Bytes that cover the sign bit and both ends.
+uint8_t Byte(int64_t i) { return static_cast<uint8_t>((i * 37 + 11) % 256); }
+
+// Every depth tail of the groups of four, both signs, and the three ways
+// in: K's rows (a group's bytes adjacent), V's rows (16 columns at a time
+// and a ragged edge), and any strides.
+TEST_P(RuntimeHelpersTest, PackBIsTheVnniLayoutOfS8WithColumnSums) {
+  for (int64_t depth : {1, 3, 4, 5, 18}) {
+    for (int layout = 0; layout < 3; ++layout) {
+      for (int is_signed : {0, 1}) {
+        const int64_t cols = 37, ldb = 48;
+        const int64_t k_stride = layout == 0 ? 1 : layout == 1 ? cols + 3 : 2;
+        const int64_t n_stride = layout == 0   ? depth + 2
+                                 : layout == 1 ? 1
+                                               : 2 * depth + 1;
+        std::vector<uint8_t> src(cols * n_stride + depth * k_stride);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = Byte(i);
+        const int64_t groups = (depth + 3) / 4;
+        std::vector<int8_t> dst(groups * ldb * 4, 99);
+        std::vector<int32_t> sums(cols, -1);
+        hgc_pack_int8_b(src.data(), k_stride, n_stride, depth, cols, is_signed,
+                        dst.data(), ldb, sums.data());
+        for (int64_t n = 0; n < cols; ++n) {
+          int32_t sum = 0;
+          for (int64_t k = 0; k < groups * 4; ++k) {
+            int32_t want = 0;
+            if (k < depth) {
+              const uint8_t b = src[k * k_stride + n * n_stride];
+              want = is_signed ? static_cast<int8_t>(b) : b - 128;
+            }
+            sum += want;
+            ASSERT_EQ(dst[((k / 4) * ldb + n) * 4 + k % 4], want)
+                << "depth " << depth << " layout " << layout << " signed "
+                << is_signed << " k " << k << " n " << n;
+          }
+          EXPECT_EQ(sums[n], sum) << "depth " << depth << " column " << n;
+        }
+        EXPECT_EQ(dst[(groups - 1) * ldb * 4 + cols * 4], 99);  // past N
+      }
+    }
+  }
+}
+
+TEST_P(RuntimeHelpersTest, PackAIsU8RowsWithRowSums) {
+  for (int is_signed : {0, 1}) {
+    const int64_t rows = 5, cols = 19, row_stride = 1, col_stride = 6;
+    std::vector<uint8_t> src(cols * col_stride);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = Byte(i);
+    const int64_t ld = 32;
+    std::vector<uint8_t> dst(rows * ld, 7);
+    std::vector<int32_t> sums(rows, -1);
+    hgc_pack_int8_a(src.data(), row_stride, col_stride, rows, cols, is_signed,
+                    dst.data(), ld, sums.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      int32_t sum = 0;
+      for (int64_t c = 0; c < ld; ++c) {
+        int32_t want = 7;  // past the row: untouched
+        if (c < cols) {
+          const uint8_t b = src[r * row_stride + c * col_stride];
+          want = is_signed ? static_cast<int8_t>(b) + 128 : b;
+          sum += want;
+        }
+        ASSERT_EQ(dst[r * ld + c], want)
+            << "signed " << is_signed << " at " << r << ", " << c;
+      }
+      EXPECT_EQ(sums[r], sum);
+    }
+  }
+}
+
+// The zero-point terms against the sum of (a - za) * (b - zb) itself.
+TEST_P(RuntimeHelpersTest, ToF32AppliesTheZeroPointTermsExactly) {
+  const int64_t rows = 3, cols = 17, depth = 9, ld = 20;
+  const int32_t a_zero = 131, b_zero = -7;
+  const float scale = 0.0123f;
+  std::vector<uint8_t> a(rows * depth);
+  std::vector<int8_t> b(depth * cols);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = Byte(i);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int8_t>(Byte(i + 5));
+  std::vector<int32_t> x(rows * ld, 0), row_sums(rows, 0), col_sums(cols, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      for (int64_t k = 0; k < depth; ++k) {
+        x[r * ld + c] += a[r * depth + k] * b[k * cols + c];
+      }
+    }
+    for (int64_t k = 0; k < depth; ++k) row_sums[r] += a[r * depth + k];
+  }
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t k = 0; k < depth; ++k) col_sums[c] += b[k * cols + c];
+  }
+  hgc_int8_to_f32(x.data(), ld, rows, cols, row_sums.data(), col_sums.data(),
+                  a_zero, b_zero, depth, scale);
+  const float* out = reinterpret_cast<const float*>(x.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      int64_t exact = 0;
+      for (int64_t k = 0; k < depth; ++k) {
+        exact +=
+            int64_t{a[r * depth + k] - a_zero} * (b[k * cols + c] - b_zero);
+      }
+      ASSERT_EQ(out[r * ld + c], static_cast<float>(exact) * scale)
+          << r << ", " << c;
+    }
+  }
+}
+
+// The scores' variant: the conversion, then the scale and the mask row in
+// the reference's order, and each row's 16 running maxima.
+TEST_P(RuntimeHelpersTest, ScoresApplyScaleMaskAndRowMaxima) {
+  const int64_t rows = 2, cols = 37, depth = 4, ld = 40;
+  std::vector<int32_t> x(rows * ld), row_sums = {10, 20},
+                                     col_sums(cols);
+  std::vector<float> mask(cols);
+  for (int64_t c = 0; c < cols; ++c) {
+    col_sums[c] = static_cast<int32_t>(c) - 5;
+    mask[c] = c % 3 == 0 ? -INFINITY : 0.25f * static_cast<float>(c);
+    for (int64_t r = 0; r < rows; ++r) {
+      x[r * ld + c] = static_cast<int32_t>(100 * r + 7 * c) - 50;
+    }
+  }
+  const std::vector<int32_t> acc = x;
+  const int32_t a_zero = 3, b_zero = -2;
+  const float scale = 0.01f, score_scale = 0.125f;
+  std::vector<float> row_max(16 * rows, 0.0f);
+  hgc_int8_scores(x.data(), ld, rows, cols, row_sums.data(), col_sums.data(),
+                  a_zero, b_zero, depth, scale, 1, &score_scale, 1,
+                  mask.data(), 1, row_max.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<float> lanes(16, -INFINITY);
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t exact = acc[r * ld + c] - int64_t{b_zero} * row_sums[r] -
+                            int64_t{a_zero} * col_sums[c] +
+                            depth * a_zero * b_zero;
+      const float want =
+          static_cast<float>(exact) * scale * score_scale + mask[c];
+      float got;
+      std::memcpy(&got, &x[r * ld + c], 4);
+      ASSERT_EQ(got, want) << r << ", " << c;
+      lanes[c % 16] = std::max(lanes[c % 16], want);
+    }
+    for (int l = 0; l < 16; ++l) {
+      EXPECT_EQ(row_max[16 * r + l], lanes[l]) << "row " << r << " lane " << l;
+    }
+  }
+}
+
+// Rounding half to even, saturation at both ends, NaN as 0, both types.
+TEST_P(RuntimeHelpersTest, QuantizeRowsRoundsAsTheQuantizeOp) {
+  const float nan = std::nanf("");
+  const std::vector<float> src = {0.5f,        1.5f,   2.5f,    -0.5f,
+                                  -1.5f,       300.0f, -300.0f, nan,
+                                  0.49999997f, 127.5f, 1e30f};
+  const int64_t cols = static_cast<int64_t>(src.size());
+  struct Case {
+    int32_t zero_point;
+    int to_signed;
+    std::vector<int32_t> want;  // the quantized values
+  };
+  const Case cases[] = {
+      {0, 0, {0, 2, 2, 0, 0, 255, 0, 0, 0, 128, 255}},
+      {10, 0, {10, 12, 12, 10, 8, 255, 0, 10, 10, 138, 255}},
+      {0, 1, {0, 2, 2, 0, -2, 127, -128, 0, 0, 127, 127}},
+      {-128, 1, {-128, -126, -126, -128, -128, 127, -128, -128, -128, 0, 127}},
+  };
+  for (const Case& c : cases) {
+    std::vector<uint8_t> dst(cols, 0);
+    int32_t sum = -1;
+    // Divided by 2 first, then by a scale of 1: the doubled values.
+    std::vector<float> doubled(src);
+    for (float& x : doubled) x *= 2.0f;
+    const float divisor = 2.0f;
+    hgc_quantize_rows_int8(doubled.data(), cols, 1, cols, &divisor, 1.0f,
+                           c.zero_point,
+                           c.to_signed, dst.data(), cols, &sum);
+    int32_t want_sum = 0;
+    for (int64_t i = 0; i < cols; ++i) {
+      const int32_t stored = c.want[i] + (c.to_signed ? 128 : 0);
+      want_sum += stored;
+      EXPECT_EQ(dst[i], stored) << "zero point " << c.zero_point << " signed "
+                                << c.to_signed << " element " << i;
+    }
+    EXPECT_EQ(sum, want_sum);
   }
 }
 

@@ -60,12 +60,26 @@ int64_t PackedBytes(int64_t depth, int64_t ldb) {
 
 namespace {
 
-// The int8 path's row strides (AttentionPlan's *_ld), from the shapes.
-void SetStrides(AttentionPlan& p) {
+// The int8 path's zero points and scales, row strides (AttentionPlan's
+// *_ld) and whether Q is read in place, from the shapes and the QDQ ops.
+void PlanInt8(AttentionPlan& p) {
   const AttentionMatch& m = p.m;
+  const OperandQuant prob = attention_quant::ParamsOf(*m.prob_ops[0]);
+  p.p_quant = prob;
+  p.p_signed = m.prob_ops[0]->result()->type().dtype == DType::kS8;
+  p.q_zero = StoredZero(p.q_quant.zero_point, IsSigned(m.q.param), true);
+  p.k_zero = StoredZero(p.k_quant.zero_point, IsSigned(m.k.param), false);
+  p.p_zero = StoredZero(prob.zero_point, p.p_signed, true);
+  p.v_zero = StoredZero(p.v_quant.zero_point, IsSigned(m.v.param), false);
+  p.qk_scale = p.q_quant.scale * p.k_quant.scale;
+  p.pv_scale = prob.scale * p.v_quant.scale;
+  // u8 Q rows are the kernel's A as they are: read in place unless their
+  // sums are needed (K's zero point as stored is not 0).
+  p.q8_in_place = !IsSigned(m.q.param) && m.q.strides[3] == 1 &&
+                  m.q.strides[2] >= m.head_dim && p.k_zero == 0;
   p.kt8_ld = RoundUp(m.seq_kv, 16);
   p.v8_ld = RoundUp(m.head_dim_v, 16);
-  p.q8_ld = RoundUp(m.head_dim, 16);
+  p.q8_ld = p.q8_in_place ? m.q.strides[2] : RoundUp(m.head_dim, 16);
   p.p8_ld = RoundUp(m.seq_kv, 64) + 64;  // rows off multiples of 64 bytes
 }
 
@@ -120,7 +134,7 @@ bool Int8AttentionFits(AttentionPlan& p) {
   // Kernels this CPU's int8 family cannot make for these shapes leave the
   // block to the f32 kernels rather than to a fallback. The strides are
   // the kernels' leading dimensions; AddInt8Scratch sizes by them.
-  SetStrides(p);
+  PlanInt8(p);
   return Int8Kernels(p).ok();
 }
 
@@ -138,23 +152,16 @@ void AddInt8Scratch(tile::Nest& nest, AttentionPlan& p) {
       absl::StrCat("s8[", keys, ", ", dv, "] V of one head, VNNI-4"));
   p.v_sums = nest.AddPerThread(
       4 * dv, "v_sums", absl::StrCat("s32[", dv, "] sums of V's columns"));
-  p.q8 = nest.AddPerThread(mb * p.q8_ld, "q8",
-                           absl::StrCat("u8[", mb, ", ", d, "] Q rows"));
-  p.q_sums = nest.AddPerThread(4 * mb, "q_sums",
-                               absl::StrCat("s32[", mb, "] sums of Q's rows"));
+  if (!p.q8_in_place) {
+    p.q8 = nest.AddPerThread(mb * p.q8_ld, "q8",
+                             absl::StrCat("u8[", mb, ", ", d, "] Q rows"));
+    p.q_sums = nest.AddPerThread(
+        4 * mb, "q_sums", absl::StrCat("s32[", mb, "] sums of Q's rows"));
+  }
   p.p8 = nest.AddPerThread(
       mb * p.p8_ld, "p8", absl::StrCat("u8[", mb, ", ", keys, "] P quantized"));
   p.p_sums = nest.AddPerThread(4 * mb, "p_sums",
                                absl::StrCat("s32[", mb, "] sums of P's rows"));
-  const OperandQuant prob = attention_quant::ParamsOf(*m.prob_ops[0]);
-  p.p_quant = prob;
-  p.p_signed = m.prob_ops[0]->result()->type().dtype == DType::kS8;
-  p.q_zero = StoredZero(p.q_quant.zero_point, IsSigned(m.q.param), true);
-  p.k_zero = StoredZero(p.k_quant.zero_point, IsSigned(m.k.param), false);
-  p.p_zero = StoredZero(prob.zero_point, p.p_signed, true);
-  p.v_zero = StoredZero(p.v_quant.zero_point, IsSigned(m.v.param), false);
-  p.qk_scale = p.q_quant.scale * p.k_quant.scale;
-  p.pv_scale = prob.scale * p.v_quant.scale;
 }
 
 absl::Status AddInt8Kernels(tile::Nest& nest, AttentionPlan& p) {
@@ -175,16 +182,21 @@ void AppendInt8HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
   // Kᵀ: B[d][j] = K[j][d].
   Call k;
   k.helper = kPackInt8B;
+  // A column's sum is needed where the other operand's zero point is not 0.
+  const bool k_sums = p.q_zero != 0, v_sums = p.p_zero != 0;
   k.args = {View{p.k, k_base, 1}, Expr(m.k.strides[3]),
             Expr(m.k.strides[2]), Expr(d),
             Expr(keys),           int32_t{IsSigned(m.k.param)},
             View{p.kt8, 0, 1},    Expr(p.kt8_ld),
-            View{p.k_sums, 0, 4}};
-  k.regions = {
-      Region("k", View{p.k, k_base, 1}, keys, m.k.strides[2], d, m.k.strides[3],
-             false),
-      Region("kt8", View{p.kt8, 0, 1}, 1, 0, PackedBytes(d, p.kt8_ld), 1, true),
-      Region("k sums", View{p.k_sums, 0, 4}, 1, 0, keys, 1, true)};
+            int32_t{k_sums},      View{p.k_sums, 0, 4}};
+  k.regions = {Region("k", View{p.k, k_base, 1}, keys, m.k.strides[2], d,
+                      m.k.strides[3], false),
+               Region("kt8", View{p.kt8, 0, 1}, 1, 0, PackedBytes(d, p.kt8_ld),
+                      1, true)};
+  if (k_sums) {
+    k.regions.push_back(
+        Region("k sums", View{p.k_sums, 0, 4}, 1, 0, keys, 1, true));
+  }
   nb.Append(tile::Stmt{std::move(k)});
   // V: B[j][e] = V[j][e].
   Call v;
@@ -197,57 +209,83 @@ void AppendInt8HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
             int32_t{IsSigned(m.v.param)},
             View{p.vp8, 0, 1},
             Expr(p.v8_ld),
+            int32_t{v_sums},
             View{p.v_sums, 0, 4}};
   v.regions = {Region("v", View{p.v, v_base, 1}, keys, m.v.strides[2], dv,
                       m.v.strides[3], false),
                Region("vp8", View{p.vp8, 0, 1}, 1, 0,
-                      PackedBytes(keys, p.v8_ld), 1, true),
-               Region("v sums", View{p.v_sums, 0, 4}, 1, 0, dv, 1, true)};
+                      PackedBytes(keys, p.v8_ld), 1, true)};
+  if (v_sums) {
+    v.regions.push_back(
+        Region("v sums", View{p.v_sums, 0, 4}, 1, 0, dv, 1, true));
+  }
   nb.Append(tile::Stmt{std::move(v)});
 }
 
-void AppendInt8QRows(tile::NestBuilder& nb, const AttentionPlan& p, Expr q_row0,
+View AppendInt8QRows(tile::NestBuilder& nb, const AttentionPlan& p, Expr q_row0,
                      Expr rows) {
   const AttentionMatch& m = p.m;
+  if (p.q8_in_place) return View{p.q, q_row0, 1};
+  const bool sums = p.k_zero != 0;
   Call q;
   q.helper = kPackInt8A;
   q.args = {View{p.q, q_row0, 1}, Expr(m.q.strides[2]),
             Expr(m.q.strides[3]), rows,
             Expr(m.head_dim),     int32_t{IsSigned(m.q.param)},
             View{p.q8, 0, 1},     Expr(p.q8_ld),
-            View{p.q_sums, 0, 4}};
+            int32_t{sums},        View{p.q_sums, 0, 4}};
   q.regions = {
       Region("q", View{p.q, q_row0, 1}, rows, m.q.strides[2], m.head_dim,
              m.q.strides[3], false),
-      Region("q8", View{p.q8, 0, 1}, rows, p.q8_ld, m.head_dim, 1, true),
-      Region("q sums", View{p.q_sums, 0, 4}, 1, 0, rows, 1, true)};
+      Region("q8", View{p.q8, 0, 1}, rows, p.q8_ld, m.head_dim, 1, true)};
+  if (sums) {
+    q.regions.push_back(
+        Region("q sums", View{p.q_sums, 0, 4}, 1, 0, rows, 1, true));
+  }
   nb.Append(tile::Stmt{std::move(q)});
+  return View{p.q8, 0, 1};
 }
 
 namespace {
 
-// The s32 tile at `tile` (rows x cols, `ld` apart) as f32, in place.
+// The sums a conversion reads: A's row sums where B's zero point is not
+// 0, B's column sums where A's is not.
+void AddSumRegions(Call& c, View row_sums, Expr rows, int32_t b_zero,
+                   View col_sums, int64_t cols, int32_t a_zero) {
+  if (b_zero != 0) {
+    c.regions.push_back(
+        Region("row sums", std::move(row_sums), 1, 0, rows, 1, false));
+  }
+  if (a_zero != 0) {
+    c.regions.push_back(
+        Region("column sums", std::move(col_sums), 1, 0, cols, 1, false));
+  }
+}
+
+// The s32 tile at `tile` (rows x cols, `ld` apart) as f32 rows at `dst`,
+// `dst_ld` apart.
 void AppendToF32(tile::NestBuilder& nb, View tile, int64_t ld, Expr rows,
                  int64_t cols, View row_sums, View col_sums, int32_t a_zero,
-                 int32_t b_zero, int64_t depth, float scale) {
+                 int32_t b_zero, int64_t depth, float scale, View dst,
+                 int64_t dst_ld) {
   Call c;
   c.helper = kInt8ToF32;
-  c.args = {tile,     Expr(ld), rows,   Expr(cols),  row_sums,
-            col_sums, a_zero,   b_zero, Expr(depth), scale};
-  c.regions = {Region("tile", tile, rows, ld, cols, 1, true),
-               Region("row sums", row_sums, 1, 0, rows, 1, false),
-               Region("column sums", col_sums, 1, 0, cols, 1, false)};
+  c.args = {tile,   Expr(ld), rows,        Expr(cols), row_sums, col_sums,
+            a_zero, b_zero,   Expr(depth), scale,      dst,      Expr(dst_ld)};
+  c.regions = {Region("tile", tile, rows, ld, cols, 1, false),
+               Region("dst", dst, rows, dst_ld, cols, 1, true)};
+  AddSumRegions(c, row_sums, rows, b_zero, col_sums, cols, a_zero);
   nb.Append(tile::Stmt{std::move(c)});
 }
 
 }  // namespace
 
-void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
-                      Expr m_tail, Expr mask_base) {
+void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p,
+                      View q_rows, Expr rows, Expr m_tail, Expr mask_base) {
   const AttentionMatch& m = p.m;
   tile::Brgemm qk;
   qk.kernel = p.qk_kernels.Pick(m_tail, 0);
-  qk.a = View{p.q8, 0, 1};
+  qk.a = std::move(q_rows);
   qk.b = View{p.kt8, 0, 1};
   qk.c = View{p.s, 0, 4};
   nb.Append(tile::Stmt{std::move(qk)});
@@ -256,13 +294,14 @@ void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
   const View scale = p.score_scale >= 0 ? View{p.score_scale, 0, 4} : s;
   const View mask = p.mask >= 0 ? View{p.mask, mask_base, 4} : s;
   const View row_max = p.row_max >= 0 ? View{p.row_max, 0, 4} : s;
+  const View q_sums = p.q_sums >= 0 ? View{p.q_sums, 0, 4} : s;
   Call c;
   c.helper = kInt8Scores;
   c.args = {s,
             Expr(p.s_ld),
             rows,
             Expr(m.seq_kv),
-            View{p.q_sums, 0, 4},
+            q_sums,
             View{p.k_sums, 0, 4},
             p.q_zero,
             p.k_zero,
@@ -274,10 +313,9 @@ void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
             mask,
             int32_t{p.row_max >= 0},
             row_max};
-  c.regions = {
-      Region("s", s, rows, p.s_ld, m.seq_kv, 1, true),
-      Region("q sums", View{p.q_sums, 0, 4}, 1, 0, rows, 1, false),
-      Region("k sums", View{p.k_sums, 0, 4}, 1, 0, m.seq_kv, 1, false)};
+  c.regions = {Region("s", s, rows, p.s_ld, m.seq_kv, 1, true)};
+  AddSumRegions(c, q_sums, rows, p.k_zero, View{p.k_sums, 0, 4}, m.seq_kv,
+                p.q_zero);
   if (p.score_scale >= 0) {
     c.regions.push_back(Region("scale", scale, 1, 0, 1, 1, false));
   }
@@ -291,7 +329,7 @@ void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
 }
 
 void AppendInt8Output(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
-                      Expr m_tail) {
+                      Expr m_tail, View dst, int64_t dst_ld) {
   const AttentionMatch& m = p.m;
   Call quantize;
   quantize.helper = kQuantizeRowsInt8;
@@ -322,7 +360,7 @@ void AppendInt8Output(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
   nb.Append(tile::Stmt{std::move(pv)});
   AppendToF32(nb, View{p.o, 0, 4}, m.head_dim_v, rows, m.head_dim_v,
               View{p.p_sums, 0, 4}, View{p.v_sums, 0, 4}, p.p_zero, p.v_zero,
-              m.seq_kv, p.pv_scale);
+              m.seq_kv, p.pv_scale, std::move(dst), dst_ld);
 }
 
 }  // namespace codegen

@@ -455,6 +455,9 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
     p.k_packed = p.kt_per_block = p.v_packed = p.v_panels = false;
     p.prefetch = p.kernel_prefetch_k = p.kernel_prefetch_v = false;
     p.prefetch_k_lines = p.prefetch_v_lines = 0;
+    p.int8_direct_out = p.out_casts.empty() &&
+                        m.result->type().dtype == DType::kF32 &&
+                        m.out_strides[3] == 1;
   }
   auto operand = [&](const Value* param) {
     return ValueBuffer(state, nest, op.operand(param->index()));

@@ -32,7 +32,7 @@ struct AttentionPlan {
   // once per kv head instead of once per query head. 1: heads are heads.
   int64_t heads_as_rows = 1;
   AttentionBlocks blocks;
-  Isa isa = Isa::kNone;  // the f32 kernels' (SelectBrgemmIsa), chosen once
+  Isa isa = Isa::kNone;   // the f32 kernels' (SelectBrgemmIsa), chosen once
   bool k_packed = false;  // Kᵀ packed per (batch, kv head) into `kt`
   // Q·Kᵀ's kernel reads K's rows as stored, each score a dot product along
   // the head (BLayout::kTransposed): one query row per block on AVX2, f32
@@ -128,6 +128,13 @@ struct AttentionPlan {
   // the row strides; each operand's zero point as the kernels read it; the
   // scales of the two products.
   bool int8 = false;
+  // The int8 path's P·V converts its result straight into the output's
+  // rows (direct_out's conditions but the rounding of P: an f32 result
+  // in contiguous rows, no casts); otherwise into the O tile.
+  bool int8_direct_out = false;
+  // u8 Q rows read by Q·Kᵀ's kernel where they are (q8_ld their stride;
+  // no q8 or q_sums then): no flip to make and no sums needed.
+  bool q8_in_place = false;
   int kt8 = -1, k_sums = -1, vp8 = -1, v_sums = -1;
   int q8 = -1, q_sums = -1, p8 = -1, p_sums = -1;
   int64_t kt8_ld = 0, v8_ld = 0, q8_ld = 0, p8_ld = 0;

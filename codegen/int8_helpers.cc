@@ -16,16 +16,23 @@ namespace {
 
 bool UseAvx512() { return hgc::IsaAvailable(hgc::Isa::kAvx512Core); }
 
-// One element of the quantize op: x / scale rounded half to even in f32
-// (NaN as 0), plus the zero point, saturated to [lo, hi] (the sum is exact
-// below 2^24 and saturates either way above).
-inline int32_t QuantizeOne(float x, float scale, float zero, float lo,
-                           float hi) {
-  const float q = x / scale;
+// One element of the quantize op, x already divided by its scale: rounded
+// half to even in f32 (NaN as 0), plus the zero point, saturated to
+// [lo, hi] (the sum is exact below 2^24 and saturates either way above).
+inline int32_t QuantizeOne(float q, float zero, float lo, float hi) {
   float v = q != q ? 0.0f : std::nearbyint(q);
   v += zero;
   v = v < lo ? lo : (v > hi ? hi : v);
   return static_cast<int32_t>(v);
+}
+
+// What a row of P is multiplied by before rounding: 1 / (its sum * the
+// quantize op's scale), one division a row. Each product is within two
+// ulps of the reference's x / sum / scale (two divisions an element), so
+// only a value within two ulps of a rounding boundary can land one level
+// away from the reference's.
+inline float RowFactor(float divisor, float scale) {
+  return 1.0f / (divisor * scale);
 }
 
 // --- B packing: VNNI-4 s8 with column sums ---------------------------------
@@ -74,7 +81,8 @@ __attribute__((target("avx2"))) int32_t XorBytes(const uint8_t* src,
     const __m256i x = _mm256_xor_si256(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)), flips);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), x);
-    if (sum) acc = _mm256_add_epi64(acc, _mm256_sad_epu8(x, _mm256_setzero_si256()));
+    if (sum)
+      acc = _mm256_add_epi64(acc, _mm256_sad_epu8(x, _mm256_setzero_si256()));
   }
   alignas(32) int64_t lanes[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
@@ -89,7 +97,8 @@ __attribute__((target("avx2"))) int32_t XorBytes(const uint8_t* src,
 // K stored keys-major (k_stride 1: a group's four bytes are adjacent): the
 // whole groups are a transpose of 32-bit elements (hgc_transpose_f32's
 // blocks, when the rows are whole 32-bit elements apart), flipped in place
-// when u8; the column sums are the sums of K's rows.
+// when u8; the column sums (where col_sums is not null) are the sums of
+// K's rows.
 void PackBAdjacentK(const uint8_t* src, int64_t n_stride, int64_t depth,
                     int64_t cols, uint8_t flip, int8_t* dst, int64_t ldb,
                     int32_t* col_sums) {
@@ -115,7 +124,7 @@ void PackBAdjacentK(const uint8_t* src, int64_t n_stride, int64_t depth,
     }
   }
   for (int64_t n = 0; n < cols; ++n) {
-    col_sums[n] = SumStoredS8(src + n * n_stride, depth, flip);
+    if (col_sums) col_sums[n] = SumStoredS8(src + n * n_stride, depth, flip);
     if (whole < groups) {
       int8_t last[4];
       GroupOf(src, 1, n_stride, depth, 4 * whole, n, flip, last);
@@ -125,11 +134,15 @@ void PackBAdjacentK(const uint8_t* src, int64_t n_stride, int64_t depth,
 }
 
 // B rows contiguous (n_stride 1, V's rows): four rows interleaved byte by
-// byte, 16 columns at a time; the column sums widened and added as they go.
+// byte, 16 columns at a time; with kSums, the column sums widened and
+// added as they go.
+template <bool kSums>
 __attribute__((target("avx2"))) void PackBAdjacentN(
     const uint8_t* src, int64_t k_stride, int64_t depth, int64_t cols,
     uint8_t flip, int8_t* dst, int64_t ldb, int32_t* col_sums) {
-  for (int64_t n = 0; n < cols; ++n) col_sums[n] = 0;
+  if (kSums) {
+    for (int64_t n = 0; n < cols; ++n) col_sums[n] = 0;
+  }
   const int64_t groups = (depth + 3) / 4, cols16 = cols / 16 * 16;
   const __m128i flips = _mm_set1_epi8(static_cast<char>(flip));
   for (int64_t g = 0; g < groups; ++g) {
@@ -159,6 +172,7 @@ __attribute__((target("avx2"))) void PackBAdjacentN(
       _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(lo01, lo23));
       _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23));
       _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23));
+      if (!kSums) continue;
       __m256i* sums = reinterpret_cast<__m256i*>(col_sums + n);
       __m256i s0 = _mm256_loadu_si256(sums), s1 = _mm256_loadu_si256(sums + 1);
       for (int i = 0; i < 4; ++i) {
@@ -173,12 +187,13 @@ __attribute__((target("avx2"))) void PackBAdjacentN(
       int8_t group[4];
       GroupOf(src, k_stride, 1, depth, 4 * g, n, flip, group);
       std::memcpy(out + n * 4, group, 4);
+      if (!kSums) continue;
       for (int i = 0; i < 4; ++i) col_sums[n] += group[i];
     }
   }
 }
 
-// Any strides, element by element.
+// Any strides, element by element (the sums where col_sums is not null).
 void PackBStrided(const uint8_t* src, int64_t k_stride, int64_t n_stride,
                   int64_t depth, int64_t cols, uint8_t flip, int8_t* dst,
                   int64_t ldb, int32_t* col_sums) {
@@ -191,7 +206,7 @@ void PackBStrided(const uint8_t* src, int64_t k_stride, int64_t n_stride,
       std::memcpy(dst + (g * ldb + n) * 4, group, 4);
       for (int i = 0; i < 4; ++i) sum += group[i];
     }
-    col_sums[n] = sum;
+    if (col_sums) col_sums[n] = sum;
   }
 }
 
@@ -200,9 +215,19 @@ void PackBStrided(const uint8_t* src, int64_t k_stride, int64_t n_stride,
 // The row's constant term, depth * za * zb - zb * rowsum(A): exact in
 // i32 for the shapes the int8 path takes (Int8AttentionFits).
 inline int32_t RowTerm(int64_t depth, int32_t a_zero, int32_t b_zero,
-                       int32_t row_sum) {
+                       const int32_t* row_sum) {
+  if (b_zero == 0) return 0;  // the row sums are not there to read
   return static_cast<int32_t>(depth * a_zero * b_zero -
-                              int64_t{b_zero} * row_sum);
+                              int64_t{b_zero} * *row_sum);
+}
+
+// The columns' constant terms, -a_zero * colsum(B) (col_sums unread
+// where a_zero is 0).
+inline void ColumnTerms(const int32_t* col_sums, int32_t a_zero, int64_t cols,
+                        int32_t* terms) {
+  for (int64_t c = 0; c < cols; ++c) {
+    terms[c] = a_zero == 0 ? 0 : -a_zero * col_sums[c];
+  }
 }
 
 // The score ops hgc_int8_scores applies after the conversion; null: none.
@@ -216,63 +241,105 @@ struct ScoreOps {
 // column terms fit a stack array.
 constexpr int64_t kMaxCols = 8192;
 
+// One vector of ToF32Avx512's row (`m`: its lanes), the score ops
+// compiled in or out.
+template <bool kScale, bool kMask>
+__attribute__((target("avx512f"), always_inline)) inline __m512 ConvertVector(
+    const int32_t* acc, const int32_t* col_terms, const float* mask,
+    __m512i term, __m512 scale, __m512 post, __mmask16 m) {
+  const __m512i v =
+      _mm512_add_epi32(_mm512_add_epi32(_mm512_maskz_loadu_epi32(m, acc), term),
+                       _mm512_maskz_loadu_epi32(m, col_terms));
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), scale);
+  if (kScale) f = _mm512_mul_ps(f, post);
+  if (kMask) f = _mm512_add_ps(f, _mm512_maskz_loadu_ps(m, mask));
+  return f;
+}
+
+template <bool kScale, bool kMask, bool kMax>
 __attribute__((target("avx512f"))) void ToF32Avx512(
-    int32_t* x, int64_t ld, int64_t rows, int64_t cols, const int32_t* row_sums,
-    const int32_t* col_sums, int32_t a_zero, int32_t b_zero, int64_t depth,
-    float scale, const ScoreOps& ops) {
+    const int32_t* x, int64_t ld, int64_t rows, int64_t cols,
+    const int32_t* row_sums, const int32_t* col_sums, int32_t a_zero,
+    int32_t b_zero, int64_t depth, float scale, const ScoreOps& ops, float* dst,
+    int64_t dst_ld) {
   // -za * colsum(B), once for all rows.
   alignas(64) int32_t col_terms[kMaxCols];
-  for (int64_t c = 0; c < cols; ++c) col_terms[c] = -a_zero * col_sums[c];
+  ColumnTerms(col_sums, a_zero, cols, col_terms);
   const __m512 sc = _mm512_set1_ps(scale);
-  const __m512 post = _mm512_set1_ps(ops.scale ? *ops.scale : 1.0f);
+  const __m512 post = _mm512_set1_ps(kScale ? *ops.scale : 1.0f);
   const int64_t cols16 = cols / 16 * 16;
+  const __mmask16 all = 0xffff;
   const __mmask16 tail = static_cast<__mmask16>((1u << (cols - cols16)) - 1);
   for (int64_t r = 0; r < rows; ++r) {
-    int32_t* row = x + r * ld;
+    const int32_t* row = x + r * ld;
+    float* out = dst + r * dst_ld;
     const __m512i term =
-        _mm512_set1_epi32(RowTerm(depth, a_zero, b_zero, row_sums[r]));
+        _mm512_set1_epi32(RowTerm(depth, a_zero, b_zero, row_sums + r));
     __m512 max = _mm512_set1_ps(-INFINITY);
-    for (int64_t c = 0; c < cols; c += 16) {
-      const __mmask16 m = c < cols16 ? static_cast<__mmask16>(0xffff) : tail;
-      const __m512i v = _mm512_add_epi32(
-          _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, row + c), term),
-          _mm512_maskz_loadu_epi32(m, col_terms + c));
-      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sc);
-      if (ops.scale) f = _mm512_mul_ps(f, post);
-      if (ops.mask) f = _mm512_add_ps(f, _mm512_maskz_loadu_ps(m, ops.mask + c));
-      max = _mm512_mask_max_ps(max, m, max, f);
-      _mm512_mask_storeu_ps(reinterpret_cast<float*>(row + c), m, f);
+    for (int64_t c = 0; c < cols16; c += 16) {
+      const __m512 f = ConvertVector<kScale, kMask>(
+          row + c, col_terms + c, ops.mask + c, term, sc, post, all);
+      if (kMax) max = _mm512_max_ps(max, f);
+      _mm512_storeu_ps(out + c, f);
     }
-    if (ops.row_max) _mm512_storeu_ps(ops.row_max + 16 * r, max);
+    if (tail) {
+      const __m512 f =
+          ConvertVector<kScale, kMask>(row + cols16, col_terms + cols16,
+                                       ops.mask + cols16, term, sc, post, tail);
+      if (kMax) max = _mm512_mask_max_ps(max, tail, max, f);
+      _mm512_mask_storeu_ps(out + cols16, tail, f);
+    }
+    if (kMax) _mm512_storeu_ps(ops.row_max + 16 * r, max);
   }
 }
 
+// ToF32Avx512 for `ops`.
+void ToF32Avx512(const int32_t* x, int64_t ld, int64_t rows, int64_t cols,
+                 const int32_t* row_sums, const int32_t* col_sums,
+                 int32_t a_zero, int32_t b_zero, int64_t depth, float scale,
+                 const ScoreOps& ops, float* dst, int64_t dst_ld) {
+  using Fn = void (*)(const int32_t*, int64_t, int64_t, int64_t, const int32_t*,
+                      const int32_t*, int32_t, int32_t, int64_t, float,
+                      const ScoreOps&, float*, int64_t);
+  static constexpr Fn kVariants[8] = {
+      ToF32Avx512<false, false, false>, ToF32Avx512<false, false, true>,
+      ToF32Avx512<false, true, false>,  ToF32Avx512<false, true, true>,
+      ToF32Avx512<true, false, false>,  ToF32Avx512<true, false, true>,
+      ToF32Avx512<true, true, false>,   ToF32Avx512<true, true, true>};
+  const int variant =
+      (ops.scale ? 4 : 0) | (ops.mask ? 2 : 0) | (ops.row_max ? 1 : 0);
+  kVariants[variant](x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero,
+                     depth, scale, ops, dst, dst_ld);
+}
+
 __attribute__((target("avx2"))) void ToF32Avx2(
-    int32_t* x, int64_t ld, int64_t rows, int64_t cols, const int32_t* row_sums,
-    const int32_t* col_sums, int32_t a_zero, int32_t b_zero, int64_t depth,
-    float scale, const ScoreOps& ops) {
-  const __m256i za = _mm256_set1_epi32(a_zero);
+    const int32_t* x, int64_t ld, int64_t rows, int64_t cols,
+    const int32_t* row_sums, const int32_t* col_sums, int32_t a_zero,
+    int32_t b_zero, int64_t depth, float scale, const ScoreOps& ops, float* dst,
+    int64_t dst_ld) {
+  alignas(32) int32_t col_terms[kMaxCols];
+  ColumnTerms(col_sums, a_zero, cols, col_terms);
   const __m256 sc = _mm256_set1_ps(scale);
   const float post_scale = ops.scale ? *ops.scale : 1.0f;
   const __m256 post = _mm256_set1_ps(post_scale);
   const int64_t cols8 = cols / 8 * 8;
   for (int64_t r = 0; r < rows; ++r) {
-    int32_t* row = x + r * ld;
-    const int32_t t = RowTerm(depth, a_zero, b_zero, row_sums[r]);
+    const int32_t* row = x + r * ld;
+    float* out_row = dst + r * dst_ld;
+    const int32_t t = RowTerm(depth, a_zero, b_zero, row_sums + r);
     const __m256i term = _mm256_set1_epi32(t);
     float lanes[16];
     for (float& l : lanes) l = -INFINITY;
     for (int64_t c = 0; c < cols8; c += 8) {
       const __m256i acc =
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + c));
-      const __m256i cs =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_sums + c));
-      const __m256i v = _mm256_sub_epi32(_mm256_add_epi32(acc, term),
-                                         _mm256_mullo_epi32(za, cs));
+      const __m256i ct =
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(col_terms + c));
+      const __m256i v = _mm256_add_epi32(_mm256_add_epi32(acc, term), ct);
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
       if (ops.scale) f = _mm256_mul_ps(f, post);
       if (ops.mask) f = _mm256_add_ps(f, _mm256_loadu_ps(ops.mask + c));
-      float* out = reinterpret_cast<float*>(row + c);
+      float* out = out_row + c;
       _mm256_storeu_ps(out, f);
       if (ops.row_max) {
         for (int l = 0; l < 8; ++l) {
@@ -284,10 +351,10 @@ __attribute__((target("avx2"))) void ToF32Avx2(
     for (int64_t c = cols8; c < cols; ++c) {
       int32_t acc;
       std::memcpy(&acc, row + c, 4);
-      float f = static_cast<float>(acc + t - a_zero * col_sums[c]) * scale;
+      float f = static_cast<float>(acc + t + col_terms[c]) * scale;
       if (ops.scale) f *= post_scale;
       if (ops.mask) f += ops.mask[c];
-      std::memcpy(row + c, &f, 4);
+      out_row[c] = f;
       float* lane = &lanes[c % 16];
       *lane = f > *lane ? f : *lane;
     }
@@ -297,35 +364,45 @@ __attribute__((target("avx2"))) void ToF32Avx2(
 
 // --- f32 rows quantized to u8 A --------------------------------------------
 
+// The stored values of QuantizeAvx512's lanes in `m` (others 0).
+__attribute__((target("avx512f"), always_inline)) inline __m512i QuantizeVector(
+    const float* src, __mmask16 m, __m512 factor, __m512 zp, __m512 lo,
+    __m512 hi) {
+  const __m512 q = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, src), factor);
+  // NaN as 0; the stored value moved by the caller's shift (128 for s8)
+  // with the zero point and bounds, exactly.
+  const __m512 rounded =
+      _mm512_maskz_roundscale_ps(_mm512_cmp_ps_mask(q, q, _CMP_ORD_Q), q,
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 v =
+      _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, zp), lo), hi);
+  return _mm512_maskz_mov_epi32(m, _mm512_cvtps_epi32(v));
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void QuantizeAvx512(
     const float* src, int64_t src_ld, int64_t rows, int64_t cols,
-    const float* divisors, float scale,
-    float zero, float lo, float hi, float shift, uint8_t* dst, int64_t dst_ld,
-    int32_t* row_sums) {
-  const __m512 sc = _mm512_set1_ps(scale), zp = _mm512_set1_ps(zero + shift),
+    const float* divisors, float scale, float zero, float lo, float hi,
+    float shift, uint8_t* dst, int64_t dst_ld, int32_t* row_sums) {
+  const __m512 zp = _mm512_set1_ps(zero + shift),
                vlo = _mm512_set1_ps(lo + shift),
                vhi = _mm512_set1_ps(hi + shift);
   for (int64_t r = 0; r < rows; ++r) {
     const float* s = src + r * src_ld;
     uint8_t* d = dst + r * dst_ld;
     __m512i sum = _mm512_setzero_si512();
-    const __m512 inv = _mm512_set1_ps(1.0f / divisors[r]);
-    for (int64_t c = 0; c < cols; c += 16) {
-      const __mmask16 m = cols - c >= 16
-                              ? static_cast<__mmask16>(0xffff)
-                              : static_cast<__mmask16>((1u << (cols - c)) - 1);
-      const __m512 q = _mm512_div_ps(
-          _mm512_mul_ps(_mm512_maskz_loadu_ps(m, s + c), inv), sc);
-      // NaN as 0; the stored value moved by `shift` (128 for s8) with the
-      // zero point and bounds, exactly.
-      const __m512 rounded = _mm512_maskz_roundscale_ps(
-          _mm512_cmp_ps_mask(q, q, _CMP_ORD_Q), q,
-          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      const __m512 v =
-          _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, zp), vlo), vhi);
-      const __m512i i = _mm512_maskz_mov_epi32(m, _mm512_cvtps_epi32(v));
+    const __m512 factor = _mm512_set1_ps(RowFactor(divisors[r], scale));
+    const int64_t cols16 = cols / 16 * 16;
+    for (int64_t c = 0; c < cols16; c += 16) {
+      const __m512i i = QuantizeVector(s + c, 0xffff, factor, zp, vlo, vhi);
       sum = _mm512_add_epi32(sum, i);
-      _mm_mask_storeu_epi8(d + c, m, _mm512_cvtepi32_epi8(i));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + c),
+                       _mm512_cvtepi32_epi8(i));
+    }
+    if (cols16 < cols) {
+      const __mmask16 m = static_cast<__mmask16>((1u << (cols - cols16)) - 1);
+      const __m512i i = QuantizeVector(s + cols16, m, factor, zp, vlo, vhi);
+      sum = _mm512_add_epi32(sum, i);
+      _mm_mask_storeu_epi8(d + cols16, m, _mm512_cvtepi32_epi8(i));
     }
     row_sums[r] = _mm512_reduce_add_epi32(sum);
   }
@@ -333,10 +410,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void QuantizeAvx512(
 
 __attribute__((target("avx2,sse4.1"))) void QuantizeAvx2(
     const float* src, int64_t src_ld, int64_t rows, int64_t cols,
-    const float* divisors, float scale,
-    float zero, float lo, float hi, float shift, uint8_t* dst, int64_t dst_ld,
-    int32_t* row_sums) {
-  const __m256 sc = _mm256_set1_ps(scale), zp = _mm256_set1_ps(zero + shift),
+    const float* divisors, float scale, float zero, float lo, float hi,
+    float shift, uint8_t* dst, int64_t dst_ld, int32_t* row_sums) {
+  const __m256 zp = _mm256_set1_ps(zero + shift),
                vlo = _mm256_set1_ps(lo + shift),
                vhi = _mm256_set1_ps(hi + shift);
   const int64_t cols8 = cols / 8 * 8;
@@ -344,11 +420,10 @@ __attribute__((target("avx2,sse4.1"))) void QuantizeAvx2(
     const float* s = src + r * src_ld;
     uint8_t* d = dst + r * dst_ld;
     __m256i sum = _mm256_setzero_si256();
-    const float inv_sum = 1.0f / divisors[r];
-    const __m256 inv = _mm256_set1_ps(inv_sum);
+    const float row_factor = RowFactor(divisors[r], scale);
+    const __m256 factor = _mm256_set1_ps(row_factor);
     for (int64_t c = 0; c < cols8; c += 8) {
-      const __m256 q =
-          _mm256_div_ps(_mm256_mul_ps(_mm256_loadu_ps(s + c), inv), sc);
+      const __m256 q = _mm256_mul_ps(_mm256_loadu_ps(s + c), factor);
       const __m256 rounded = _mm256_and_ps(
           _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
           _mm256_cmp_ps(q, q, _CMP_ORD_Q));
@@ -365,7 +440,7 @@ __attribute__((target("avx2,sse4.1"))) void QuantizeAvx2(
     int32_t total = 0;
     for (int l = 0; l < 8; ++l) total += lanes[l];
     for (int64_t c = cols8; c < cols; ++c) {
-      const int32_t v = QuantizeOne(s[c] * inv_sum, scale, zero, lo, hi) +
+      const int32_t v = QuantizeOne(s[c] * row_factor, zero, lo, hi) +
                         static_cast<int32_t>(shift);
       d[c] = static_cast<uint8_t>(v);
       total += v;
@@ -379,62 +454,68 @@ __attribute__((target("avx2,sse4.1"))) void QuantizeAvx2(
 extern "C" void hgc_pack_int8_b(const uint8_t* src, int64_t k_stride,
                                 int64_t n_stride, int64_t depth, int64_t cols,
                                 int32_t is_signed, int8_t* dst, int64_t ldb,
-                                int32_t* col_sums) {
+                                int32_t with_sums, int32_t* col_sums) {
   const uint8_t flip = is_signed ? 0 : 0x80;
+  int32_t* sums = with_sums ? col_sums : nullptr;
   if (k_stride == 1) {
-    PackBAdjacentK(src, n_stride, depth, cols, flip, dst, ldb, col_sums);
+    PackBAdjacentK(src, n_stride, depth, cols, flip, dst, ldb, sums);
   } else if (n_stride == 1) {
-    PackBAdjacentN(src, k_stride, depth, cols, flip, dst, ldb, col_sums);
+    if (sums) {
+      PackBAdjacentN<true>(src, k_stride, depth, cols, flip, dst, ldb, sums);
+    } else {
+      PackBAdjacentN<false>(src, k_stride, depth, cols, flip, dst, ldb, sums);
+    }
   } else {
-    PackBStrided(src, k_stride, n_stride, depth, cols, flip, dst, ldb,
-                 col_sums);
+    PackBStrided(src, k_stride, n_stride, depth, cols, flip, dst, ldb, sums);
   }
 }
 
 extern "C" void hgc_pack_int8_a(const uint8_t* src, int64_t row_stride,
                                 int64_t col_stride, int64_t rows, int64_t cols,
-                                int32_t is_signed, uint8_t* dst,
-                                int64_t dst_ld, int32_t* row_sums) {
+                                int32_t is_signed, uint8_t* dst, int64_t dst_ld,
+                                int32_t with_sums, int32_t* row_sums) {
   const uint8_t flip = is_signed ? 0x80 : 0;
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* s = src + r * row_stride;
     uint8_t* d = dst + r * dst_ld;
-    if (col_stride == 1) {
-      row_sums[r] = XorBytes(s, d, cols, flip, true);
-      continue;
-    }
     int32_t sum = 0;
-    for (int64_t c = 0; c < cols; ++c) {
-      const uint8_t x = s[c * col_stride] ^ flip;
-      d[c] = x;
-      sum += x;
+    if (col_stride == 1) {
+      sum = XorBytes(s, d, cols, flip, with_sums != 0);
+    } else {
+      for (int64_t c = 0; c < cols; ++c) {
+        const uint8_t x = s[c * col_stride] ^ flip;
+        d[c] = x;
+        sum += x;
+      }
     }
-    row_sums[r] = sum;
+    if (with_sums) row_sums[r] = sum;
   }
 }
 
 namespace {
 
-void ToF32(int32_t* x, int64_t ld, int64_t rows, int64_t cols,
+void ToF32(const int32_t* x, int64_t ld, int64_t rows, int64_t cols,
            const int32_t* row_sums, const int32_t* col_sums, int32_t a_zero,
-           int32_t b_zero, int64_t depth, float scale, const ScoreOps& ops) {
+           int32_t b_zero, int64_t depth, float scale, const ScoreOps& ops,
+           float* dst, int64_t dst_ld) {
   if (UseAvx512()) {
     ToF32Avx512(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth,
-                scale, ops);
+                scale, ops, dst, dst_ld);
   } else {
     ToF32Avx2(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth,
-              scale, ops);
+              scale, ops, dst, dst_ld);
   }
 }
 
 }  // namespace
 
-extern "C" void hgc_int8_to_f32(int32_t* x, int64_t ld, int64_t rows,
+extern "C" void hgc_int8_to_f32(const int32_t* x, int64_t ld, int64_t rows,
                                 int64_t cols, const int32_t* row_sums,
                                 const int32_t* col_sums, int32_t a_zero,
-                                int32_t b_zero, int64_t depth, float scale) {
+                                int32_t b_zero, int64_t depth, float scale,
+                                float* dst, int64_t dst_ld) {
   ToF32(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth, scale,
-        ScoreOps{});
+        ScoreOps{}, dst, dst_ld);
 }
 
 extern "C" void hgc_int8_scores(int32_t* x, int64_t ld, int64_t rows,
@@ -449,7 +530,7 @@ extern "C" void hgc_int8_scores(int32_t* x, int64_t ld, int64_t rows,
   if (has_mask) ops.mask = mask;
   if (has_max) ops.row_max = row_max;
   ToF32(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth, scale,
-        ops);
+        ops, reinterpret_cast<float*>(x), ld);
 }
 
 extern "C" void hgc_quantize_rows_int8(const float* src, int64_t src_ld,
@@ -463,11 +544,9 @@ extern "C" void hgc_quantize_rows_int8(const float* src, int64_t src_ld,
   const float zero = static_cast<float>(zero_point);
   if (UseAvx512()) {
     QuantizeAvx512(src, src_ld, rows, cols, divisors, scale, zero, lo, hi,
-                   shift, dst,
-                   dst_ld, row_sums);
+                   shift, dst, dst_ld, row_sums);
   } else {
-    QuantizeAvx2(src, src_ld, rows, cols, divisors, scale, zero, lo, hi,
-                 shift, dst,
-                 dst_ld, row_sums);
+    QuantizeAvx2(src, src_ld, rows, cols, divisors, scale, zero, lo, hi, shift,
+                 dst, dst_ld, row_sums);
   }
 }

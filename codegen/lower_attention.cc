@@ -243,9 +243,16 @@ void BuildKeyBlock(tile::NestBuilder& nb, const AttentionPlan& p,
       m.seq_kv % kb == 0 ? Expr(0) : nb.Let("n_tail", Lt(m.seq_kv - j0, kb));
   Expr keys = nb.Let("keys", Select(n_tail, m.seq_kv - j0, kb));
   if (p.int8) {  // one key block (Int8AttentionFits)
-    AppendInt8Scores(nb, p, qr.rows, qr.m_tail, head.mask);
+    AppendInt8Scores(nb, p, qr.q, qr.rows, qr.m_tail, head.mask);
     BuildRowPasses(nb, p, KeyBlock{qr.i0, j0, keys, row_base}, qr.rows, next);
-    AppendInt8Output(nb, p, qr.rows, qr.m_tail);
+    if (p.int8_direct_out) {
+      AppendInt8Output(nb, p, qr.rows, qr.m_tail,
+                       View{p.out, head.o + qr.i0 * m.out_strides[2], 4},
+                       m.out_strides[2]);
+    } else {
+      AppendInt8Output(nb, p, qr.rows, qr.m_tail, View{p.o, 0, 4},
+                       m.head_dim_v);
+    }
     return;
   }
   if (p.kt_per_block) {
@@ -355,13 +362,13 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
   }
   nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
   if (p.int8) {
-    AppendInt8QRows(nb, p, head.q + qr.i0 * m.q.strides[2], qr.rows);
+    qr.q = AppendInt8QRows(nb, p, head.q + qr.i0 * m.q.strides[2], qr.rows);
   } else {
     qr.q = AppendQRows(nb, p, head, qr.i0, qr.rows);
   }
   nb.For("kv", 0, (m.seq_kv + kb - 1) / kb, false,
          [&](Expr kv) { BuildKeyBlock(nb, p, qr, head, next, row_base, kv); });
-  if (p.direct_out) return;  // P·V wrote the output itself
+  if (p.direct_out || p.int8_direct_out) return;  // P·V wrote the output
   AppendWriteOut(nb, p, head, qr.i0, qr.rows);
 }
 

@@ -55,47 +55,53 @@ void hgc_dequantize_rows(const uint8_t* src, int64_t src_ld, float* dst,
 //
 // B[k][n] = src[k * k_stride + n * n_stride] for k < depth, n < cols (u8,
 // or s8 when `is_signed`), stored as s8 in the VNNI-4 layout with ldb
-// columns (rows past depth in the last group zero); col_sums[n] = the sum
-// of column n as stored.
+// columns (rows past depth in the last group zero); with `with_sums`,
+// col_sums[n] = the sum of column n as stored (untouched otherwise: the
+// other operand's zero point is 0 and the conversion never reads them).
 void hgc_pack_int8_b(const uint8_t* src, int64_t k_stride, int64_t n_stride,
                      int64_t depth, int64_t cols, int32_t is_signed,
-                     int8_t* dst, int64_t ldb, int32_t* col_sums);
+                     int8_t* dst, int64_t ldb, int32_t with_sums,
+                     int32_t* col_sums);
 // dst[r * dst_ld + c] = src[r * row_stride + c * col_stride] as u8 (s8
-// moved by 128 when `is_signed`); row_sums[r] = the sum of row r as stored.
-void hgc_pack_int8_a(const uint8_t* src, int64_t row_stride,
-                     int64_t col_stride, int64_t rows, int64_t cols,
-                     int32_t is_signed, uint8_t* dst, int64_t dst_ld,
+// moved by 128 when `is_signed`); with `with_sums`, row_sums[r] = the sum
+// of row r as stored.
+void hgc_pack_int8_a(const uint8_t* src, int64_t row_stride, int64_t col_stride,
+                     int64_t rows, int64_t cols, int32_t is_signed,
+                     uint8_t* dst, int64_t dst_ld, int32_t with_sums,
                      int32_t* row_sums);
-// The s32 sums x[r * ld + c] of a u8s8 product over `depth` replaced, in
-// place, by f32(sum_k (a - a_zero) * (b - b_zero)) * scale, from the sums
-// and the operands' row and column sums (exact in s32 for the shapes
-// attention's int8 path takes: no term reaches 2^29; then rounded).
-void hgc_int8_to_f32(int32_t* x, int64_t ld, int64_t rows, int64_t cols,
+// The s32 sums x[r * ld + c] of a u8s8 product over `depth` turned into
+// dst[r * dst_ld + c] = f32(sum_k (a - a_zero) * (b - b_zero)) * scale,
+// from the sums and the operands' row and column sums (exact in s32 for
+// the shapes attention's int8 path takes: no term reaches 2^29; then
+// rounded). dst may be x itself (dst_ld == ld). row_sums are read only
+// where b_zero is nonzero, col_sums only where a_zero is.
+void hgc_int8_to_f32(const int32_t* x, int64_t ld, int64_t rows, int64_t cols,
                      const int32_t* row_sums, const int32_t* col_sums,
-                     int32_t a_zero, int32_t b_zero, int64_t depth,
-                     float scale);
-// hgc_int8_to_f32 for attention's scores, then the score ops Q·Kᵀ's f32
-// kernel runs (AttentionPlan::kernel_scores), in the reference's order: a
-// multiply by *score_scale when `has_scale`, an add of the row `mask`
+                     int32_t a_zero, int32_t b_zero, int64_t depth, float scale,
+                     float* dst, int64_t dst_ld);
+// hgc_int8_to_f32 in place for attention's scores, then the score ops
+// Q·Kᵀ's f32 kernel runs (AttentionPlan::kernel_scores), in the reference's
+// order: a multiply by *score_scale when `has_scale`, an add of the row `mask`
 // (cols floats, the same for every row) when `has_mask`; with `has_max`,
 // row_max[16 r + l] = the max of row r's values in columns l mod 16 (as
 // vmaxps takes it).
 void hgc_int8_scores(int32_t* x, int64_t ld, int64_t rows, int64_t cols,
                      const int32_t* row_sums, const int32_t* col_sums,
-                     int32_t a_zero, int32_t b_zero, int64_t depth,
-                     float scale, int32_t has_scale, const float* score_scale,
+                     int32_t a_zero, int32_t b_zero, int64_t depth, float scale,
+                     int32_t has_scale, const float* score_scale,
                      int32_t has_mask, const float* mask, int32_t has_max,
                      float* row_max);
-// f32 rows, each first multiplied by 1 / divisors[r] (softmax's sum: the
-// normalized P, within an ulp of the division; one division a row instead
-// of one an element), quantized as the
+// f32 rows divided by divisors[r] (softmax's sum) and quantized as the
 // quantize op does (x / scale rounded half to even in f32, NaN as 0, plus
 // zero_point, saturated to u8, or to s8 when `to_signed`), stored as u8 A
-// (s8 moved by 128); row_sums as stored.
+// (s8 moved by 128); row_sums as stored. Both divisions are one
+// multiplication by 1 / (divisors[r] * scale), computed once a row: within
+// a few ulps of the two divisions, so a value that close to a rounding
+// boundary may land one level away.
 void hgc_quantize_rows_int8(const float* src, int64_t src_ld, int64_t rows,
                             int64_t cols, const float* divisors, float scale,
-                            int32_t zero_point, int32_t to_signed,
-                            uint8_t* dst, int64_t dst_ld, int32_t* row_sums);
+                            int32_t zero_point, int32_t to_signed, uint8_t* dst,
+                            int64_t dst_ld, int32_t* row_sums);
 
 }  // extern "C"
 

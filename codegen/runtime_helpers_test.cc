@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -172,13 +173,14 @@ TEST(RuntimeDequantizeTest, DequantizeRowsMatchesTheDefinitionForEveryByte) {
       hgc_dequantize_rows(src.data(), src_ld, dst.data(), dst_ld, rows, cols,
                           is_signed, scale, zero_point);
       // Byte 255 (row 15, column 15): -1 as s8, 255 as u8.
-      EXPECT_EQ(dst[15 * dst_ld + 15],
-                static_cast<float>((is_signed ? -1 : 255) - zero_point) * scale);
+      EXPECT_EQ(
+          dst[15 * dst_ld + 15],
+          static_cast<float>((is_signed ? -1 : 255) - zero_point) * scale);
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < dst_ld; ++c) {
           const uint8_t byte = src[r * src_ld + c];
-          const int32_t x =
-              is_signed ? static_cast<int8_t>(byte) : static_cast<int32_t>(byte);
+          const int32_t x = is_signed ? static_cast<int8_t>(byte)
+                                      : static_cast<int32_t>(byte);
           const float want =
               c < cols ? static_cast<float>(x - zero_point) * scale : -7.0f;
           ASSERT_EQ(dst[r * dst_ld + c], want)
@@ -195,104 +197,131 @@ uint8_t Byte(int64_t i) { return static_cast<uint8_t>((i * 37 + 11) % 256); }
 
 // Every depth tail of the groups of four, both signs, and the three ways
 // in: K's rows (a group's bytes adjacent), V's rows (16 columns at a time
-// and a ragged edge), and any strides.
+// and a ragged edge), and any strides; with and without the sums.
 TEST_P(RuntimeHelpersTest, PackBIsTheVnniLayoutOfS8WithColumnSums) {
   for (int64_t depth : {1, 3, 4, 5, 18}) {
     for (int layout = 0; layout < 3; ++layout) {
       for (int is_signed : {0, 1}) {
-        const int64_t cols = 37, ldb = 48;
-        const int64_t k_stride = layout == 0 ? 1 : layout == 1 ? cols + 3 : 2;
-        const int64_t n_stride = layout == 0   ? depth + 2
-                                 : layout == 1 ? 1
-                                               : 2 * depth + 1;
-        std::vector<uint8_t> src(cols * n_stride + depth * k_stride);
-        for (size_t i = 0; i < src.size(); ++i) src[i] = Byte(i);
-        const int64_t groups = (depth + 3) / 4;
-        std::vector<int8_t> dst(groups * ldb * 4, 99);
-        std::vector<int32_t> sums(cols, -1);
-        hgc_pack_int8_b(src.data(), k_stride, n_stride, depth, cols, is_signed,
-                        dst.data(), ldb, sums.data());
-        for (int64_t n = 0; n < cols; ++n) {
-          int32_t sum = 0;
-          for (int64_t k = 0; k < groups * 4; ++k) {
-            int32_t want = 0;
-            if (k < depth) {
-              const uint8_t b = src[k * k_stride + n * n_stride];
-              want = is_signed ? static_cast<int8_t>(b) : b - 128;
+        for (int with_sums : {0, 1}) {
+          const int64_t cols = 37, ldb = 48;
+          const int64_t k_stride = layout == 0 ? 1 : layout == 1 ? cols + 3 : 2;
+          const int64_t n_stride = layout == 0   ? depth + 2
+                                   : layout == 1 ? 1
+                                                 : 2 * depth + 1;
+          std::vector<uint8_t> src(cols * n_stride + depth * k_stride);
+          for (size_t i = 0; i < src.size(); ++i) src[i] = Byte(i);
+          const int64_t groups = (depth + 3) / 4;
+          std::vector<int8_t> dst(groups * ldb * 4, 99);
+          std::vector<int32_t> sums(cols, -1);
+          hgc_pack_int8_b(src.data(), k_stride, n_stride, depth, cols,
+                          is_signed, dst.data(), ldb, with_sums, sums.data());
+          for (int64_t n = 0; n < cols; ++n) {
+            int32_t sum = 0;
+            for (int64_t k = 0; k < groups * 4; ++k) {
+              int32_t want = 0;
+              if (k < depth) {
+                const uint8_t b = src[k * k_stride + n * n_stride];
+                want = is_signed ? static_cast<int8_t>(b) : b - 128;
+              }
+              sum += want;
+              ASSERT_EQ(dst[((k / 4) * ldb + n) * 4 + k % 4], want)
+                  << "depth " << depth << " layout " << layout << " signed "
+                  << is_signed << " k " << k << " n " << n;
             }
-            sum += want;
-            ASSERT_EQ(dst[((k / 4) * ldb + n) * 4 + k % 4], want)
-                << "depth " << depth << " layout " << layout << " signed "
-                << is_signed << " k " << k << " n " << n;
+            EXPECT_EQ(sums[n], with_sums ? sum : -1)
+                << "depth " << depth << " column " << n;
           }
-          EXPECT_EQ(sums[n], sum) << "depth " << depth << " column " << n;
+          EXPECT_EQ(dst[(groups - 1) * ldb * 4 + cols * 4], 99);  // past N
         }
-        EXPECT_EQ(dst[(groups - 1) * ldb * 4 + cols * 4], 99);  // past N
       }
     }
   }
 }
 
+// Rows stored contiguously (Q's rows, 32 bytes at a time and a ragged
+// edge) and columns apart, both signs, with and without the sums.
 TEST_P(RuntimeHelpersTest, PackAIsU8RowsWithRowSums) {
-  for (int is_signed : {0, 1}) {
-    const int64_t rows = 5, cols = 19, row_stride = 1, col_stride = 6;
-    std::vector<uint8_t> src(cols * col_stride);
-    for (size_t i = 0; i < src.size(); ++i) src[i] = Byte(i);
-    const int64_t ld = 32;
-    std::vector<uint8_t> dst(rows * ld, 7);
-    std::vector<int32_t> sums(rows, -1);
-    hgc_pack_int8_a(src.data(), row_stride, col_stride, rows, cols, is_signed,
-                    dst.data(), ld, sums.data());
-    for (int64_t r = 0; r < rows; ++r) {
-      int32_t sum = 0;
-      for (int64_t c = 0; c < ld; ++c) {
-        int32_t want = 7;  // past the row: untouched
-        if (c < cols) {
-          const uint8_t b = src[r * row_stride + c * col_stride];
-          want = is_signed ? static_cast<int8_t>(b) + 128 : b;
-          sum += want;
+  for (int64_t col_stride : {1, 6}) {
+    for (int is_signed : {0, 1}) {
+      for (int with_sums : {0, 1}) {
+        const int64_t rows = 5, cols = col_stride == 1 ? 45 : 19;
+        const int64_t row_stride = col_stride == 1 ? cols + 2 : 1;
+        std::vector<uint8_t> src(rows * row_stride + cols * col_stride);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = Byte(i);
+        const int64_t ld = 64;
+        std::vector<uint8_t> dst(rows * ld, 7);
+        std::vector<int32_t> sums(rows, -1);
+        hgc_pack_int8_a(src.data(), row_stride, col_stride, rows, cols,
+                        is_signed, dst.data(), ld, with_sums, sums.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          int32_t sum = 0;
+          for (int64_t c = 0; c < ld; ++c) {
+            int32_t want = 7;  // past the row: untouched
+            if (c < cols) {
+              const uint8_t b = src[r * row_stride + c * col_stride];
+              want = is_signed ? static_cast<int8_t>(b) + 128 : b;
+              sum += want;
+            }
+            ASSERT_EQ(dst[r * ld + c], want)
+                << "signed " << is_signed << " at " << r << ", " << c;
+          }
+          EXPECT_EQ(sums[r], with_sums ? sum : -1);
         }
-        ASSERT_EQ(dst[r * ld + c], want)
-            << "signed " << is_signed << " at " << r << ", " << c;
       }
-      EXPECT_EQ(sums[r], sum);
     }
   }
 }
 
-// The zero-point terms against the sum of (a - za) * (b - zb) itself.
+// The zero-point terms against the sum of (a - za) * (b - zb) itself; a
+// zero point of 0 needs the other operand's sums not at all (null here).
 TEST_P(RuntimeHelpersTest, ToF32AppliesTheZeroPointTermsExactly) {
-  const int64_t rows = 3, cols = 17, depth = 9, ld = 20;
-  const int32_t a_zero = 131, b_zero = -7;
-  const float scale = 0.0123f;
-  std::vector<uint8_t> a(rows * depth);
-  std::vector<int8_t> b(depth * cols);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = Byte(i);
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int8_t>(Byte(i + 5));
-  std::vector<int32_t> x(rows * ld, 0), row_sums(rows, 0), col_sums(cols, 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) {
-      for (int64_t k = 0; k < depth; ++k) {
-        x[r * ld + c] += a[r * depth + k] * b[k * cols + c];
+  const std::pair<int32_t, int32_t> zero_points[] = {
+      {131, -7}, {0, -7}, {131, 0}, {0, 0}};
+  for (const auto& [a_zero, b_zero] : zero_points) {
+    const int64_t rows = 3, cols = 17, depth = 9, ld = 20;
+    const float scale = 0.0123f;
+    std::vector<uint8_t> a(rows * depth);
+    std::vector<int8_t> b(depth * cols);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = Byte(i);
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = static_cast<int8_t>(Byte(i + 5));
+    std::vector<int32_t> x(rows * ld, 0), row_sums(rows, 0), col_sums(cols, 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        for (int64_t k = 0; k < depth; ++k) {
+          x[r * ld + c] += a[r * depth + k] * b[k * cols + c];
+        }
       }
+      for (int64_t k = 0; k < depth; ++k) row_sums[r] += a[r * depth + k];
     }
-    for (int64_t k = 0; k < depth; ++k) row_sums[r] += a[r * depth + k];
-  }
-  for (int64_t c = 0; c < cols; ++c) {
-    for (int64_t k = 0; k < depth; ++k) col_sums[c] += b[k * cols + c];
-  }
-  hgc_int8_to_f32(x.data(), ld, rows, cols, row_sums.data(), col_sums.data(),
-                  a_zero, b_zero, depth, scale);
-  const float* out = reinterpret_cast<const float*>(x.data());
-  for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
-      int64_t exact = 0;
-      for (int64_t k = 0; k < depth; ++k) {
-        exact +=
-            int64_t{a[r * depth + k] - a_zero} * (b[k * cols + c] - b_zero);
+      for (int64_t k = 0; k < depth; ++k) col_sums[c] += b[k * cols + c];
+    }
+    // Out of place, into rows of another stride (the result's rows); the
+    // elements between them stay as they were.
+    const int64_t dst_ld = 23;
+    const float untouched = -1.5f;
+    std::vector<float> out(rows * dst_ld, untouched);
+    const std::vector<int32_t> sums = x;
+    hgc_int8_to_f32(x.data(), ld, rows, cols,
+                    b_zero == 0 ? nullptr : row_sums.data(),
+                    a_zero == 0 ? nullptr : col_sums.data(), a_zero, b_zero,
+                    depth, scale, out.data(), dst_ld);
+    EXPECT_EQ(x, sums);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = cols; c < dst_ld; ++c) {
+        ASSERT_EQ(out[r * dst_ld + c], untouched) << r << ", " << c;
       }
-      ASSERT_EQ(out[r * ld + c], static_cast<float>(exact) * scale)
-          << r << ", " << c;
+      for (int64_t c = 0; c < cols; ++c) {
+        int64_t exact = 0;
+        for (int64_t k = 0; k < depth; ++k) {
+          exact +=
+              int64_t{a[r * depth + k] - a_zero} * (b[k * cols + c] - b_zero);
+        }
+        ASSERT_EQ(out[r * dst_ld + c], static_cast<float>(exact) * scale)
+            << "zero points " << a_zero << ", " << b_zero << " at " << r << ", "
+            << c;
+      }
     }
   }
 }
@@ -301,8 +330,7 @@ TEST_P(RuntimeHelpersTest, ToF32AppliesTheZeroPointTermsExactly) {
 // the reference's order, and each row's 16 running maxima.
 TEST_P(RuntimeHelpersTest, ScoresApplyScaleMaskAndRowMaxima) {
   const int64_t rows = 2, cols = 37, depth = 4, ld = 40;
-  std::vector<int32_t> x(rows * ld), row_sums = {10, 20},
-                                     col_sums(cols);
+  std::vector<int32_t> x(rows * ld), row_sums = {10, 20}, col_sums(cols);
   std::vector<float> mask(cols);
   for (int64_t c = 0; c < cols; ++c) {
     col_sums[c] = static_cast<int32_t>(c) - 5;
@@ -316,8 +344,8 @@ TEST_P(RuntimeHelpersTest, ScoresApplyScaleMaskAndRowMaxima) {
   const float scale = 0.01f, score_scale = 0.125f;
   std::vector<float> row_max(16 * rows, 0.0f);
   hgc_int8_scores(x.data(), ld, rows, cols, row_sums.data(), col_sums.data(),
-                  a_zero, b_zero, depth, scale, 1, &score_scale, 1,
-                  mask.data(), 1, row_max.data());
+                  a_zero, b_zero, depth, scale, 1, &score_scale, 1, mask.data(),
+                  1, row_max.data());
   for (int64_t r = 0; r < rows; ++r) {
     std::vector<float> lanes(16, -INFINITY);
     for (int64_t c = 0; c < cols; ++c) {
@@ -363,8 +391,7 @@ TEST_P(RuntimeHelpersTest, QuantizeRowsRoundsAsTheQuantizeOp) {
     for (float& x : doubled) x *= 2.0f;
     const float divisor = 2.0f;
     hgc_quantize_rows_int8(doubled.data(), cols, 1, cols, &divisor, 1.0f,
-                           c.zero_point,
-                           c.to_signed, dst.data(), cols, &sum);
+                           c.zero_point, c.to_signed, dst.data(), cols, &sum);
     int32_t want_sum = 0;
     for (int64_t i = 0; i < cols; ++i) {
       const int32_t stored = c.want[i] + (c.to_signed ? 128 : 0);

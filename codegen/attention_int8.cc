@@ -1,12 +1,14 @@
 #include "codegen/attention_int8.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/attention_quant.h"
+#include "analysis/graph_utils.h"
 #include "codegen/runtime_helpers.h"
 #include "microkernels/brgemm_dispatch.h"
 #include "microkernels/kernel_cache.h"
@@ -60,9 +62,33 @@ int64_t PackedBytes(int64_t depth, int64_t ldb) {
 
 namespace {
 
-// The int8 path's zero points and scales, row strides (AttentionPlan's
-// *_ld) and whether Q is read in place, from the shapes and the QDQ ops.
-void PlanInt8(AttentionPlan& p) {
+// The product of the Q ops when each multiplies the dequantized Q by a
+// constant f32 scalar or divides it by one (torch's SDPA export scales Q
+// so); nullopt for any other op. Folded into the scores' scale: the
+// products are summed exactly either way, so the scores differ from the
+// reference's by rounding only.
+std::optional<double> QOpsFactor(const AttentionMatch& m) {
+  double factor = 1;
+  for (const Op* op : m.q_ops) {
+    const bool mul = op->kind_id() == OpKind::kMul;
+    if ((!mul && op->kind_id() != OpKind::kDiv) ||
+        op->result()->type().dtype != DType::kF32) {
+      return std::nullopt;
+    }
+    // The constant (a splat of any shape, broadcast): either side of a
+    // product, the divisor of a quotient.
+    std::optional<double> c = SplatValue(op->operand(1));
+    if (!c.has_value() && mul) c = SplatValue(op->operand(0));
+    if (!c.has_value()) return std::nullopt;
+    factor = mul ? factor * *c : factor / *c;
+  }
+  return factor;
+}
+
+// The int8 path's zero points and scales (`q_factor`: the Q ops'), row
+// strides (AttentionPlan's *_ld) and whether Q is read in place, from the
+// shapes and the QDQ ops.
+void PlanInt8(AttentionPlan& p, double q_factor) {
   const AttentionMatch& m = p.m;
   const OperandQuant prob = attention_quant::ParamsOf(*m.prob_ops[0]);
   p.p_quant = prob;
@@ -71,7 +97,7 @@ void PlanInt8(AttentionPlan& p) {
   p.k_zero = StoredZero(p.k_quant.zero_point, IsSigned(m.k.param), false);
   p.p_zero = StoredZero(prob.zero_point, p.p_signed, true);
   p.v_zero = StoredZero(p.v_quant.zero_point, IsSigned(m.v.param), false);
-  p.qk_scale = p.q_quant.scale * p.k_quant.scale;
+  p.qk_scale = static_cast<float>(p.q_quant.scale * p.k_quant.scale * q_factor);
   p.pv_scale = prob.scale * p.v_quant.scale;
   // u8 Q rows are the kernel's A as they are: read in place unless their
   // sums are needed (K's zero point as stored is not 0).
@@ -123,8 +149,9 @@ absl::StatusOr<std::vector<Int8Kernel>> Int8Kernels(const AttentionPlan& p) {
 
 bool Int8AttentionFits(AttentionPlan& p) {
   const AttentionMatch& m = p.m;
+  const std::optional<double> q_factor = QOpsFactor(m);
   if (m.q_quant.empty() || m.k_quant.empty() || m.v_quant.empty() ||
-      !m.q_ops.empty() || m.prob_ops.size() != 2 ||
+      !q_factor.has_value() || m.prob_ops.size() != 2 ||
       m.prob_ops[0]->kind_id() != OpKind::kQuantize ||
       m.prob_ops[1]->kind_id() != OpKind::kDequantize ||
       p.softmax_type != DType::kF32 || m.seq_kv > kMaxKeys ||
@@ -134,7 +161,7 @@ bool Int8AttentionFits(AttentionPlan& p) {
   // Kernels this CPU's int8 family cannot make for these shapes leave the
   // block to the f32 kernels rather than to a fallback. The strides are
   // the kernels' leading dimensions; AddInt8Scratch sizes by them.
-  PlanInt8(p);
+  PlanInt8(p, *q_factor);
   return Int8Kernels(p).ok();
 }
 

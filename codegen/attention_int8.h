@@ -33,11 +33,13 @@ namespace hgc {
 namespace codegen {
 
 // Whether `p` (its types and blocks planned) can run on the int8 kernels:
-// Q, K and V all quantized, no Q ops, P quantized by exactly one quantize
-// and dequantize pair, f32 softmax, the keys in one block (no more than
-// 8192, so that no s32 sum can overflow), and int8 kernels that this
-// CPU's family can make for its shapes. Sets the int8 row strides
-// (AttentionPlan's *_ld) it checks the kernels with.
+// Q, K and V all quantized, Q ops (if any) that only multiply or divide
+// by constants (folded into the scores' scale), P quantized by exactly one
+// quantize and dequantize pair, f32 softmax, the keys in one block (no
+// more than 8192, so that no s32 sum can overflow), and int8 kernels that
+// this CPU's family can make for its shapes. Sets the int8 zero points,
+// scales and row strides (AttentionPlan's *_ld) it checks the kernels
+// with.
 bool Int8AttentionFits(AttentionPlan& p);
 
 // Per-thread scratch of the int8 path (AttentionPlan's int8 buffers) and

@@ -360,7 +360,8 @@ void PlanVLayout(AttentionPlan& p) {
 absl::Status AddQProgram(LowerState& state, const Op& op, tile::Nest& nest,
                          AttentionPlan& p) {
   const AttentionMatch& m = p.m;
-  if (m.q_ops.empty()) return absl::OkStatus();
+  // The int8 path folds its Q ops (scales) into the scores' scale.
+  if (m.q_ops.empty() || p.int8) return absl::OkStatus();
   const Value* q_value = nullptr;
   for (const Value* x : m.q_ops.front()->operands()) {
     if (x->type().NumElements() != 1) q_value = x;

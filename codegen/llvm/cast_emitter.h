@@ -76,16 +76,19 @@ llvm::Value* EmitS32ToF32RoundToOdd(llvm::IRBuilder<>& b, llvm::Value* x);
 
 // quantize: saturate(round_half_even(x / scale) + zero_point) to `to` (s8
 // or u8, result i8). x and scale are f32 of the same shape (splat a
-// per-tensor scale), zero_point i32 of that shape or nullptr for 0. IEEE
-// division, not a multiply by 1/scale, as the reference; NaN gives
-// zero_point, +-inf saturate.
+// per-tensor scale), zero_point i32 of that shape or nullptr for 0. The
+// IEEE quotient, as the reference divides: by a division, or where scale
+// is a constant of ordinary magnitude by 1 / scale with an FMA correction
+// that rounds to the same quotient; NaN gives zero_point, +-inf saturate.
 llvm::Value* EmitQuantize(llvm::IRBuilder<>& b, llvm::Value* x,
                           llvm::Value* scale, llvm::Value* zero_point,
                           DType to);
 
 // dequantize: f32(x - zero_point) * scale for x of dtype `from` (s8, u8:
-// i8; s32: i32). The subtraction is exact (done in 64 bits for s32), then
-// rounded once to f32. zero_point: i32 of x's shape or nullptr.
+// i8; s32: i32). The subtraction is exact (done in 64 bits for s32 with
+// a zero point), then rounded once to f32. zero_point: i32 of x's shape
+// or nullptr (a constant 0 counts as nullptr: s32 then converts without
+// widening).
 llvm::Value* EmitDequantize(llvm::IRBuilder<>& b, llvm::Value* x, DType from,
                             llvm::Value* scale, llvm::Value* zero_point);
 

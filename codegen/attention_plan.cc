@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/attention_attrs.h"
 #include "analysis/graph_utils.h"
+#include "codegen/attention_bf16.h"
 #include "codegen/attention_int8.h"
 #include "codegen/attention_kernels.h"
 #include "codegen/nest_buffers.h"
@@ -157,8 +158,9 @@ void AddScratch(tile::Nest& nest, int num_threads, AttentionPlan& p) {
   p.stats = nest.AddLocal(
       12 * mb, "stats",
       absl::StrCat("f32[3, ", mb, "] running max, sum, block max"));
-  if (p.int8) {
-    AddInt8Scratch(nest, p);  // its own packs instead of the f32 copies
+  if (p.int8 || p.bf16) {  // their own packs instead of the f32 copies
+    if (p.int8) AddInt8Scratch(nest, p);
+    if (p.bf16) AddBf16Scratch(nest, p);
     return;
   }
   if (p.k_packed && p.k_type != DType::kF32) {
@@ -452,11 +454,13 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   // The QDQ form on the int8 kernels where it fits: its own packs replace
   // the f32 path's copies and the kernels' prefetches.
   p.int8 = Int8AttentionFits(p);
-  if (p.int8) {
+  // Likewise bf16 Q, K, V and P on the bf16 kernels.
+  p.bf16 = !p.int8 && Bf16AttentionFits(p);
+  if (p.int8 || p.bf16) {
     p.k_packed = p.kt_per_block = p.v_packed = p.v_panels = false;
     p.prefetch = p.kernel_prefetch_k = p.kernel_prefetch_v = false;
     p.prefetch_k_lines = p.prefetch_v_lines = 0;
-    p.int8_direct_out = p.out_casts.empty() &&
+    p.int8_direct_out = p.int8 && p.out_casts.empty() &&
                         m.result->type().dtype == DType::kF32 &&
                         m.out_strides[3] == 1;
   }
@@ -469,10 +473,13 @@ absl::StatusOr<AttentionPlan> PlanAttention(LowerState& state, const Op& op,
   p.out = ValueBuffer(state, nest, op.result());
   AddScratch(nest, num_threads, p);
   HGC_RETURN_IF_ERROR(AddQProgram(state, op, nest, p));
-  // On the int8 path, hgc_int8_scores runs what the f32 kernel would.
-  HGC_RETURN_IF_ERROR(PlanKernelScores(state, op, nest, p));
+  // On the int8 path, hgc_int8_scores runs what the f32 kernel would; the
+  // bf16 kernels have no post-ops, so the score pass runs the score ops.
+  if (!p.bf16) HGC_RETURN_IF_ERROR(PlanKernelScores(state, op, nest, p));
   HGC_RETURN_IF_ERROR(AddScoreAndProbPrograms(state, op, nest, p));
-  if (absl::Status s = p.int8 ? AddInt8Kernels(nest, p) : AddKernels(nest, p);
+  if (absl::Status s = p.int8   ? AddInt8Kernels(nest, p)
+                       : p.bf16 ? AddBf16Kernels(nest, p)
+                                : AddKernels(nest, p);
       !s.ok()) {
     // A shape the kernels do not take runs unfused, correctly.
     return absl::UnimplementedError(

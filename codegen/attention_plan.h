@@ -142,6 +142,15 @@ struct AttentionPlan {
   bool p_signed = false;
   int32_t q_zero = 0, k_zero = 0, p_zero = 0, v_zero = 0;
   float qk_scale = 1, pv_scale = 1;
+  // The bf16 path (attention_bf16.h): both matmuls on the bf16 kernels.
+  // Its per-thread buffers: packed Kᵀ and V (VNNI-2), the query block's Q
+  // rows (none where Q·Kᵀ reads Q in place, q16_ld its row stride) and P
+  // as bf16; their row strides. P·V's result is bf16, so it goes through
+  // the O tile and the write-out's rounding.
+  bool bf16 = false;
+  bool q16_in_place = false;
+  int kt16 = -1, vp16 = -1, q16 = -1, p16 = -1;
+  int64_t kt16_ld = 0, v16_ld = 0, q16_ld = 0, p16_ld = 0;
 };
 
 // Plans `op` (a fusion op of kind "attention") for a step on

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/attention_bf16.h"
 #include "codegen/attention_int8.h"
 #include "codegen/attention_pack.h"
 #include "codegen/attention_plan.h"
@@ -255,6 +256,12 @@ void BuildKeyBlock(tile::NestBuilder& nb, const AttentionPlan& p,
     }
     return;
   }
+  if (p.bf16) {  // one key block (Bf16AttentionFits)
+    AppendBf16Scores(nb, p, qr.q, qr.m_tail);
+    BuildRowPasses(nb, p, KeyBlock{qr.i0, j0, keys, row_base}, qr.rows, next);
+    AppendBf16Output(nb, p, qr.rows, qr.m_tail);
+    return;
+  }
   if (p.kt_per_block) {
     // Kᵀ of this key block (AppendHeadPack packs the whole head otherwise).
     nb.Append(TransposeIntoKt(p, View{p.k, head.k + j0 * m.k.strides[2], 4},
@@ -363,6 +370,8 @@ void BuildQueryBlock(tile::NestBuilder& nb, const AttentionPlan& p, Expr qb,
   nb.Append(tile::Stmt{tile::Fill{View{p.stats, mb, 4}, mb, 0.0f}});
   if (p.int8) {
     qr.q = AppendInt8QRows(nb, p, head.q + qr.i0 * m.q.strides[2], qr.rows);
+  } else if (p.bf16) {
+    qr.q = AppendBf16QRows(nb, p, head.q + qr.i0 * m.q.strides[2], qr.rows);
   } else {
     qr.q = AppendQRows(nb, p, head, qr.i0, qr.rows);
   }
@@ -407,7 +416,8 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
         tile::Stmt{tile::Fill{View{p.score_scale, 0, 4}, 1, p.scale_constant}});
   }
   // AppendHeadPack writes Kᵀ (packed or widened) into kt and V into vp.
-  const bool packs = (p.kt >= 0 && !p.kt_per_block) || p.vp >= 0 || p.int8;
+  const bool packs =
+      (p.kt >= 0 && !p.kt_per_block) || p.vp >= 0 || p.int8 || p.bf16;
   Expr packed = packs ? nb.Mutable("packed", -1) : Expr(-1);
   nb.ParallelFor(
       "item", 0, items, true, Scratch(p.claims),
@@ -434,6 +444,8 @@ void BuildLoop(tile::NestBuilder& nb, const AttentionPlan& p) {
           nb.If("pack", Select(Eq(packed, kv_head), 0, 1), [&] {
             if (p.int8) {
               AppendInt8HeadPack(nb, p, head.k, head.v);
+            } else if (p.bf16) {
+              AppendBf16HeadPack(nb, p, head.k, head.v);
             } else {
               AppendHeadPack(nb, p, head.k, head.v);
             }

@@ -38,8 +38,11 @@
 // (attention_int8.h); otherwise on the f32 kernels, the operands
 // dequantized as they are copied into scratch, exactly as the dequantize
 // op rounds, and P quantized and dequantized on the tile by the prob
-// program, after the normalization it needs. attention_plan.h holds the
-// plan: types, blocks, strides, scratch, programs and kernels.
+// program, after the normalization it needs. bf16 Q, K and V whose P·V
+// reads a bf16 P, with one key block, run on the bf16 kernels instead of
+// widened where the CPU has bf16 instructions (attention_bf16.h;
+// HGC_BF16_ATTENTION_KERNELS overrides the CPU's say). attention_plan.h
+// holds the plan: types, blocks, strides, scratch, programs and kernels.
 #ifndef HGC_CODEGEN_LOWER_ATTENTION_H_
 #define HGC_CODEGEN_LOWER_ATTENTION_H_
 

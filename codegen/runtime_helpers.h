@@ -103,6 +103,25 @@ void hgc_quantize_rows_int8(const float* src, int64_t src_ld, int64_t rows,
                             int32_t zero_point, int32_t to_signed, uint8_t* dst,
                             int64_t dst_ld, int32_t* row_sums);
 
+// Attention's bf16 path (bf16_helpers.cc): bf16 operands as the bf16
+// kernels read them, moved as 16-bit patterns.
+//
+// B[k][n] = src[k * k_stride + n * n_stride] for k < depth, n < cols,
+// stored in the VNNI-2 layout with ldb columns (element ((k / 2) * ldb +
+// n) * 2 + k % 2; the second of the last pair zero when depth is odd).
+void hgc_pack_bf16_b(const uint16_t* src, int64_t k_stride, int64_t n_stride,
+                     int64_t depth, int64_t cols, uint16_t* dst, int64_t ldb);
+// dst[r * dst_ld + c] = src[r * row_stride + c * col_stride] for r < rows,
+// c < cols: Q rows that are not contiguous, as A.
+void hgc_copy_bf16_rows(const uint16_t* src, int64_t row_stride,
+                        int64_t col_stride, int64_t rows, int64_t cols,
+                        uint16_t* dst, int64_t dst_ld);
+// dst[r * dst_ld + c] = src[r * src_ld + c] narrowed to bf16 bits as
+// hgc_narrow_rows narrows them (nearest even; a NaN keeps its sign and
+// leading payload, quieted), 16 elements at a time: P's rows as P·V's A.
+void hgc_narrow_bf16_rows(const float* src, int64_t src_ld, int64_t rows,
+                          int64_t cols, uint16_t* dst, int64_t dst_ld);
+
 }  // extern "C"
 
 namespace hgc {
@@ -117,6 +136,9 @@ inline constexpr const char kPackInt8A[] = "hgc_pack_int8_a";
 inline constexpr const char kInt8ToF32[] = "hgc_int8_to_f32";
 inline constexpr const char kQuantizeRowsInt8[] = "hgc_quantize_rows_int8";
 inline constexpr const char kInt8Scores[] = "hgc_int8_scores";
+inline constexpr const char kPackBf16B[] = "hgc_pack_bf16_b";
+inline constexpr const char kCopyBf16Rows[] = "hgc_copy_bf16_rows";
+inline constexpr const char kNarrowBf16Rows[] = "hgc_narrow_bf16_rows";
 
 // A helper's name, as step code declares it, and its address.
 struct RuntimeHelperSymbol {
@@ -135,6 +157,9 @@ inline const RuntimeHelperSymbol kRuntimeHelperSymbols[] = {
     {kInt8ToF32, reinterpret_cast<const void*>(&hgc_int8_to_f32)},
     {kQuantizeRowsInt8, reinterpret_cast<const void*>(&hgc_quantize_rows_int8)},
     {kInt8Scores, reinterpret_cast<const void*>(&hgc_int8_scores)},
+    {kPackBf16B, reinterpret_cast<const void*>(&hgc_pack_bf16_b)},
+    {kCopyBf16Rows, reinterpret_cast<const void*>(&hgc_copy_bf16_rows)},
+    {kNarrowBf16Rows, reinterpret_cast<const void*>(&hgc_narrow_bf16_rows)},
 };
 
 }  // namespace codegen

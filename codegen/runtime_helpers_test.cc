@@ -403,6 +403,83 @@ TEST_P(RuntimeHelpersTest, QuantizeRowsRoundsAsTheQuantizeOp) {
   }
 }
 
+// K keys-major (pairs adjacent, columns whole words apart or not), V's
+// rows (32 and 16 columns a step and a ragged edge), and any strides; odd
+// depths pad their last pair with a zero.
+TEST_P(RuntimeHelpersTest, PackBf16BIsTheVnni2Layout) {
+  for (int64_t depth : {1, 2, 5, 18, 33}) {
+    for (int layout = 0; layout < 4; ++layout) {
+      const int64_t cols = 53, ldb = 64;
+      const int64_t k_stride = layout < 2 ? 1 : layout == 2 ? cols + 3 : 2;
+      const int64_t n_stride = layout == 0   ? depth + depth % 2 + 2
+                               : layout == 1 ? depth + 1 + depth % 2
+                               : layout == 2 ? 1
+                                             : 2 * depth + 1;
+      std::vector<uint16_t> src(cols * n_stride + depth * k_stride);
+      for (size_t i = 0; i < src.size(); ++i) {
+        src[i] = static_cast<uint16_t>(i * 40503u + 7);
+      }
+      const int64_t pairs = (depth + 1) / 2;
+      std::vector<uint16_t> dst(pairs * ldb * 2, 0xdead);
+      hgc_pack_bf16_b(src.data(), k_stride, n_stride, depth, cols, dst.data(),
+                      ldb);
+      for (int64_t n = 0; n < cols; ++n) {
+        for (int64_t k = 0; k < pairs * 2; ++k) {
+          const uint16_t want =
+              k < depth ? src[k * k_stride + n * n_stride] : 0;
+          ASSERT_EQ(dst[((k / 2) * ldb + n) * 2 + k % 2], want)
+              << "depth " << depth << " layout " << layout << " k " << k
+              << " n " << n;
+        }
+      }
+      EXPECT_EQ(dst[(pairs - 1) * ldb * 2 + cols * 2], 0xdead);  // past N
+    }
+  }
+}
+
+TEST_P(RuntimeHelpersTest, CopyBf16RowsTakesAnyStrides) {
+  for (int64_t col_stride : {1, 7}) {
+    const int64_t rows = 5, cols = 19, row_stride = col_stride == 1 ? 23 : 1;
+    const int64_t dst_ld = 24;
+    std::vector<uint16_t> src(rows * row_stride + cols * col_stride);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(i);
+    std::vector<uint16_t> dst(rows * dst_ld, 0xdead);
+    hgc_copy_bf16_rows(src.data(), row_stride, col_stride, rows, cols,
+                       dst.data(), dst_ld);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < dst_ld; ++c) {
+        const uint16_t want =
+            c < cols ? src[r * row_stride + c * col_stride] : 0xdead;
+        ASSERT_EQ(dst[r * dst_ld + c], want) << r << ", " << c;
+      }
+    }
+  }
+}
+
+// Every rounding case (ties to even either way, carries into the exponent,
+// infinities, NaNs quieted, denormals), in rows with ragged right edges:
+// as hgc_narrow_rows narrows them, its strides unit.
+TEST_P(RuntimeHelpersTest, NarrowBf16RowsRoundsAsNarrowRows) {
+  std::vector<uint32_t> bits = {0x3f808000u, 0x3f818000u, 0x3f80ffffu,
+                                0x7f7fffffu, 0xff7f8000u, 0x7f800000u,
+                                0x7f800001u, 0xffc12345u, 0x00008000u,
+                                0x80018000u, 0x00000000u, 0x80000000u};
+  for (uint32_t i = 0; i < 4000; ++i) bits.push_back(i * 1073741u + 12345u);
+  for (int64_t cols : {1, 15, 16, 17, 40}) {
+    const int64_t src_ld = cols + 3, dst_ld = cols + 5;
+    const int64_t rows = (static_cast<int64_t>(bits.size()) + cols - 1) / cols;
+    std::vector<float> src(rows * src_ld, 0.0f);
+    for (size_t i = 0; i < bits.size(); ++i) {
+      std::memcpy(&src[(i / cols) * src_ld + i % cols], &bits[i], 4);
+    }
+    std::vector<uint16_t> got(rows * dst_ld, 0xdead);
+    std::vector<uint16_t> want(rows * dst_ld, 0xdead);
+    hgc_narrow_bf16_rows(src.data(), src_ld, rows, cols, got.data(), dst_ld);
+    hgc_narrow_rows(src.data(), src_ld, want.data(), dst_ld, 1, rows, cols, 0);
+    ASSERT_EQ(got, want) << "cols " << cols;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(IsaCaps, RuntimeHelpersTest,
                          ::testing::Values(hgc::Isa::kAvx512CoreAmx,
                                            hgc::Isa::kAvx2),

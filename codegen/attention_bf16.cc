@@ -1,0 +1,250 @@
+#include "codegen/attention_bf16.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/runtime_helpers.h"
+#include "microkernels/brgemm_dispatch.h"
+#include "microkernels/kernel_cache.h"
+#include "support/cpu_features.h"
+#include "support/status_macros.h"
+
+namespace hgc {
+namespace codegen {
+namespace {
+
+using microkernels::BrgemmDataType;
+using microkernels::BrgemmDesc;
+using tile::Call;
+using tile::Expr;
+using tile::View;
+
+int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// HGC_BF16_ATTENTION_KERNELS: "1" takes the bf16 path on any bf16 kernels,
+// "0" never takes it; otherwise (unset) the CPU decides.
+enum class Choice { kByCpu, kAlways, kNever };
+
+Choice EnvironmentChoice() {
+  static const Choice choice = [] {
+    const char* env = std::getenv("HGC_BF16_ATTENTION_KERNELS");
+    if (env != nullptr && std::strcmp(env, "1") == 0) return Choice::kAlways;
+    if (env != nullptr && std::strcmp(env, "0") == 0) return Choice::kNever;
+    return Choice::kByCpu;
+  }();
+  return choice;
+}
+
+Call::Region Region(const char* role, View view, Expr rows, Expr row_stride,
+                    Expr cols, Expr col_stride, bool write) {
+  Call::Region r;
+  r.role = role;
+  r.view = std::move(view);
+  r.rows = std::move(rows);
+  r.row_stride = std::move(row_stride);
+  r.cols = std::move(cols);
+  r.col_stride = std::move(col_stride);
+  r.write = write;
+  return r;
+}
+
+// A packed B's elements: pairs of rows of `ldb` columns.
+int64_t PackedElements(int64_t depth, int64_t ldb) {
+  return (depth + 1) / 2 * ldb * 2;
+}
+
+// The bf16 path's row strides and whether Q is read in place, from the
+// shapes.
+void PlanBf16(AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  p.q16_in_place = m.q.strides[3] == 1 && m.q.strides[2] >= m.head_dim;
+  p.kt16_ld = RoundUp(m.seq_kv, 16);
+  p.v16_ld = RoundUp(m.head_dim_v, 16);
+  p.q16_ld = p.q16_in_place ? m.q.strides[2] : RoundUp(m.head_dim, 16);
+  p.p16_ld = RoundUp(m.seq_kv, 32) + 32;  // whole lines and one more
+}
+
+// A kernel and its code.
+struct Bf16Kernel {
+  BrgemmDesc desc;
+  std::shared_ptr<const microkernels::BrgemmKernel> code;
+};
+
+// Q·Kᵀ's and P·V's kernels of family `isa` for a whole query block and
+// for the query tail (in that order: qk, pv, qk tail, pv tail), from the
+// kernel cache.
+absl::StatusOr<std::vector<Bf16Kernel>> Bf16Kernels(const AttentionPlan& p,
+                                                    Isa isa) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb;
+  std::vector<Bf16Kernel> kernels;
+  for (int mt = 0; mt < 2; ++mt) {
+    const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
+    BrgemmDesc qk = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kBf16,
+                                                 rows, m.seq_kv, m.head_dim);
+    qk.lda = p.q16_ld;
+    qk.ldb = p.kt16_ld;
+    qk.ldc = p.s_ld;
+    BrgemmDesc pv = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kBf16,
+                                                 rows, m.head_dim_v, m.seq_kv);
+    pv.lda = p.p16_ld;
+    pv.ldb = p.v16_ld;
+    pv.ldc = m.head_dim_v;
+    for (BrgemmDesc* d : {&qk, &pv}) {
+      d->batch_kind = microkernels::BatchKind::kStrided;
+      HGC_ASSIGN_OR_RETURN(auto code,
+                           microkernels::BrgemmKernelCache::Global().Get(*d));
+      kernels.push_back(Bf16Kernel{*d, std::move(code)});
+    }
+  }
+  return kernels;
+}
+
+// The bf16 family the path runs on: a bf16 instruction family, or any
+// when the environment says always; kNone where the path is not taken.
+Isa Bf16Isa() {
+  const Choice choice = EnvironmentChoice();
+  if (choice == Choice::kNever) return Isa::kNone;
+  // Without AVX512_BF16 the choice is a widening kernel: no need to ask
+  // (the first question times the kernels).
+  const bool always = choice == Choice::kAlways;
+  if (!always && !IsaAvailable(Isa::kAvx512CoreBf16)) return Isa::kNone;
+  absl::StatusOr<Isa> isa =
+      microkernels::SelectBrgemmIsa(BrgemmDataType::kBf16);
+  if (!isa.ok()) return Isa::kNone;
+  return always || *isa >= Isa::kAvx512CoreBf16 ? *isa : Isa::kNone;
+}
+
+}  // namespace
+
+bool Bf16AttentionFits(AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  if (p.q_type != DType::kBF16 || p.k_type != DType::kBF16 ||
+      p.v_type != DType::kBF16 || !m.q_ops.empty() ||
+      m.pv->operand(0)->type().dtype != DType::kBF16 || !p.normalize ||
+      m.seq_kv > p.blocks.nb || p.heads_as_rows != 1) {
+    return false;
+  }
+  const Isa isa = Bf16Isa();
+  if (isa == Isa::kNone) return false;
+  // Kernels this family cannot make for these shapes leave the block to
+  // the f32 kernels. AddBf16Scratch sizes by the strides set here.
+  PlanBf16(p);
+  return Bf16Kernels(p, isa).ok();
+}
+
+void AddBf16Scratch(tile::Nest& nest, AttentionPlan& p) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb, d = m.head_dim, dv = m.head_dim_v,
+                keys = m.seq_kv;
+  p.kt16 = nest.AddPerThread(
+      2 * PackedElements(d, p.kt16_ld), "kt16",
+      absl::StrCat("bf16[", d, ", ", keys, "] K transposed, one head, VNNI-2"));
+  p.vp16 = nest.AddPerThread(
+      2 * PackedElements(keys, p.v16_ld), "vp16",
+      absl::StrCat("bf16[", keys, ", ", dv, "] V of one head, VNNI-2"));
+  if (!p.q16_in_place) {
+    p.q16 = nest.AddPerThread(2 * mb * p.q16_ld, "q16",
+                              absl::StrCat("bf16[", mb, ", ", d, "] Q rows"));
+  }
+  p.p16 = nest.AddPerThread(2 * mb * p.p16_ld, "p16",
+                            absl::StrCat("bf16[", mb, ", ", keys, "] P rows"));
+}
+
+absl::Status AddBf16Kernels(tile::Nest& nest, AttentionPlan& p) {
+  const Isa isa = Bf16Isa();
+  if (isa == Isa::kNone) return absl::InternalError("no bf16 kernels");
+  HGC_ASSIGN_OR_RETURN(std::vector<Bf16Kernel> kernels, Bf16Kernels(p, isa));
+  for (int mt = 0; mt < 2; ++mt) {
+    Bf16Kernel& qk = kernels[2 * mt];
+    Bf16Kernel& pv = kernels[2 * mt + 1];
+    p.qk_kernels.At(mt, false) = nest.AddKernel(qk.desc, std::move(qk.code));
+    p.pv_kernels.At(mt, false) = nest.AddKernel(pv.desc, std::move(pv.code));
+  }
+  return absl::OkStatus();
+}
+
+void AppendBf16HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
+                        Expr k_base, Expr v_base) {
+  const AttentionMatch& m = p.m;
+  const int64_t d = m.head_dim, dv = m.head_dim_v, keys = m.seq_kv;
+  // Kᵀ: B[d][j] = K[j][d].
+  Call k;
+  k.helper = kPackBf16B;
+  k.args = {
+      View{p.k, k_base, 2}, Expr(m.k.strides[3]), Expr(m.k.strides[2]), Expr(d),
+      Expr(keys),           View{p.kt16, 0, 2},   Expr(p.kt16_ld)};
+  k.regions = {Region("k", View{p.k, k_base, 2}, keys, m.k.strides[2], d,
+                      m.k.strides[3], false),
+               Region("kt16", View{p.kt16, 0, 2}, 1, 0,
+                      PackedElements(d, p.kt16_ld), 1, true)};
+  nb.Append(tile::Stmt{std::move(k)});
+  // V: B[j][e] = V[j][e].
+  Call v;
+  v.helper = kPackBf16B;
+  v.args = {View{p.v, v_base, 2},
+            Expr(m.v.strides[2]),
+            Expr(m.v.strides[3]),
+            Expr(keys),
+            Expr(dv),
+            View{p.vp16, 0, 2},
+            Expr(p.v16_ld)};
+  v.regions = {Region("v", View{p.v, v_base, 2}, keys, m.v.strides[2], dv,
+                      m.v.strides[3], false),
+               Region("vp16", View{p.vp16, 0, 2}, 1, 0,
+                      PackedElements(keys, p.v16_ld), 1, true)};
+  nb.Append(tile::Stmt{std::move(v)});
+}
+
+View AppendBf16QRows(tile::NestBuilder& nb, const AttentionPlan& p, Expr q_row0,
+                     Expr rows) {
+  const AttentionMatch& m = p.m;
+  if (p.q16_in_place) return View{p.q, q_row0, 2};
+  Call q;
+  q.helper = kCopyBf16Rows;
+  q.args = {
+      View{p.q, q_row0, 2}, Expr(m.q.strides[2]), Expr(m.q.strides[3]), rows,
+      Expr(m.head_dim),     View{p.q16, 0, 2},    Expr(p.q16_ld)};
+  q.regions = {
+      Region("q", View{p.q, q_row0, 2}, rows, m.q.strides[2], m.head_dim,
+             m.q.strides[3], false),
+      Region("q16", View{p.q16, 0, 2}, rows, p.q16_ld, m.head_dim, 1, true)};
+  nb.Append(tile::Stmt{std::move(q)});
+  return View{p.q16, 0, 2};
+}
+
+void AppendBf16Scores(tile::NestBuilder& nb, const AttentionPlan& p,
+                      View q_rows, Expr m_tail) {
+  tile::Brgemm qk;
+  qk.kernel = p.qk_kernels.Pick(m_tail, 0);
+  qk.a = std::move(q_rows);
+  qk.b = View{p.kt16, 0, 2};
+  qk.c = View{p.s, 0, 4};
+  nb.Append(tile::Stmt{std::move(qk)});
+}
+
+void AppendBf16Output(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
+                      Expr m_tail) {
+  const AttentionMatch& m = p.m;
+  Call narrow;
+  narrow.helper = kNarrowBf16Rows;
+  narrow.args = {View{p.s, 0, 4}, Expr(p.s_ld),      rows,
+                 Expr(m.seq_kv),  View{p.p16, 0, 2}, Expr(p.p16_ld)};
+  narrow.regions = {
+      Region("p", View{p.s, 0, 4}, rows, p.s_ld, m.seq_kv, 1, false),
+      Region("p16", View{p.p16, 0, 2}, rows, p.p16_ld, m.seq_kv, 1, true)};
+  nb.Append(tile::Stmt{std::move(narrow)});
+  tile::Brgemm pv;
+  pv.kernel = p.pv_kernels.Pick(m_tail, 0);
+  pv.a = View{p.p16, 0, 2};
+  pv.b = View{p.vp16, 0, 2};
+  pv.c = View{p.o, 0, 4};
+  nb.Append(tile::Stmt{std::move(pv)});
+}
+
+}  // namespace codegen
+}  // namespace hgc

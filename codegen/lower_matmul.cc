@@ -138,7 +138,8 @@ absl::Status PlanKernels(tile::Nest& nest, LayerPlan& p, int num_threads) {
                                                     last ? last_k : p.kc);
         d.lda = l.k;
         d.ldb = p.blocked ? nn : l.n;
-        d.ldc = l.n;
+        // A C scratch is one tile a thread, in L1 for the post-ops.
+        d.ldc = l.c_scratch ? p.t.nb : l.n;
         d.accumulate = role != kFirstChunk;
         d.bias = last && l.bias != nullptr;
         d.relu = last && l.relu;
@@ -277,7 +278,9 @@ absl::Status AddPostOps(tile::Nest& nest, const Op& op, LayerPlan& p,
                                       nest.FrameIndex(p.out), prog, constants));
   RowInput c;
   c.value = l.matmul->result();
-  c.buffer = nest.FrameIndex(p.c);
+  // A C scratch tile is the RowMap's in_row; otherwise C is the output.
+  c.from_in_row = l.c_scratch;
+  if (!l.c_scratch) c.buffer = nest.FrameIndex(p.c);
   // A bf16 result sits in the kernel's f32 C.
   c.rounded_from_f32 = c.value->type().dtype != DType::kF32 &&
                        c.value->type().dtype != DType::kS32;
@@ -326,7 +329,7 @@ void BuildTileLoop(tile::NestBuilder& nb, const LayerPlan& p) {
       c.kernel = p.kernels[role].Pick(m_tail, n_tail);
       c.a = {p.a, a_off + k0, es};
       c.b = {p.b, b_off + k0 * b_row, es};
-      c.c = {p.c, c_off, c_es};
+      c.c = {p.c, l.c_scratch ? Expr(0) : c_off, c_es};
       const bool last = role == kLastChunk || p.chunks == 1;
       if (last && p.bias >= 0) c.bias = tile::View{p.bias, n0, 4};
       nb.Append(tile::Stmt{std::move(c)});
@@ -348,6 +351,7 @@ void BuildTileLoop(tile::NestBuilder& nb, const LayerPlan& p) {
       map.row = bi * l.m + m0 + row;
       map.col_begin = n0;
       map.col_end = n0 + ncount;
+      if (l.c_scratch) map.in_row = tile::View{p.c, row * t.nb, c_es};
       nb.Append(tile::Stmt{std::move(map)});
     });
   });
@@ -407,9 +411,11 @@ absl::StatusOr<tile::Nest> LowerMatmulGroup(LowerState& state, const Op& op,
                 : nest.AddArenaScratch(
                       elements * DTypeSize(l.out->type().dtype),
                       absl::StrCat("layer", i), l.out->type().ToString());
-    p.c = l.c_scratch ? nest.AddArenaScratch(elements * 4, absl::StrCat("c", i),
-                                             "f32/s32 C scratch")
-                      : p.out;
+    p.c = l.c_scratch
+              ? nest.AddPerThread(
+                    p.t.mb * p.t.nb * 4, absl::StrCat("c", i),
+                    absl::StrCat("f32/s32 C tile, ", p.t.mb, " x ", p.t.nb))
+              : p.out;
     if (l.bias != nullptr) p.bias = param_buffer(l.bias);
     HGC_RETURN_IF_ERROR(AddPostOps(nest, op, p, param_buffer, constants, i));
     const Value* bp = l.matmul->operand(1);

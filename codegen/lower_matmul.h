@@ -10,10 +10,11 @@
 // its output, statically split across threads by tile index; per tile:
 //   1. BRGEMM calls over the K chunks (the first overwrites C, the middle
 //      ones accumulate, the last applies the kernel's post-ops), writing
-//      the C tile into the output buffer (ldc = N); the kernel table entry
-//      is selected by whether the tile is an M / N tail;
-//   2. the layer's post-ops over that tile (a RowMap per row, in place),
-//      while it is still in L1.
+//      the C tile into the output buffer (ldc = N) or the thread's C
+//      tile (below); the kernel table entry is selected by whether the
+//      tile is an M / N tail;
+//   2. the layer's post-ops over that tile (a RowMap per row, in place or
+//      from the C tile), while it is still in L1.
 // `"mlp"` groups run their layers in the same nest with a barrier between
 // layers (none where each thread reads only rows it wrote); intermediates
 // live in the arena.
@@ -34,9 +35,10 @@
 // C: the kernel writes f32 (s32 for int8) into the layer's output when the
 // matmul result has that type and the output has 4-byte elements (the
 // post-ops then rewrite each element in place); otherwise (a bf16 result,
-// or post-ops ending in bf16 or a requantized u8 / s8) into an arena
-// scratch, from which the post-ops, or for a bare bf16 matmul the rounding
-// to bf16, write the output.
+// or post-ops ending in bf16 or a requantized u8 / s8) into a per-thread C
+// tile (ldc = the tile's width, so it stays in L1 rather than spreading
+// over a layer-sized buffer), from which the post-ops, or for a bare bf16
+// matmul the rounding to bf16, write the output.
 //
 // Post-ops that are just a bias row ([N] or [1, N], f32) and / or relu on an
 // f32 layer run inside the kernel of the tile's last K chunk, as it stores
@@ -90,7 +92,7 @@ int64_t ChooseKChunk(int64_t k);
 // The nest of `op`, a fusion op of kind "matmul" or "mlp", for a step on
 // `num_threads` threads: its packs (weight packing once, per-call
 // packing), kernels and tile loops. Its buffers come from state.refs;
-// packed weights and C scratch get constant slots and arena regions of
+// packed weights and C tiles get constant slots and arena regions of
 // `state`. Unimplemented for what this lowering does not cover
 // (SplitLayers, matmul_layers.h): other dtypes (f16), transpose_a on a
 // later layer of an mlp, post-ops that change the shape.

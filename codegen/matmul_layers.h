@@ -50,7 +50,8 @@ struct Layer {
   // The kernel's C is f32 or s32; it is written straight into the layer's
   // output (where the post-ops rewrite it in place) when the matmul result
   // is that type and the output has 4-byte elements too, else into an f32 /
-  // s32 scratch from which the post-ops (or the rounding to bf16) read.
+  // s32 tile of per-thread scratch from which the post-ops (or the rounding
+  // to bf16) read.
   bool c_scratch = false;
   // Post-ops the f32 kernel applies itself as it stores C (brgemm_desc.h):
   // a bias row (`bias`, a group param of N elements) and / or relu, when

@@ -20,6 +20,7 @@ namespace {
 using microkernels::BrgemmDataType;
 using microkernels::BrgemmDesc;
 using tile::Call;
+using tile::CallRegion;
 using tile::Expr;
 using tile::View;
 
@@ -37,19 +38,6 @@ Choice EnvironmentChoice() {
     return Choice::kByCpu;
   }();
   return choice;
-}
-
-Call::Region Region(const char* role, View view, Expr rows, Expr row_stride,
-                    Expr cols, Expr col_stride, bool write) {
-  Call::Region r;
-  r.role = role;
-  r.view = std::move(view);
-  r.rows = std::move(rows);
-  r.row_stride = std::move(row_stride);
-  r.cols = std::move(cols);
-  r.col_stride = std::move(col_stride);
-  r.write = write;
-  return r;
 }
 
 // A packed B's elements: pairs of rows of `ldb` columns.
@@ -178,10 +166,10 @@ void AppendBf16HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
   k.args = {
       View{p.k, k_base, 2}, Expr(m.k.strides[3]), Expr(m.k.strides[2]), Expr(d),
       Expr(keys),           View{p.kt16, 0, 2},   Expr(p.kt16_ld)};
-  k.regions = {Region("k", View{p.k, k_base, 2}, keys, m.k.strides[2], d,
-                      m.k.strides[3], false),
-               Region("kt16", View{p.kt16, 0, 2}, 1, 0,
-                      PackedElements(d, p.kt16_ld), 1, true)};
+  k.regions = {CallRegion("k", View{p.k, k_base, 2}, keys, m.k.strides[2], d,
+                          m.k.strides[3], false),
+               CallRegion("kt16", View{p.kt16, 0, 2}, 1, 0,
+                          PackedElements(d, p.kt16_ld), 1, true)};
   nb.Append(tile::Stmt{std::move(k)});
   // V: B[j][e] = V[j][e].
   Call v;
@@ -193,10 +181,10 @@ void AppendBf16HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
             Expr(dv),
             View{p.vp16, 0, 2},
             Expr(p.v16_ld)};
-  v.regions = {Region("v", View{p.v, v_base, 2}, keys, m.v.strides[2], dv,
-                      m.v.strides[3], false),
-               Region("vp16", View{p.vp16, 0, 2}, 1, 0,
-                      PackedElements(keys, p.v16_ld), 1, true)};
+  v.regions = {CallRegion("v", View{p.v, v_base, 2}, keys, m.v.strides[2], dv,
+                          m.v.strides[3], false),
+               CallRegion("vp16", View{p.vp16, 0, 2}, 1, 0,
+                          PackedElements(keys, p.v16_ld), 1, true)};
   nb.Append(tile::Stmt{std::move(v)});
 }
 
@@ -209,10 +197,10 @@ View AppendBf16QRows(tile::NestBuilder& nb, const AttentionPlan& p, Expr q_row0,
   q.args = {
       View{p.q, q_row0, 2}, Expr(m.q.strides[2]), Expr(m.q.strides[3]), rows,
       Expr(m.head_dim),     View{p.q16, 0, 2},    Expr(p.q16_ld)};
-  q.regions = {
-      Region("q", View{p.q, q_row0, 2}, rows, m.q.strides[2], m.head_dim,
-             m.q.strides[3], false),
-      Region("q16", View{p.q16, 0, 2}, rows, p.q16_ld, m.head_dim, 1, true)};
+  q.regions = {CallRegion("q", View{p.q, q_row0, 2}, rows, m.q.strides[2],
+                          m.head_dim, m.q.strides[3], false),
+               CallRegion("q16", View{p.q16, 0, 2}, rows, p.q16_ld, m.head_dim,
+                          1, true)};
   nb.Append(tile::Stmt{std::move(q)});
   return View{p.q16, 0, 2};
 }
@@ -235,8 +223,8 @@ void AppendBf16Output(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
   narrow.args = {View{p.s, 0, 4}, Expr(p.s_ld),      rows,
                  Expr(m.seq_kv),  View{p.p16, 0, 2}, Expr(p.p16_ld)};
   narrow.regions = {
-      Region("p", View{p.s, 0, 4}, rows, p.s_ld, m.seq_kv, 1, false),
-      Region("p16", View{p.p16, 0, 2}, rows, p.p16_ld, m.seq_kv, 1, true)};
+      CallRegion("p", View{p.s, 0, 4}, rows, p.s_ld, m.seq_kv, 1, false),
+      CallRegion("p16", View{p.p16, 0, 2}, rows, p.p16_ld, m.seq_kv, 1, true)};
   nb.Append(tile::Stmt{std::move(narrow)});
   tile::Brgemm pv;
   pv.kernel = p.pv_kernels.Pick(m_tail, 0);

@@ -21,6 +21,7 @@ namespace {
 using microkernels::BrgemmDataType;
 using microkernels::BrgemmDesc;
 using tile::Call;
+using tile::CallRegion;
 using tile::Expr;
 using tile::View;
 
@@ -38,19 +39,6 @@ bool IsSigned(const Value* v) { return v->type().dtype == DType::kS8; }
 int32_t StoredZero(int64_t zero_point, bool is_signed, bool is_a) {
   if (is_a) return static_cast<int32_t>(zero_point + (is_signed ? 128 : 0));
   return static_cast<int32_t>(zero_point - (is_signed ? 0 : 128));
-}
-
-Call::Region Region(const char* role, View view, Expr rows, Expr row_stride,
-                    Expr cols, Expr col_stride, bool write) {
-  Call::Region r;
-  r.role = role;
-  r.view = std::move(view);
-  r.rows = std::move(rows);
-  r.row_stride = std::move(row_stride);
-  r.cols = std::move(cols);
-  r.col_stride = std::move(col_stride);
-  r.write = write;
-  return r;
 }
 
 // A packed B's bytes: groups of four rows of `ldb` columns.
@@ -216,13 +204,13 @@ void AppendInt8HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
             Expr(keys),           int32_t{IsSigned(m.k.param)},
             View{p.kt8, 0, 1},    Expr(p.kt8_ld),
             int32_t{k_sums},      View{p.k_sums, 0, 4}};
-  k.regions = {Region("k", View{p.k, k_base, 1}, keys, m.k.strides[2], d,
-                      m.k.strides[3], false),
-               Region("kt8", View{p.kt8, 0, 1}, 1, 0, PackedBytes(d, p.kt8_ld),
-                      1, true)};
+  k.regions = {CallRegion("k", View{p.k, k_base, 1}, keys, m.k.strides[2], d,
+                          m.k.strides[3], false),
+               CallRegion("kt8", View{p.kt8, 0, 1}, 1, 0,
+                          PackedBytes(d, p.kt8_ld), 1, true)};
   if (k_sums) {
     k.regions.push_back(
-        Region("k sums", View{p.k_sums, 0, 4}, 1, 0, keys, 1, true));
+        CallRegion("k sums", View{p.k_sums, 0, 4}, 1, 0, keys, 1, true));
   }
   nb.Append(tile::Stmt{std::move(k)});
   // V: B[j][e] = V[j][e].
@@ -238,13 +226,13 @@ void AppendInt8HeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
             Expr(p.v8_ld),
             int32_t{v_sums},
             View{p.v_sums, 0, 4}};
-  v.regions = {Region("v", View{p.v, v_base, 1}, keys, m.v.strides[2], dv,
-                      m.v.strides[3], false),
-               Region("vp8", View{p.vp8, 0, 1}, 1, 0,
-                      PackedBytes(keys, p.v8_ld), 1, true)};
+  v.regions = {CallRegion("v", View{p.v, v_base, 1}, keys, m.v.strides[2], dv,
+                          m.v.strides[3], false),
+               CallRegion("vp8", View{p.vp8, 0, 1}, 1, 0,
+                          PackedBytes(keys, p.v8_ld), 1, true)};
   if (v_sums) {
     v.regions.push_back(
-        Region("v sums", View{p.v_sums, 0, 4}, 1, 0, dv, 1, true));
+        CallRegion("v sums", View{p.v_sums, 0, 4}, 1, 0, dv, 1, true));
   }
   nb.Append(tile::Stmt{std::move(v)});
 }
@@ -262,12 +250,12 @@ View AppendInt8QRows(tile::NestBuilder& nb, const AttentionPlan& p, Expr q_row0,
             View{p.q8, 0, 1},     Expr(p.q8_ld),
             int32_t{sums},        View{p.q_sums, 0, 4}};
   q.regions = {
-      Region("q", View{p.q, q_row0, 1}, rows, m.q.strides[2], m.head_dim,
-             m.q.strides[3], false),
-      Region("q8", View{p.q8, 0, 1}, rows, p.q8_ld, m.head_dim, 1, true)};
+      CallRegion("q", View{p.q, q_row0, 1}, rows, m.q.strides[2], m.head_dim,
+                 m.q.strides[3], false),
+      CallRegion("q8", View{p.q8, 0, 1}, rows, p.q8_ld, m.head_dim, 1, true)};
   if (sums) {
     q.regions.push_back(
-        Region("q sums", View{p.q_sums, 0, 4}, 1, 0, rows, 1, true));
+        CallRegion("q sums", View{p.q_sums, 0, 4}, 1, 0, rows, 1, true));
   }
   nb.Append(tile::Stmt{std::move(q)});
   return View{p.q8, 0, 1};
@@ -281,11 +269,11 @@ void AddSumRegions(Call& c, View row_sums, Expr rows, int32_t b_zero,
                    View col_sums, int64_t cols, int32_t a_zero) {
   if (b_zero != 0) {
     c.regions.push_back(
-        Region("row sums", std::move(row_sums), 1, 0, rows, 1, false));
+        CallRegion("row sums", std::move(row_sums), 1, 0, rows, 1, false));
   }
   if (a_zero != 0) {
     c.regions.push_back(
-        Region("column sums", std::move(col_sums), 1, 0, cols, 1, false));
+        CallRegion("column sums", std::move(col_sums), 1, 0, cols, 1, false));
   }
 }
 
@@ -299,8 +287,8 @@ void AppendToF32(tile::NestBuilder& nb, View tile, int64_t ld, Expr rows,
   c.helper = kInt8ToF32;
   c.args = {tile,   Expr(ld), rows,        Expr(cols), row_sums, col_sums,
             a_zero, b_zero,   Expr(depth), scale,      dst,      Expr(dst_ld)};
-  c.regions = {Region("tile", tile, rows, ld, cols, 1, false),
-               Region("dst", dst, rows, dst_ld, cols, 1, true)};
+  c.regions = {CallRegion("tile", tile, rows, ld, cols, 1, false),
+               CallRegion("dst", dst, rows, dst_ld, cols, 1, true)};
   AddSumRegions(c, row_sums, rows, b_zero, col_sums, cols, a_zero);
   nb.Append(tile::Stmt{std::move(c)});
 }
@@ -340,17 +328,17 @@ void AppendInt8Scores(tile::NestBuilder& nb, const AttentionPlan& p,
             mask,
             int32_t{p.row_max >= 0},
             row_max};
-  c.regions = {Region("s", s, rows, p.s_ld, m.seq_kv, 1, true)};
+  c.regions = {CallRegion("s", s, rows, p.s_ld, m.seq_kv, 1, true)};
   AddSumRegions(c, q_sums, rows, p.k_zero, View{p.k_sums, 0, 4}, m.seq_kv,
                 p.q_zero);
   if (p.score_scale >= 0) {
-    c.regions.push_back(Region("scale", scale, 1, 0, 1, 1, false));
+    c.regions.push_back(CallRegion("scale", scale, 1, 0, 1, 1, false));
   }
   if (p.mask >= 0) {
-    c.regions.push_back(Region("mask", mask, 1, 0, m.seq_kv, 1, false));
+    c.regions.push_back(CallRegion("mask", mask, 1, 0, m.seq_kv, 1, false));
   }
   if (p.row_max >= 0) {
-    c.regions.push_back(Region("row max", row_max, rows, 16, 16, 1, true));
+    c.regions.push_back(CallRegion("row max", row_max, rows, 16, 16, 1, true));
   }
   nb.Append(tile::Stmt{std::move(c)});
 }
@@ -374,10 +362,10 @@ void AppendInt8Output(tile::NestBuilder& nb, const AttentionPlan& p, Expr rows,
                    Expr(p.p8_ld),
                    View{p.p_sums, 0, 4}};
   quantize.regions = {
-      Region("p", View{p.s, 0, 4}, rows, p.s_ld, m.seq_kv, 1, false),
-      Region("sums", sums, 1, 0, rows, 1, false),
-      Region("p8", View{p.p8, 0, 1}, rows, p.p8_ld, m.seq_kv, 1, true),
-      Region("p sums", View{p.p_sums, 0, 4}, 1, 0, rows, 1, true)};
+      CallRegion("p", View{p.s, 0, 4}, rows, p.s_ld, m.seq_kv, 1, false),
+      CallRegion("sums", sums, 1, 0, rows, 1, false),
+      CallRegion("p8", View{p.p8, 0, 1}, rows, p.p8_ld, m.seq_kv, 1, true),
+      CallRegion("p sums", View{p.p_sums, 0, 4}, 1, 0, rows, 1, true)};
   nb.Append(tile::Stmt{std::move(quantize)});
   tile::Brgemm pv;
   pv.kernel = p.pv_kernels.Pick(m_tail, 0);

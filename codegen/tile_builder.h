@@ -15,6 +15,23 @@ namespace hgc {
 namespace codegen {
 namespace tile {
 
+// A region a runtime helper's Call reads or writes (the tile verifier
+// checks it against its buffer): `rows` rows `row_stride` apart of `cols`
+// elements `col_stride` apart from `view`.
+inline Call::Region CallRegion(const char* role, View view, Expr rows,
+                               Expr row_stride, Expr cols, Expr col_stride,
+                               bool write) {
+  Call::Region r;
+  r.role = role;
+  r.view = std::move(view);
+  r.rows = std::move(rows);
+  r.row_stride = std::move(row_stride);
+  r.cols = std::move(cols);
+  r.col_stride = std::move(col_stride);
+  r.write = write;
+  return r;
+}
+
 // Builds a block statement by statement. For and the other row statements
 // append to the innermost open block.
 class NestBuilder {

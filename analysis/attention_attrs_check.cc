@@ -101,10 +101,14 @@ absl::Status Checker::CheckRoleKinds() {
     return Bad(absl::StrCat("match_prob_ops: ", Name(m_.prob_ops[p->at]), " ",
                             p->why));
   }
-  for (const Op* op : m_.out_ops) {
-    if (!IsFloatCast(*op)) {
+  for (size_t i = 0; i < m_.out_ops.size(); ++i) {
+    const Op* op = m_.out_ops[i];
+    const bool last = i + 1 == m_.out_ops.size();
+    if (!IsFloatCast(*op) &&
+        !(last && attention_quant::IsPerTensorQuantize(*op))) {
       return Bad(absl::StrCat("match_out_ops: ", Name(op),
-                              " is not a cast to a float type"));
+                              " is not a cast to a float type or, last, a "
+                              "per-tensor quantize"));
     }
   }
   for (const Op* op : m_.score_ops) {
@@ -180,8 +184,9 @@ absl::Status Checker::CheckProbChain() {
   return absl::OkStatus();
 }
 
-// From the body's result back to P·V through casts (the out ops), reshapes
-// and transposes: P·V's result seen inside the result's memory.
+// From the body's result back to P·V through casts and a quantize (the
+// out ops), reshapes and transposes: P·V's result seen inside the
+// result's memory.
 absl::StatusOr<View> Checker::OutputView() {
   const Value* cur = m_.result;
   View view = strided_view::Contiguous(cur);
@@ -189,7 +194,7 @@ absl::StatusOr<View> Checker::OutputView() {
   while (cur != m_.pv->result()) {
     const Op* op = cur->defining_op();
     if (op == nullptr) return Bad("the result is not computed from P·V");
-    if (op->kind_id() == OpKind::kCast) {
+    if (op->kind_id() == OpKind::kCast || op->kind_id() == OpKind::kQuantize) {
       if (cast == m_.out_ops.rend() || *cast != op) {
         return Bad(absl::StrCat("match_out_ops: ", Name(op),
                                 " after P·V is not listed in order"));

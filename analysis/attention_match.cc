@@ -222,8 +222,10 @@ absl::StatusOr<View> Matcher::ViewOf(const Value* v,
   return view;
 }
 
-// Walks from the graph's result back to P·V through casts, reshapes and
-// transposes: the P·V result seen inside the result's memory.
+// Walks from the graph's result back to P·V through casts, a per-tensor
+// quantize (the last of the elementwise ops: an int8 model quantizes the
+// block's output for the next matmul), reshapes and transposes: the P·V
+// result seen inside the result's memory.
 absl::StatusOr<View> Matcher::OutputView() {
   const Value* cur = m_.result;
   if (cur->type().NumElements() == 0) return Unfit("empty result");
@@ -233,7 +235,13 @@ absl::StatusOr<View> Matcher::OutputView() {
     if (cur->is_param()) return Unfit("the result is not computed from P·V");
     const Op* op = cur->defining_op();
     const Value* in = op->operand(0);
-    if (op->kind_id() == OpKind::kCast) {
+    if (op->kind_id() == OpKind::kQuantize) {
+      if (!attention_quant::IsPerTensorQuantize(*op) || !casts.empty()) {
+        return Unfit(
+            "a quantize after P·V must be per-tensor and after the casts");
+      }
+      casts.push_back(op);
+    } else if (op->kind_id() == OpKind::kCast) {
       if (!IsFloatCast(*op)) {
         return Unfit("casts after P·V must be to f32, bf16 or f16");
       }

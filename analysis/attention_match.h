@@ -88,8 +88,10 @@ struct AttentionMatch {
   // graph order.
   std::vector<const Op*> prob_ops;
   const Op* pv = nullptr;
-  // Elementwise ops after P·V (casts), then strides: O(b, h, i, e) is
-  // element offset + sum(x_i * out_strides[i]) of the graph's result.
+  // Elementwise ops after P·V in graph order (casts to f32, bf16 or f16,
+  // then at most one per-tensor quantize to u8 or s8), then strides:
+  // O(b, h, i, e) is element offset + sum(x_i * out_strides[i]) of the
+  // graph's result.
   std::vector<const Op*> out_ops;
   int64_t out_offset = 0;
   std::array<int64_t, 4> out_strides = {0, 0, 0, 0};

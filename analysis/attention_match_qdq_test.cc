@@ -266,5 +266,56 @@ graph @g(%q: f32[2, 5, 8], %k: f32[2, 7, 8], %v: f32[2, 7, 8])
                 "with its scale and zero point");
 }
 
+// The output quantized for the next int8 matmul, after the transpose and
+// reshape: the last out op; the attributes list it too.
+TEST(AttentionMatchQdqTest, QuantizedOutput) {
+  Matched m(R"(
+graph @g(%q: u8[2, 3, 5, 8], %k: s8[2, 3, 7, 8], %v: s8[2, 3, 7, 4])
+    -> u8[2, 5, 12] {
+  %qd = dequantize(%q) {scale = 0.03125, zero_point = 32}
+  %kd = dequantize(%k) {scale = 0.0625, zero_point = 0}
+  %vd = dequantize(%v) {scale = 0.25, zero_point = -4}
+  %s = matmul(%qd, %kd) {transpose_b = true}
+  %p = softmax(%s) {axis = -1}
+  %pq = quantize(%p) {scale = 0.0039215686, zero_point = 0, to = u8}
+  %pd = dequantize(%pq) {scale = 0.0039215686, zero_point = 0}
+  %o = matmul(%pd, %vd)
+  %ot = transpose(%o) {perm = [0, 2, 1, 3]}
+  %r = reshape(%ot) {shape = [2, 5, 12]}
+  %rq = quantize(%r) {scale = 0.05, zero_point = 128, to = u8}
+  return %rq
+}
+)");
+  EXPECT_EQ(Names(m->out_ops), (std::vector<std::string>{"rq"}));
+  EXPECT_EQ(m->out_strides, (Strides{60, 4, 12, 1}));
+}
+
+// A quantize after P·V must be the last elementwise op and per-tensor.
+TEST(AttentionMatchQdqTest, RefusesAQuantizedOutputCastOrPerAxis) {
+  ExpectRefused(R"(
+graph @g(%q: f32[2, 5, 8], %k: f32[2, 7, 8], %v: f32[2, 7, 8])
+    -> f32[2, 5, 8] {
+  %s = matmul(%q, %k) {transpose_b = true}
+  %p = softmax(%s)
+  %o = matmul(%p, %v)
+  %oq = quantize(%o) {scale = 0.0078125, to = u8}
+  %of = cast(%oq) {to = f32}
+  return %of
+}
+)",
+                "a quantize after P·V must be per-tensor and after the casts");
+  ExpectRefused(R"(
+graph @g(%q: f32[2, 5, 8], %k: f32[2, 7, 8], %v: f32[2, 7, 8])
+    -> u8[2, 5, 8] {
+  %s = matmul(%q, %k) {transpose_b = true}
+  %p = softmax(%s)
+  %o = matmul(%p, %v)
+  %oq = quantize(%o) {scale = [0.1, 0.2, 0.1, 0.2, 0.1, 0.2, 0.1, 0.2], axis = 2, to = u8}
+  return %oq
+}
+)",
+                "a quantize after P·V must be per-tensor and after the casts");
+}
+
 }  // namespace
 }  // namespace hgc

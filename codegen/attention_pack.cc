@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "codegen/runtime_helpers.h"
+
 namespace hgc {
 namespace codegen {
 
@@ -110,6 +112,28 @@ void AppendHeadPack(tile::NestBuilder& nb, const AttentionPlan& p, Expr k_base,
                     Expr v_base) {
   AppendHeadKt(nb, p, k_base);
   AppendHeadV(nb, p, v_base);
+}
+
+void AppendQuantizeOut(tile::NestBuilder& nb, const AttentionPlan& p, View dst,
+                       Expr rows) {
+  const AttentionMatch& m = p.m;
+  const int64_t dv = m.head_dim_v;
+  tile::Call q;
+  q.helper = kQuantizeOut;
+  q.args = {View{p.o, 0, 4},
+            Expr(dv),
+            rows,
+            Expr(dv),
+            p.out_quant->scale,
+            static_cast<int32_t>(p.out_quant->zero_point),
+            int32_t{m.result->type().dtype == DType::kS8},
+            dst,
+            Expr(m.out_strides[2]),
+            Expr(m.out_strides[3])};
+  q.regions = {tile::CallRegion("o", View{p.o, 0, 4}, rows, dv, dv, 1, false),
+               tile::CallRegion("out", dst, rows, m.out_strides[2], dv,
+                                m.out_strides[3], true)};
+  nb.Append(tile::Stmt{std::move(q)});
 }
 
 }  // namespace codegen

@@ -1,8 +1,8 @@
 // Copies of an attention group's operands into the per-thread scratch its
 // plan holds (attention_plan.h): Q rows gathered or widened, Kᵀ per head
-// or per key block, V as rows or as column panels. lower_attention.cc puts
-// them into the nest, inside the parallel loop, by the thread that uses
-// them.
+// or per key block, V as rows or as column panels; and of the O tile out
+// to a quantized result. lower_attention.cc puts them into the nest,
+// inside the parallel loop, by the thread that uses them.
 #ifndef HGC_CODEGEN_ATTENTION_PACK_H_
 #define HGC_CODEGEN_ATTENTION_PACK_H_
 
@@ -57,6 +57,12 @@ tile::Stmt TransposeIntoKt(const AttentionPlan& p, tile::View k_rows,
 // column panels). k_base and v_base are the head's first K and V elements.
 void AppendHeadPack(tile::NestBuilder& nb, const AttentionPlan& p,
                     tile::Expr k_base, tile::Expr v_base);
+
+// The O tile's `rows` rows (f32, their casts applied) quantized by
+// AttentionPlan::out_quant into the u8 / s8 result from `dst` (its first
+// row), with the result's strides.
+void AppendQuantizeOut(tile::NestBuilder& nb, const AttentionPlan& p,
+                       tile::View dst, tile::Expr rows);
 
 }  // namespace codegen
 }  // namespace hgc

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/attention_attrs.h"
+#include "analysis/attention_quant.h"
 #include "analysis/graph_utils.h"
 #include "codegen/attention_bf16.h"
 #include "codegen/attention_int8.h"
@@ -41,11 +42,15 @@ int64_t SpreadStride(int64_t floats) {
   return ld > 64 && (ld / 16) % 2 == 0 ? ld + 16 : ld;
 }
 
-// Float scores, softmax and result (f32, bf16 or f16), and Q, K, V float
-// or u8 / s8 read through their quantization ops.
+// Float scores, softmax and result (f32, bf16 or f16; or u8 / s8 from a
+// quantize of the output), and Q, K, V float or u8 / s8 read through their
+// quantization ops.
 absl::Status CheckSupported(const AttentionMatch& m) {
+  const bool quantized_result =
+      !m.out_ops.empty() && m.out_ops.back()->kind_id() == OpKind::kQuantize;
   const Value* values[] = {m.qk->result(), m.pv->operand(0), m.pv->result(),
-                           m.softmax->result(), m.result};
+                           m.softmax->result(),
+                           quantized_result ? m.pv->result() : m.result};
   for (const Value* v : values) {
     if (!IsFloat(v->type().dtype)) {
       return absl::UnimplementedError("an integer attention operand");
@@ -269,8 +274,12 @@ absl::Status PlanTypesAndBlocks(AttentionPlan& p) {
   if (const DType t = m.pv->result()->type().dtype; t != DType::kF32) {
     p.out_casts.push_back(t);
   }
-  for (const Op* cast : m.out_ops) {
-    p.out_casts.push_back(cast->result()->type().dtype);
+  for (const Op* out_op : m.out_ops) {
+    if (out_op->kind_id() == OpKind::kQuantize) {  // the last one
+      p.out_quant = attention_quant::ParamsOf(*out_op);
+      continue;
+    }
+    p.out_casts.push_back(out_op->result()->type().dtype);
   }
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 #define HGC_CODEGEN_ATTENTION_PLAN_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -122,6 +123,9 @@ struct AttentionPlan {
   // The roundings of P·V's result on its way out: its own type when not
   // f32, then the casts after it, in order.
   std::vector<DType> out_casts;
+  // A u8 / s8 result: the per-tensor quantize after those (the result's
+  // type says which), applied as the O rows are written out.
+  std::optional<OperandQuant> out_quant;
   // The int8 path (attention_int8.h): both matmuls on the u8s8 kernels.
   // Its per-thread buffers: packed Kᵀ and V (s8, VNNI-4) and their column
   // sums, the query block's u8 Q and quantized P rows and their row sums;

@@ -308,31 +308,36 @@ void BuildKeyBlock(tile::NestBuilder& nb, const AttentionPlan& p,
 // O / sum (normalized rows need none), then P·V's rounding and the casts
 // after it, stored in the result's type and final layout. O rows that are
 // not contiguous are divided and rounded in place, then copied out (and
-// narrowed to a bf16 / f16 result) with the result's strides.
+// narrowed to a bf16 / f16 result) with the result's strides; so are
+// those of a quantized result, then quantized out.
 void AppendWriteOut(tile::NestBuilder& nb, const AttentionPlan& p,
                     const HeadBases& head, Expr i0, Expr rows) {
   const AttentionMatch& m = p.m;
   const int64_t mb = p.blocks.mb, dv = m.head_dim_v;
   const DType out_type = m.result->type().dtype;
   const bool strided_out = m.out_strides[3] != 1;
-  if (!strided_out || !p.normalize || !p.out_casts.empty()) {
+  const bool in_place = strided_out || p.out_quant.has_value();
+  if (!in_place || !p.normalize || !p.out_casts.empty()) {
     nb.For("r", 0, rows, false, [&](Expr r) {
       tile::RowScale out;
       out.src = View{p.o, r * dv, 4};
-      out.dst = strided_out ? out.src
-                            : View{p.out, head.o + (i0 + r) * m.out_strides[2],
-                                   DTypeSize(out_type)};
+      out.dst = in_place ? out.src
+                         : View{p.out, head.o + (i0 + r) * m.out_strides[2],
+                                DTypeSize(out_type)};
       out.len = dv;
       if (!p.normalize) {
         out.factor = View{p.stats, mb + r, 4};
         out.reciprocal = true;
       }
       out.round_to = p.out_casts;
-      out.dst_type = strided_out ? DType::kF32 : out_type;
+      out.dst_type = in_place ? DType::kF32 : out_type;
       nb.Append(tile::Stmt{std::move(out)});
     });
   }
-  if (strided_out) {
+  if (p.out_quant.has_value()) {
+    AppendQuantizeOut(nb, p, View{p.out, head.o + i0 * m.out_strides[2], 1},
+                      rows);
+  } else if (strided_out) {
     tile::Copy copy;
     copy.src = View{p.o, 0, 4};
     copy.src_row = dv;

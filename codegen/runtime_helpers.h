@@ -48,6 +48,14 @@ void hgc_narrow_rows(const float* src, int64_t src_ld, uint16_t* dst,
 void hgc_dequantize_rows(const uint8_t* src, int64_t src_ld, float* dst,
                          int64_t dst_ld, int64_t rows, int64_t cols,
                          int32_t is_signed, float scale, int32_t zero_point);
+// dst[r * dst_row + c * dst_col] = src[r * src_ld + c] quantized exactly
+// as the quantize op does (x / scale rounded half to even in f32, NaN as
+// 0, plus zero_point, saturated to u8, or to s8 when `to_signed`, stored
+// as its byte): attention's O rows written to a u8 / s8 result.
+void hgc_quantize_out(const float* src, int64_t src_ld, int64_t rows,
+                      int64_t cols, float scale, int32_t zero_point,
+                      int32_t to_signed, uint8_t* dst, int64_t dst_row,
+                      int64_t dst_col);
 
 // Attention's int8 path (int8_helpers.cc). The u8s8 kernels read A as u8
 // and B as s8 (brgemm_desc.h): an operand of the other signedness is moved
@@ -136,6 +144,7 @@ inline constexpr const char kPackInt8A[] = "hgc_pack_int8_a";
 inline constexpr const char kInt8ToF32[] = "hgc_int8_to_f32";
 inline constexpr const char kQuantizeRowsInt8[] = "hgc_quantize_rows_int8";
 inline constexpr const char kInt8Scores[] = "hgc_int8_scores";
+inline constexpr const char kQuantizeOut[] = "hgc_quantize_out";
 inline constexpr const char kPackBf16B[] = "hgc_pack_bf16_b";
 inline constexpr const char kCopyBf16Rows[] = "hgc_copy_bf16_rows";
 inline constexpr const char kNarrowBf16Rows[] = "hgc_narrow_bf16_rows";
@@ -157,6 +166,7 @@ inline const RuntimeHelperSymbol kRuntimeHelperSymbols[] = {
     {kInt8ToF32, reinterpret_cast<const void*>(&hgc_int8_to_f32)},
     {kQuantizeRowsInt8, reinterpret_cast<const void*>(&hgc_quantize_rows_int8)},
     {kInt8Scores, reinterpret_cast<const void*>(&hgc_int8_scores)},
+    {kQuantizeOut, reinterpret_cast<const void*>(&hgc_quantize_out)},
     {kPackBf16B, reinterpret_cast<const void*>(&hgc_pack_bf16_b)},
     {kCopyBf16Rows, reinterpret_cast<const void*>(&hgc_copy_bf16_rows)},
     {kNarrowBf16Rows, reinterpret_cast<const void*>(&hgc_narrow_bf16_rows)},

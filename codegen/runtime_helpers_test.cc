@@ -480,6 +480,47 @@ TEST_P(RuntimeHelpersTest, NarrowBf16RowsRoundsAsNarrowRows) {
   }
 }
 
+// The quantize op itself (a division, ties to even, NaN as the zero
+// point, saturation), into rows of bytes and into columns (a transposed
+// result), to u8 and to s8.
+TEST_P(RuntimeHelpersTest, QuantizeOutIsTheQuantizeOp) {
+  const float nan = std::nanf("");
+  const int64_t rows = 3, cols = 37, src_ld = 40;
+  std::vector<float> src(rows * src_ld);
+  for (size_t i = 0; i < src.size(); ++i) {
+    src[i] = (static_cast<float>(i % 23) - 11.0f) * 0.0375f;
+  }
+  src[5] = nan;
+  src[6] = INFINITY;
+  src[7] = -INFINITY;
+  src[8] = 0.0375f * 2.5f;  // a tie in the quotient's neighbourhood
+  const float scale = 0.0375f;
+  for (int to_signed : {0, 1}) {
+    for (int transposed : {0, 1}) {
+      const int32_t zero_point = to_signed ? -3 : 120;
+      const int64_t dst_row = transposed ? 1 : cols + 5;
+      const int64_t dst_col = transposed ? rows + 2 : 1;
+      std::vector<uint8_t> dst((cols + 5) * (rows + 2) + 8, 0xee);
+      hgc_quantize_out(src.data(), src_ld, rows, cols, scale, zero_point,
+                       to_signed, dst.data(), dst_row, dst_col);
+      const double lo = to_signed ? -128 : 0, hi = to_signed ? 127 : 255;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const float q = src[r * src_ld + c] / scale;
+          double want = std::isnan(q) ? 0.0 : std::nearbyint(q);
+          want = std::clamp(want + zero_point, lo, hi);
+          const uint8_t byte = dst[r * dst_row + c * dst_col];
+          const int64_t got = to_signed ? static_cast<int8_t>(byte) : byte;
+          ASSERT_EQ(got, static_cast<int64_t>(want))
+              << "signed " << to_signed << " transposed " << transposed
+              << " at " << r << ", " << c;
+        }
+      }
+      if (!transposed) EXPECT_EQ(dst[cols], 0xee);  // between rows
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(IsaCaps, RuntimeHelpersTest,
                          ::testing::Values(hgc::Isa::kAvx512CoreAmx,
                                            hgc::Isa::kAvx2),

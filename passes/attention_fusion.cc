@@ -79,7 +79,12 @@ class BlockFinder {
       const std::vector<Op*>& users = uses_.Users(cur);
       if (users.size() != 1 || !uses_.OnlyUsedBy(cur, users[0])) break;
       Op* user = users[0];
-      if (!IsRelabel(*user) && user->kind_id() != OpKind::kCast) break;
+      // (A quantize of the output, for the next int8 matmul: the last
+      // elementwise op the block takes.)
+      if (!IsRelabel(*user) && user->kind_id() != OpKind::kCast &&
+          user->kind_id() != OpKind::kQuantize) {
+        break;
+      }
       tail.push_back(user);
       cur = user->result();
     }

@@ -2,14 +2,13 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/attention_kernels.h"
 #include "codegen/runtime_helpers.h"
 #include "microkernels/brgemm_dispatch.h"
-#include "microkernels/kernel_cache.h"
 #include "support/cpu_features.h"
 #include "support/status_macros.h"
 
@@ -18,7 +17,6 @@ namespace codegen {
 namespace {
 
 using microkernels::BrgemmDataType;
-using microkernels::BrgemmDesc;
 using tile::Call;
 using tile::CallRegion;
 using tile::Expr;
@@ -56,40 +54,11 @@ void PlanBf16(AttentionPlan& p) {
   p.p16_ld = RoundUp(m.seq_kv, 32) + 32;  // whole lines and one more
 }
 
-// A kernel and its code.
-struct Bf16Kernel {
-  BrgemmDesc desc;
-  std::shared_ptr<const microkernels::BrgemmKernel> code;
-};
-
-// Q·Kᵀ's and P·V's kernels of family `isa` for a whole query block and
-// for the query tail (in that order: qk, pv, qk tail, pv tail), from the
-// kernel cache.
-absl::StatusOr<std::vector<Bf16Kernel>> Bf16Kernels(const AttentionPlan& p,
-                                                    Isa isa) {
-  const AttentionMatch& m = p.m;
-  const int64_t mb = p.blocks.mb;
-  std::vector<Bf16Kernel> kernels;
-  for (int mt = 0; mt < 2; ++mt) {
-    const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
-    BrgemmDesc qk = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kBf16,
-                                                 rows, m.seq_kv, m.head_dim);
-    qk.lda = p.q16_ld;
-    qk.ldb = p.kt16_ld;
-    qk.ldc = p.s_ld;
-    BrgemmDesc pv = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kBf16,
-                                                 rows, m.head_dim_v, m.seq_kv);
-    pv.lda = p.p16_ld;
-    pv.ldb = p.v16_ld;
-    pv.ldc = m.head_dim_v;
-    for (BrgemmDesc* d : {&qk, &pv}) {
-      d->batch_kind = microkernels::BatchKind::kStrided;
-      HGC_ASSIGN_OR_RETURN(auto code,
-                           microkernels::BrgemmKernelCache::Global().Get(*d));
-      kernels.push_back(Bf16Kernel{*d, std::move(code)});
-    }
-  }
-  return kernels;
+// Q·Kᵀ's and P·V's kernels on family `isa` (OneKeyBlockKernels).
+absl::StatusOr<std::vector<tile::Kernel>> Bf16Kernels(const AttentionPlan& p,
+                                                      Isa isa) {
+  return OneKeyBlockKernels(p, isa, BrgemmDataType::kBf16,
+                            {p.q16_ld, p.kt16_ld, p.p16_ld, p.v16_ld});
 }
 
 // The bf16 family the path runs on: a bf16 instruction family, or any
@@ -146,13 +115,8 @@ void AddBf16Scratch(tile::Nest& nest, AttentionPlan& p) {
 absl::Status AddBf16Kernels(tile::Nest& nest, AttentionPlan& p) {
   const Isa isa = Bf16Isa();
   if (isa == Isa::kNone) return absl::InternalError("no bf16 kernels");
-  HGC_ASSIGN_OR_RETURN(std::vector<Bf16Kernel> kernels, Bf16Kernels(p, isa));
-  for (int mt = 0; mt < 2; ++mt) {
-    Bf16Kernel& qk = kernels[2 * mt];
-    Bf16Kernel& pv = kernels[2 * mt + 1];
-    p.qk_kernels.At(mt, false) = nest.AddKernel(qk.desc, std::move(qk.code));
-    p.pv_kernels.At(mt, false) = nest.AddKernel(pv.desc, std::move(pv.code));
-  }
+  HGC_ASSIGN_OR_RETURN(std::vector<tile::Kernel> kernels, Bf16Kernels(p, isa));
+  AddOneKeyBlockKernels(nest, p, std::move(kernels));
   return absl::OkStatus();
 }
 

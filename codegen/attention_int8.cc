@@ -1,6 +1,5 @@
 #include "codegen/attention_int8.h"
 
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -9,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/attention_quant.h"
 #include "analysis/graph_utils.h"
+#include "codegen/attention_kernels.h"
 #include "codegen/runtime_helpers.h"
 #include "microkernels/brgemm_dispatch.h"
-#include "microkernels/kernel_cache.h"
 #include "support/status_macros.h"
 
 namespace hgc {
@@ -19,7 +18,6 @@ namespace codegen {
 namespace {
 
 using microkernels::BrgemmDataType;
-using microkernels::BrgemmDesc;
 using tile::Call;
 using tile::CallRegion;
 using tile::Expr;
@@ -97,40 +95,12 @@ void PlanInt8(AttentionPlan& p, double q_factor) {
   p.p8_ld = RoundUp(m.seq_kv, 64) + 64;  // rows off multiples of 64 bytes
 }
 
-// A kernel and its code.
-struct Int8Kernel {
-  BrgemmDesc desc;
-  std::shared_ptr<const microkernels::BrgemmKernel> code;
-};
-
-// Q·Kᵀ's and P·V's kernels for a whole query block and for the query tail
-// (in that order: qk, pv, qk tail, pv tail), from the kernel cache.
-absl::StatusOr<std::vector<Int8Kernel>> Int8Kernels(const AttentionPlan& p) {
-  const AttentionMatch& m = p.m;
-  const int64_t mb = p.blocks.mb;
+// Q·Kᵀ's and P·V's kernels on this CPU's int8 family (OneKeyBlockKernels).
+absl::StatusOr<std::vector<tile::Kernel>> Int8Kernels(const AttentionPlan& p) {
   HGC_ASSIGN_OR_RETURN(const Isa isa,
                        microkernels::SelectBrgemmIsa(BrgemmDataType::kU8S8));
-  std::vector<Int8Kernel> kernels;
-  for (int mt = 0; mt < 2; ++mt) {
-    const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
-    BrgemmDesc qk = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kU8S8,
-                                                 rows, m.seq_kv, m.head_dim);
-    qk.lda = p.q8_ld;
-    qk.ldb = p.kt8_ld;
-    qk.ldc = p.s_ld;
-    BrgemmDesc pv = microkernels::MakeBrgemmDesc(isa, BrgemmDataType::kU8S8,
-                                                 rows, m.head_dim_v, m.seq_kv);
-    pv.lda = p.p8_ld;
-    pv.ldb = p.v8_ld;
-    pv.ldc = m.head_dim_v;
-    for (BrgemmDesc* d : {&qk, &pv}) {
-      d->batch_kind = microkernels::BatchKind::kStrided;
-      HGC_ASSIGN_OR_RETURN(auto code,
-                           microkernels::BrgemmKernelCache::Global().Get(*d));
-      kernels.push_back(Int8Kernel{*d, std::move(code)});
-    }
-  }
-  return kernels;
+  return OneKeyBlockKernels(p, isa, BrgemmDataType::kU8S8,
+                            {p.q8_ld, p.kt8_ld, p.p8_ld, p.v8_ld});
 }
 
 }  // namespace
@@ -180,13 +150,8 @@ void AddInt8Scratch(tile::Nest& nest, AttentionPlan& p) {
 }
 
 absl::Status AddInt8Kernels(tile::Nest& nest, AttentionPlan& p) {
-  HGC_ASSIGN_OR_RETURN(std::vector<Int8Kernel> kernels, Int8Kernels(p));
-  for (int mt = 0; mt < 2; ++mt) {
-    Int8Kernel& qk = kernels[2 * mt];
-    Int8Kernel& pv = kernels[2 * mt + 1];
-    p.qk_kernels.At(mt, false) = nest.AddKernel(qk.desc, std::move(qk.code));
-    p.pv_kernels.At(mt, false) = nest.AddKernel(pv.desc, std::move(pv.code));
-  }
+  HGC_ASSIGN_OR_RETURN(std::vector<tile::Kernel> kernels, Int8Kernels(p));
+  AddOneKeyBlockKernels(nest, p, std::move(kernels));
   return absl::OkStatus();
 }
 

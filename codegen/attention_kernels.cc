@@ -156,5 +156,43 @@ absl::Status AddKernels(tile::Nest& nest, AttentionPlan& p) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<tile::Kernel>> OneKeyBlockKernels(
+    const AttentionPlan& p, Isa isa, microkernels::BrgemmDataType dtype,
+    const PackedStrides& ld) {
+  const AttentionMatch& m = p.m;
+  const int64_t mb = p.blocks.mb;
+  std::vector<tile::Kernel> kernels;
+  for (int mt = 0; mt < 2; ++mt) {
+    const int64_t rows = mt && m.seq_q % mb ? m.seq_q % mb : mb;
+    BrgemmDesc qk =
+        microkernels::MakeBrgemmDesc(isa, dtype, rows, m.seq_kv, m.head_dim);
+    qk.lda = ld.q;
+    qk.ldb = ld.kt;
+    qk.ldc = p.s_ld;
+    BrgemmDesc pv =
+        microkernels::MakeBrgemmDesc(isa, dtype, rows, m.head_dim_v, m.seq_kv);
+    pv.lda = ld.p;
+    pv.ldb = ld.v;
+    pv.ldc = m.head_dim_v;
+    for (BrgemmDesc* d : {&qk, &pv}) {
+      d->batch_kind = microkernels::BatchKind::kStrided;
+      HGC_ASSIGN_OR_RETURN(auto code,
+                           microkernels::BrgemmKernelCache::Global().Get(*d));
+      kernels.push_back(tile::Kernel{*d, std::move(code)});
+    }
+  }
+  return kernels;
+}
+
+void AddOneKeyBlockKernels(tile::Nest& nest, AttentionPlan& p,
+                           std::vector<tile::Kernel> kernels) {
+  for (int mt = 0; mt < 2; ++mt) {
+    tile::Kernel& qk = kernels[2 * mt];
+    tile::Kernel& pv = kernels[2 * mt + 1];
+    p.qk_kernels.At(mt, false) = nest.AddKernel(qk.desc, std::move(qk.code));
+    p.pv_kernels.At(mt, false) = nest.AddKernel(pv.desc, std::move(pv.code));
+  }
+}
+
 }  // namespace codegen
 }  // namespace hgc

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/attention_match.h"
+#include "analysis/attention_quant.h"
 #include "analysis/graph_utils.h"
 #include "ir/builder.h"
 #include "ir/dtype.h"
@@ -148,7 +149,13 @@ std::optional<Block> FindBlock(const UseInfo& uses, Op* softmax) {
       block.links.push_back({user, 0});
       return block;
     }
-    if (user->kind_id() != OpKind::kCast) return std::nullopt;
+    // Casts, and the QDQ form's per-tensor quantize and dequantize of P,
+    // which keep their attributes under any shape.
+    if (user->kind_id() != OpKind::kCast &&
+        !attention_quant::IsPerTensorQuantize(*user) &&
+        !attention_quant::IsPerTensorDequantize(*user)) {
+      return std::nullopt;
+    }
     block.links.push_back({user, 0});
     cur = user->result();
   }

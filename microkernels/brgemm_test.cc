@@ -220,6 +220,67 @@ TEST(BrgemmBf16Test, DenormalOperandsReadAsZero) {
   }
 }
 
+// The descriptors attention's int8 and bf16 paths build (codegen/
+// attention_kernels.h: OneKeyBlockKernels): Q·Kᵀ over Q rows (lda the
+// head rounded up to 16, or a row stride of Q itself), Kᵀ packed with the
+// keys rounded up to 16 columns, the score tile's spread rows; P·V over P
+// rows whole cache lines apart, V's packed columns rounded up to 16; one
+// strided block. Every family that runs them, AMX on its emulator where
+// the CPU has none: heads and keys off every group and tile size.
+TEST(BrgemmAttentionTest, OneKeyBlockDescriptorsOnEveryFamily) {
+  struct Block {
+    int64_t rows, keys, head;
+  };
+  const Block blocks[] = {
+      {20, 20, 16}, {33, 37, 18}, {22, 150, 96}, {64, 128, 64}, {7, 45, 33}};
+  auto round_up = [](int64_t x, int64_t to) { return (x + to - 1) / to * to; };
+  uint32_t seed = 500;
+  int cases = 0;
+  for (const Variant& v : kVariants) {
+    if (v.dtype != BrgemmDataType::kBf16 && v.dtype != BrgemmDataType::kU8S8) {
+      continue;
+    }
+    if (v.path == Path::kJit && !IsaAvailable(v.isa)) continue;
+    const int64_t p_line = v.dtype == BrgemmDataType::kBf16 ? 32 : 64;
+    for (const Block& blk : blocks) {
+      BrgemmDesc qk =
+          MakeBrgemmDesc(v.isa, v.dtype, blk.rows, blk.keys, blk.head);
+      qk.lda = round_up(blk.head, 16);
+      qk.ldb = round_up(blk.keys, 16);
+      qk.ldc = round_up(blk.keys, 16) + 16;
+      BrgemmDesc pv =
+          MakeBrgemmDesc(v.isa, v.dtype, blk.rows, blk.head, blk.keys);
+      pv.lda = round_up(blk.keys, p_line) + p_line;
+      pv.ldb = round_up(blk.head, 16);
+      pv.ldc = blk.head;
+      for (BrgemmDesc* d : {&qk, &pv}) {
+        d->batch_kind = BatchKind::kStrided;
+        std::shared_ptr<BrgemmKernel> kernel;
+        AmxPlan plan;
+        if (v.path == Path::kJit) {
+          auto created = BrgemmKernel::Create(*d);
+          ASSERT_TRUE(created.ok()) << v.name << ": " << created.status();
+          kernel = std::move(*created);
+        } else {
+          plan = BuildAmxPlan(*d);
+        }
+        auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
+          if (kernel) {
+            return [&](const BrgemmCallArgs& args) { kernel->fn()(&args); };
+          }
+          return [&](const BrgemmCallArgs& args) {
+            ASSERT_TRUE(EmulateAmxPlan(plan, args).ok());
+          };
+        };
+        ASSERT_TRUE(CheckBrgemmCase(*d, 1, seed++, make_runner))
+            << v.name << " " << d->ToString();
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
 std::string GridName(
     const ::testing::TestParamInfo<std::tuple<int, int64_t>>& info) {
   return std::string(kVariants[std::get<0>(info.param)].name) + "_N" +

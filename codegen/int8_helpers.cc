@@ -16,25 +16,6 @@ namespace {
 
 bool UseAvx512() { return hgc::IsaAvailable(hgc::Isa::kAvx512Core); }
 
-// One element of the quantize op, x already divided by its scale: rounded
-// half to even in f32 (NaN as 0), plus the zero point, saturated to
-// [lo, hi] (the sum is exact below 2^24 and saturates either way above).
-inline int32_t QuantizeOne(float q, float zero, float lo, float hi) {
-  float v = q != q ? 0.0f : std::nearbyint(q);
-  v += zero;
-  v = v < lo ? lo : (v > hi ? hi : v);
-  return static_cast<int32_t>(v);
-}
-
-// What a row of P is multiplied by before rounding: 1 / (its sum * the
-// quantize op's scale), one division a row. Each product is within two
-// ulps of the reference's x / sum / scale (two divisions an element), so
-// only a value within two ulps of a rounding boundary can land one level
-// away from the reference's.
-inline float RowFactor(float divisor, float scale) {
-  return 1.0f / (divisor * scale);
-}
-
 // --- B packing: VNNI-4 s8 with column sums ---------------------------------
 
 // The bytes of B[k0 .. k0 + 3][n] (zeros past depth) as stored s8.
@@ -362,93 +343,6 @@ __attribute__((target("avx2"))) void ToF32Avx2(
   }
 }
 
-// --- f32 rows quantized to u8 A --------------------------------------------
-
-// The stored values of QuantizeAvx512's lanes in `m` (others 0).
-__attribute__((target("avx512f"), always_inline)) inline __m512i QuantizeVector(
-    const float* src, __mmask16 m, __m512 factor, __m512 zp, __m512 lo,
-    __m512 hi) {
-  const __m512 q = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, src), factor);
-  // NaN as 0; the stored value moved by the caller's shift (128 for s8)
-  // with the zero point and bounds, exactly.
-  const __m512 rounded =
-      _mm512_maskz_roundscale_ps(_mm512_cmp_ps_mask(q, q, _CMP_ORD_Q), q,
-                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 v =
-      _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, zp), lo), hi);
-  return _mm512_maskz_mov_epi32(m, _mm512_cvtps_epi32(v));
-}
-
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void QuantizeAvx512(
-    const float* src, int64_t src_ld, int64_t rows, int64_t cols,
-    const float* divisors, float scale, float zero, float lo, float hi,
-    float shift, uint8_t* dst, int64_t dst_ld, int32_t* row_sums) {
-  const __m512 zp = _mm512_set1_ps(zero + shift),
-               vlo = _mm512_set1_ps(lo + shift),
-               vhi = _mm512_set1_ps(hi + shift);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* s = src + r * src_ld;
-    uint8_t* d = dst + r * dst_ld;
-    __m512i sum = _mm512_setzero_si512();
-    const __m512 factor = _mm512_set1_ps(RowFactor(divisors[r], scale));
-    const int64_t cols16 = cols / 16 * 16;
-    for (int64_t c = 0; c < cols16; c += 16) {
-      const __m512i i = QuantizeVector(s + c, 0xffff, factor, zp, vlo, vhi);
-      sum = _mm512_add_epi32(sum, i);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + c),
-                       _mm512_cvtepi32_epi8(i));
-    }
-    if (cols16 < cols) {
-      const __mmask16 m = static_cast<__mmask16>((1u << (cols - cols16)) - 1);
-      const __m512i i = QuantizeVector(s + cols16, m, factor, zp, vlo, vhi);
-      sum = _mm512_add_epi32(sum, i);
-      _mm_mask_storeu_epi8(d + cols16, m, _mm512_cvtepi32_epi8(i));
-    }
-    row_sums[r] = _mm512_reduce_add_epi32(sum);
-  }
-}
-
-__attribute__((target("avx2,sse4.1"))) void QuantizeAvx2(
-    const float* src, int64_t src_ld, int64_t rows, int64_t cols,
-    const float* divisors, float scale, float zero, float lo, float hi,
-    float shift, uint8_t* dst, int64_t dst_ld, int32_t* row_sums) {
-  const __m256 zp = _mm256_set1_ps(zero + shift),
-               vlo = _mm256_set1_ps(lo + shift),
-               vhi = _mm256_set1_ps(hi + shift);
-  const int64_t cols8 = cols / 8 * 8;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* s = src + r * src_ld;
-    uint8_t* d = dst + r * dst_ld;
-    __m256i sum = _mm256_setzero_si256();
-    const float row_factor = RowFactor(divisors[r], scale);
-    const __m256 factor = _mm256_set1_ps(row_factor);
-    for (int64_t c = 0; c < cols8; c += 8) {
-      const __m256 q = _mm256_mul_ps(_mm256_loadu_ps(s + c), factor);
-      const __m256 rounded = _mm256_and_ps(
-          _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-          _mm256_cmp_ps(q, q, _CMP_ORD_Q));
-      const __m256 v =
-          _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(rounded, zp), vlo), vhi);
-      const __m256i i = _mm256_cvtps_epi32(v);
-      sum = _mm256_add_epi32(sum, i);
-      alignas(32) int32_t lanes[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), i);
-      for (int l = 0; l < 8; ++l) d[c + l] = static_cast<uint8_t>(lanes[l]);
-    }
-    alignas(32) int32_t lanes[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sum);
-    int32_t total = 0;
-    for (int l = 0; l < 8; ++l) total += lanes[l];
-    for (int64_t c = cols8; c < cols; ++c) {
-      const int32_t v = QuantizeOne(s[c] * row_factor, zero, lo, hi) +
-                        static_cast<int32_t>(shift);
-      d[c] = static_cast<uint8_t>(v);
-      total += v;
-    }
-    row_sums[r] = total;
-  }
-}
-
 }  // namespace
 
 extern "C" void hgc_pack_int8_b(const uint8_t* src, int64_t k_stride,
@@ -531,22 +425,4 @@ extern "C" void hgc_int8_scores(int32_t* x, int64_t ld, int64_t rows,
   if (has_max) ops.row_max = row_max;
   ToF32(x, ld, rows, cols, row_sums, col_sums, a_zero, b_zero, depth, scale,
         ops, reinterpret_cast<float*>(x), ld);
-}
-
-extern "C" void hgc_quantize_rows_int8(const float* src, int64_t src_ld,
-                                       int64_t rows, int64_t cols,
-                                       const float* divisors, float scale,
-                                       int32_t zero_point, int32_t to_signed,
-                                       uint8_t* dst, int64_t dst_ld,
-                                       int32_t* row_sums) {
-  const float lo = to_signed ? -128.0f : 0.0f, hi = to_signed ? 127.0f : 255.0f;
-  const float shift = to_signed ? 128.0f : 0.0f;
-  const float zero = static_cast<float>(zero_point);
-  if (UseAvx512()) {
-    QuantizeAvx512(src, src_ld, rows, cols, divisors, scale, zero, lo, hi,
-                   shift, dst, dst_ld, row_sums);
-  } else {
-    QuantizeAvx2(src, src_ld, rows, cols, divisors, scale, zero, lo, hi, shift,
-                 dst, dst_ld, row_sums);
-  }
 }

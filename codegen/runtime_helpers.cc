@@ -2,8 +2,6 @@
 
 #include <immintrin.h>
 
-#include <cmath>
-
 #include "support/cpu_features.h"
 #include "support/float16.h"
 
@@ -246,86 +244,6 @@ extern "C" void hgc_dequantize_rows(const uint8_t* src, int64_t src_ld,
       for (int64_t c = 0; c < cols; ++c) {
         d[c] =
             static_cast<float>(static_cast<int32_t>(s[c]) - zero_point) * scale;
-      }
-    }
-  }
-}
-
-namespace {
-
-// The quantize op on a row of `cols` contiguous floats: x / scale rounded
-// half to even (NaN as 0), plus the zero point, saturated to [lo, hi] (u8
-// or s8 as the bytes of its int32), 16 elements at a time.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void QuantizeRowAvx512(
-    const float* src, uint8_t* dst, int64_t cols, float scale, float zero,
-    float lo, float hi) {
-  const __m512 sc = _mm512_set1_ps(scale), zp = _mm512_set1_ps(zero),
-               vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  for (int64_t c = 0; c < cols; c += 16) {
-    const __mmask16 m = cols - c >= 16
-                            ? static_cast<__mmask16>(0xffff)
-                            : static_cast<__mmask16>((1u << (cols - c)) - 1);
-    const __m512 q = _mm512_div_ps(_mm512_maskz_loadu_ps(m, src + c), sc);
-    const __m512 rounded = _mm512_maskz_roundscale_ps(
-        _mm512_cmp_ps_mask(q, q, _CMP_ORD_Q), q,
-        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 v =
-        _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, zp), vlo), vhi);
-    _mm_mask_storeu_epi8(dst + c, m,
-                         _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
-  }
-}
-
-// The same 8 elements at a time on AVX2, the ragged end one by one.
-__attribute__((target("avx2,sse4.1"))) void QuantizeRowAvx2(
-    const float* src, uint8_t* dst, int64_t cols, float scale, float zero,
-    float lo, float hi) {
-  const __m256 sc = _mm256_set1_ps(scale), zp = _mm256_set1_ps(zero),
-               vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  const int64_t cols8 = cols / 8 * 8;
-  for (int64_t c = 0; c < cols8; c += 8) {
-    const __m256 q = _mm256_div_ps(_mm256_loadu_ps(src + c), sc);
-    const __m256 rounded = _mm256_and_ps(
-        _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-        _mm256_cmp_ps(q, q, _CMP_ORD_Q));
-    const __m256 v =
-        _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(rounded, zp), vlo), vhi);
-    alignas(32) int32_t lanes[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
-                       _mm256_cvtps_epi32(v));
-    for (int l = 0; l < 8; ++l) dst[c + l] = static_cast<uint8_t>(lanes[l]);
-  }
-  for (int64_t c = cols8; c < cols; ++c) {
-    const float q = src[c] / scale;
-    float v = q != q ? 0.0f : std::nearbyint(q);
-    v = std::fmin(std::fmax(v + zero, lo), hi);
-    dst[c] = static_cast<uint8_t>(static_cast<int32_t>(v));
-  }
-}
-
-}  // namespace
-
-extern "C" void hgc_quantize_out(const float* src, int64_t src_ld, int64_t rows,
-                                 int64_t cols, float scale, int32_t zero_point,
-                                 int32_t to_signed, uint8_t* dst,
-                                 int64_t dst_row, int64_t dst_col) {
-  const float lo = to_signed ? -128.0f : 0.0f, hi = to_signed ? 127.0f : 255.0f;
-  const float zero = static_cast<float>(zero_point);
-  const bool avx512 = UseAvx512();
-  // Rows whose elements are apart go through a contiguous row first.
-  alignas(64) uint8_t row[256];
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c0 = 0; c0 < cols; c0 += 256) {
-      const int64_t n = cols - c0 < 256 ? cols - c0 : 256;
-      uint8_t* out = dst + r * dst_row + c0 * dst_col;
-      uint8_t* d = dst_col == 1 ? out : row;
-      if (avx512) {
-        QuantizeRowAvx512(src + r * src_ld + c0, d, n, scale, zero, lo, hi);
-      } else {
-        QuantizeRowAvx2(src + r * src_ld + c0, d, n, scale, zero, lo, hi);
-      }
-      if (dst_col != 1) {
-        for (int64_t c = 0; c < n; ++c) out[c * dst_col] = row[c];
       }
     }
   }

@@ -51,13 +51,15 @@ void hgc_dequantize_rows(const uint8_t* src, int64_t src_ld, float* dst,
 // dst[r * dst_row + c * dst_col] = src[r * src_ld + c] quantized exactly
 // as the quantize op does (x / scale rounded half to even in f32, NaN as
 // 0, plus zero_point, saturated to u8, or to s8 when `to_signed`, stored
-// as its byte): attention's O rows written to a u8 / s8 result.
+// as its byte): attention's O rows written to a u8 / s8 result
+// (quantize_helpers.cc, as is hgc_quantize_rows_int8).
 void hgc_quantize_out(const float* src, int64_t src_ld, int64_t rows,
                       int64_t cols, float scale, int32_t zero_point,
                       int32_t to_signed, uint8_t* dst, int64_t dst_row,
                       int64_t dst_col);
 
-// Attention's int8 path (int8_helpers.cc). The u8s8 kernels read A as u8
+// Attention's int8 path (int8_helpers.cc; P's quantization in
+// quantize_helpers.cc). The u8s8 kernels read A as u8
 // and B as s8 (brgemm_desc.h): an operand of the other signedness is moved
 // by 128 (its sign bit flipped) and its zero point with it.
 //

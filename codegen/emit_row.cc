@@ -183,6 +183,7 @@ struct RowState {
   absl::flat_hash_map<const Op*, ChannelTables> channel_tables;
   DType out_dtype;
   llvm::Value* out_row;
+  CastOptions cast_options;
 };
 
 // The coordinates of flat row `row` over all dims of `shape` but the last.
@@ -284,11 +285,11 @@ absl::StatusOr<llvm::Value*> EvaluateRowVector(llvm::IRBuilder<>& b,
                                       t->second.axis, rank, st.idx, col, mask);
       y = op->kind_id() == OpKind::kQuantize
               ? EmitQuantize(b, operands[0], scale, zp,
-                             op->result()->type().dtype)
+                             op->result()->type().dtype, st.cast_options)
               : EmitDequantize(b, operands[0], dtypes[0], scale, zp);
     } else {
       y = EmitElementwise(b, op->kind_id(), dtypes, op->result()->type().dtype,
-                          operands, op->attrs());
+                          operands, op->attrs(), st.cast_options);
     }
     if (!y.ok()) return y.status();
     vals[op->result()] = *y;
@@ -308,8 +309,8 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      const RowProgram& program, llvm::Value* row,
                      llvm::Value* col_begin, llvm::Value* col_end,
                      llvm::Value* out_row_override,
-                     llvm::Value* in_row_override,
-                     const RowResultFn& on_result) {
+                     llvm::Value* in_row_override, const RowResultFn& on_result,
+                     const CastOptions& cast_options) {
   const Shape& shape = program.shape;
   const int rank = static_cast<int>(shape.size());
   std::vector<llvm::Value*> idx = RowCoordinates(b, shape, row);
@@ -324,8 +325,8 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
           : b.CreateInBoundsGEP(
                 out_elem, LoadBuffer(b, frame, program.out_buffer, out_elem),
                 b.CreateMul(row, b.getInt64(shape[rank - 1])));
-  RowState st{program, std::move(bases), std::move(idx),
-              {},      out_dtype,        out_row};
+  RowState st{program,   std::move(bases), std::move(idx), {},
+              out_dtype, out_row,          cast_options};
   for (const Op* op : program.ops) {
     if ((op->kind_id() == OpKind::kQuantize ||
          op->kind_id() == OpKind::kDequantize) &&

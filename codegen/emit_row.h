@@ -10,6 +10,7 @@
 #define HGC_CODEGEN_EMIT_ROW_H_
 
 #include "absl/status/status.h"
+#include "codegen/llvm/cast_emitter.h"
 #include "codegen/row_program.h"
 #include "codegen/step_function.h"
 #include "ir/dtype.h"
@@ -27,7 +28,8 @@ namespace codegen {
 // the caller may offset a tile's pointer back by col_begin).
 // `on_result`, when given, is called inside the loop with each vector of
 // results (in compute form, as stored) and the vector's lane mask (a fused
-// reduction over the written values).
+// reduction over the written values). `cast_options`: the target's choices
+// for the program's casts and quantizes.
 using RowResultFn =
     std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>;
 absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
@@ -35,7 +37,8 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      llvm::Value* col_begin, llvm::Value* col_end,
                      llvm::Value* out_row = nullptr,
                      llvm::Value* in_row = nullptr,
-                     const RowResultFn& on_result = nullptr);
+                     const RowResultFn& on_result = nullptr,
+                     const CastOptions& cast_options = {});
 
 // Stores `value` (16 lanes in their compute form, already exact in
 // `dtype`) to lanes [col, col + 16) of the `dtype` row at `row` (its

@@ -26,6 +26,7 @@ class Emitter {
         frame_(frame),
         exp_scaling_(avx512 ? ExpScaling::kAvx512Scalef
                             : ExpScaling::kPortable) {
+    cast_options_.avx512 = avx512;
     f32_ = b.getFloatTy();
     vars_.resize(nest.num_vars(), nullptr);
   }
@@ -245,7 +246,7 @@ class Emitter {
       };
     }
     Note(EmitRow(b_, frame_, nest_.programs()[m.program], E(m.row), col_begin,
-                 E(m.col_end), out_row, in_row, max_of_results));
+                 E(m.col_end), out_row, in_row, max_of_results, cast_options_));
     if (m.max_out) {
       b_.CreateStore(rows_->MaxResult(), Ptr(*m.max_out, f32_));
     }
@@ -288,6 +289,7 @@ class Emitter {
   llvm::IRBuilder<>& b_;
   const FrameValues& frame_;
   const ExpScaling exp_scaling_;
+  CastOptions cast_options_;
   llvm::Type* f32_ = nullptr;
   llvm::StructType* args_type_ = nullptr;
   llvm::Value* args_ = nullptr;

@@ -1,5 +1,6 @@
 #include "codegen/llvm/cast_emitter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/llvm/llvm_util.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsX86.h"
 
 namespace hgc {
 namespace codegen {
@@ -276,24 +278,78 @@ llvm::Constant* ReciprocalOf(llvm::Value* scale) {
 // infinite, or a quotient past f32's range) makes r NaN; q0 stands then.
 // Quantized values where only a tiny x could make r inexact (|quotient|
 // < 2^-26 for the scales ReciprocalOf takes) round to 0 either way.
+// `finite_quotient`: the caller knows q0 is finite or x NaN (no select).
 llvm::Value* QuotientByReciprocal(llvm::IRBuilder<>& b, llvm::Value* x,
-                                  llvm::Value* scale, llvm::Constant* inv) {
+                                  llvm::Value* scale, llvm::Constant* inv,
+                                  bool finite_quotient = false) {
   llvm::Value* q0 = b.CreateFMul(x, inv);
   llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()},
                                      {b.CreateFNeg(q0), scale, x});
   llvm::Value* q1 =
       b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {r, inv, q0});
+  if (finite_quotient) return q1;
   return b.CreateSelect(b.CreateFCmpUNO(r, r), q0, q1);
 }
 
 }  // namespace
 
+// The quantize of a 16-lane x by a splat constant scale and zero point
+// on AVX-512 (see EmitQuantize); null where that does not apply. The
+// clamp bounds l and h are (lo - zero_point) * scale and (hi -
+// zero_point) * scale rounded to f32: x / scale is monotonic in x, and
+// the quotients of l and h are within 2^-14 of the integral lo - zero_point
+// and hi - zero_point, so a clamped x quantizes to what x saturates to.
+llvm::Value* QuantizeAvx512(llvm::IRBuilder<>& b, llvm::Value* x,
+                            llvm::Value* scale, llvm::Constant* inv,
+                            llvm::Value* zero_point, DType to) {
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+  if (vt == nullptr || vt->getNumElements() != 16 || inv == nullptr) {
+    return nullptr;
+  }
+  auto splat_value = [](llvm::Value* v) -> llvm::Constant* {
+    auto* c = llvm::dyn_cast_or_null<llvm::Constant>(v);
+    return c != nullptr ? c->getSplatValue() : nullptr;
+  };
+  auto* s = llvm::dyn_cast_or_null<llvm::ConstantFP>(splat_value(scale));
+  int64_t zp = 0;
+  if (zero_point != nullptr) {
+    auto* z =
+        llvm::dyn_cast_or_null<llvm::ConstantInt>(splat_value(zero_point));
+    if (z == nullptr) return nullptr;
+    zp = z->getSExtValue();
+  }
+  const IntRange range = RangeOf(to);
+  if (s == nullptr || zp < range.lo || zp > range.hi) return nullptr;
+  const double sv = s->getValueAPF().convertToFloat();
+  const float l = static_cast<float>((range.lo - zp) * sv);
+  const float h = static_cast<float>((range.hi - zp) * sv);
+  llvm::Value* lo = F32Const(vt, std::min(l, h));
+  llvm::Value* hi = F32Const(vt, std::max(l, h));
+  // x clamped to the quotient's saturating range; NaN passes both selects.
+  llvm::Value* c = b.CreateSelect(b.CreateFCmpOLT(x, lo), lo, x);
+  c = b.CreateSelect(b.CreateFCmpOGT(c, hi), hi, c);
+  llvm::Value* q = QuotientByReciprocal(b, c, scale, inv, true);
+  llvm::Type* i32 = IntTypeLike(vt, 32);
+  // vcvtps2dq {rn-sae}: ties to even; NaN becomes 0x80000000, whose low
+  // byte after adding the zero point is the zero point itself.
+  llvm::Value* v = b.CreateIntrinsic(
+      llvm::Intrinsic::x86_avx512_mask_cvtps2dq_512, {},
+      {q, llvm::UndefValue::get(i32), b.getInt16(-1), b.getInt32(8)});
+  if (zp != 0) v = b.CreateAdd(v, IntConst(i32, zp));
+  return b.CreateTrunc(v, IntTypeLike(vt, 8));
+}
+
 llvm::Value* EmitQuantize(llvm::IRBuilder<>& b, llvm::Value* x,
-                          llvm::Value* scale, llvm::Value* zero_point,
-                          DType to) {
+                          llvm::Value* scale, llvm::Value* zero_point, DType to,
+                          const CastOptions& options) {
   // A division costs about ten times what the three FMA-unit operations
   // of the exact reciprocal form do.
   llvm::Constant* inv = ReciprocalOf(scale);
+  if (options.avx512) {
+    if (llvm::Value* q = QuantizeAvx512(b, x, scale, inv, zero_point, to)) {
+      return q;
+    }
+  }
   llvm::Value* q = inv != nullptr ? QuotientByReciprocal(b, x, scale, inv)
                                   : b.CreateFDiv(x, scale);
   llvm::Value* r = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, q);

@@ -34,6 +34,11 @@ struct CastOptions {
   // (within any bf16 tolerance); leave it off for bit-exactness. Set it only
   // when the target has avx512bf16 (TargetSpec::HasFeature).
   bool native_bf16 = false;
+  // quantize of 16-lane values by a constant per-tensor scale and zero
+  // point with AVX-512's vcvtps2dq {rn-sae} (rounding and NaN handling in
+  // one instruction, exact results: see EmitQuantize). Set it only when the
+  // target has avx512f.
+  bool avx512 = false;
 };
 
 // The LLVM element type of `dtype`'s compute representation (see above).
@@ -80,9 +85,13 @@ llvm::Value* EmitS32ToF32RoundToOdd(llvm::IRBuilder<>& b, llvm::Value* x);
 // IEEE quotient, as the reference divides: by a division, or where scale
 // is a constant of ordinary magnitude by 1 / scale with an FMA correction
 // that rounds to the same quotient; NaN gives zero_point, +-inf saturate.
+// With options.avx512, a 16-lane x whose scale and zero point are constant
+// splats is first clamped to the x that quantize to the type's range (NaN
+// passes) and converted by vcvtps2dq {rn-sae}, whose NaN result
+// 0x80000000 plus the zero point truncates to the zero point.
 llvm::Value* EmitQuantize(llvm::IRBuilder<>& b, llvm::Value* x,
-                          llvm::Value* scale, llvm::Value* zero_point,
-                          DType to);
+                          llvm::Value* scale, llvm::Value* zero_point, DType to,
+                          const CastOptions& options = {});
 
 // dequantize: f32(x - zero_point) * scale for x of dtype `from` (s8, u8:
 // i8; s32: i32). The subtraction is exact (done in 64 bits for s32 with

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -278,56 +279,72 @@ TEST(CastEmitterTest, BoolConversions) {
             (std::vector<int32_t>{0, 1, 1, 0}));
 }
 
-// quantize / dequantize against runtime/portable/quant.cc's formulas:
-// the quotient exactly as a division rounds it, for scales taken by
-// reciprocal (common ones, one with an all-ones significand, the ends of
-// the range) and by division (past them).
+// quantize against runtime/portable/quant.cc's formula: the quotient
+// exactly as a division rounds it, NaN to the zero point, saturated.
+void ExpectQuantizeMatches(const std::vector<float>& inputs, float scale,
+                           int32_t zp, DType to, const CastOptions& options) {
+  absl::StatusOr<ArrayKernel> q = ArrayKernel::Create(
+      {Elem::kF32}, Elem::kI8,
+      [&](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& in) {
+        llvm::Type* t = in[0]->getType();
+        return EmitQuantize(
+            b, in[0], llvm::ConstantFP::get(t, scale),
+            llvm::ConstantInt::get(WithElementType(t, b.getInt32Ty()), zp), to,
+            options);
+      });
+  ASSERT_TRUE(q.ok()) << q.status();
+  std::vector<uint8_t> ys(inputs.size());
+  q->Run({inputs.data()}, ys.data(), inputs.size());
+  const double lo = to == DType::kS8 ? -128 : 0,
+               hi = to == DType::kS8 ? 127 : 255;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const float qf = inputs[i] / scale;
+    double v = std::isnan(qf) ? 0.0 : std::nearbyint(qf);
+    v = std::clamp(v + zp, lo, hi);
+    const int64_t got = to == DType::kS8 ? static_cast<int8_t>(ys[i]) : ys[i];
+    ASSERT_EQ(got, static_cast<int64_t>(v))
+        << "x " << inputs[i] << " scale " << scale << " zero point " << zp
+        << (options.avx512 ? " (avx512)" : "");
+  }
+}
+
+// quantize for scales taken by reciprocal (common ones, one with an
+// all-ones significand, the ends of the range) and by division (past
+// them), zero points inside and outside the type's range, on the portable
+// form and on AVX-512's clamp-and-convert form where the CPU has it.
 TEST(CastEmitterTest, QuantizeDequantize) {
-  const int32_t zp = 3;
   const float scales[] = {0.037f, 4.0f / 255, 1.0f / 255, 0x1.fffffep-1f,
                           3.0f,   0x1p-100f,  0x1p100f,   1e-35f,
                           1e35f,  -0.5f};
   std::vector<float> xs = FloatInputs();
   xs.resize(200000);
   for (float v = -6.0f; v <= 6.0f; v += 0.0185f) xs.push_back(v);
+  std::vector<CastOptions> variants(1);
+  if (IsaAvailable(Isa::kAvx512Core)) {
+    variants.emplace_back().avx512 = true;
+  } else {
+    std::printf("SKIPPED (AVX-512 quantize): AVX-512 not available\n");
+  }
   for (float scale : scales) {
     // Quotients on and next to every half step.
-    std::vector<float> ties;
+    std::vector<float> inputs = xs;
     for (int k = -600; k <= 600; ++k) {
       const float x = (static_cast<float>(k) + 0.5f) * scale;
-      ties.push_back(x);
-      ties.push_back(std::nextafter(x, INFINITY));
-      ties.push_back(std::nextafter(x, -INFINITY));
+      inputs.push_back(x);
+      inputs.push_back(std::nextafter(x, INFINITY));
+      inputs.push_back(std::nextafter(x, -INFINITY));
     }
-    std::vector<float> inputs = xs;
-    inputs.insert(inputs.end(), ties.begin(), ties.end());
-    for (DType to : {DType::kS8, DType::kU8}) {
-      absl::StatusOr<ArrayKernel> q = ArrayKernel::Create(
-          {Elem::kF32}, Elem::kI8,
-          [&](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& in) {
-            llvm::Type* t = in[0]->getType();
-            return EmitQuantize(
-                b, in[0], llvm::ConstantFP::get(t, scale),
-                llvm::ConstantInt::get(WithElementType(t, b.getInt32Ty()), zp),
-                to);
-          });
-      ASSERT_TRUE(q.ok()) << q.status();
-      std::vector<uint8_t> ys(inputs.size());
-      q->Run({inputs.data()}, ys.data(), inputs.size());
-      const double lo = to == DType::kS8 ? -128 : 0,
-                   hi = to == DType::kS8 ? 127 : 255;
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        const float qf = inputs[i] / scale;
-        double v = std::isnan(qf) ? 0.0 : std::nearbyint(qf);
-        v = std::clamp(v + zp, lo, hi);
-        const int64_t got =
-            to == DType::kS8 ? static_cast<int8_t>(ys[i]) : ys[i];
-        ASSERT_EQ(got, static_cast<int64_t>(v))
-            << "x " << inputs[i] << " scale " << scale;
+    for (const CastOptions& options : variants) {
+      for (DType to : {DType::kS8, DType::kU8}) {
+        for (int32_t zp : {3, 0, -128, 127, 255}) {
+          ExpectQuantizeMatches(inputs, scale, zp, to, options);
+          if (HasFatalFailure()) return;
+        }
       }
     }
   }
   const float scale = 0.037f;
+  const int32_t zp = 3;
   std::vector<int32_t> acc = {INT32_MIN, -1000, -1, 0, 1, 77, INT32_MAX};
   absl::StatusOr<ArrayKernel> dq = ArrayKernel::Create(
       {Elem::kI32}, Elem::kF32,

@@ -340,7 +340,8 @@ size_t ElementwiseArity(OpKind kind) {
 
 absl::StatusOr<llvm::Value*> EmitQuantOp(llvm::IRBuilder<>& b, OpKind kind,
                                          DType dtype, DType result_dtype,
-                                         llvm::Value* x, const AttrMap& attrs) {
+                                         llvm::Value* x, const AttrMap& attrs,
+                                         const CastOptions& cast_options) {
   const absl::string_view name = OpKindName(kind);
   HGC_ASSIGN_OR_RETURN(double scale, ScalarQuantAttr(name, attrs, "scale", 1));
   HGC_ASSIGN_OR_RETURN(double zp,
@@ -350,7 +351,7 @@ absl::StatusOr<llvm::Value*> EmitQuantOp(llvm::IRBuilder<>& b, OpKind kind,
   if (kind == OpKind::kQuantize) {
     HGC_RETURN_IF_ERROR(CheckOperand(name, DType::kF32, x));
     return EmitQuantize(b, x, F32Const(x->getType(), scale), zero_point,
-                        result_dtype);
+                        result_dtype, cast_options);
   }
   HGC_RETURN_IF_ERROR(CheckOperand(name, dtype, x));
   llvm::Type* f32 = WithElementType(x->getType(), b.getFloatTy());
@@ -398,7 +399,8 @@ absl::StatusOr<llvm::Value*> EmitElementwise(
     case OpClass::kCast:
       return EmitCastOp(b, dtype, result_dtype, x, cast_options);
     case OpClass::kQuant:
-      return EmitQuantOp(b, kind, dtype, result_dtype, x, attrs);
+      return EmitQuantOp(b, kind, dtype, result_dtype, x, attrs,
+                         cast_options);
     case OpClass::kUnary: {
       HGC_ASSIGN_OR_RETURN(r, EmitUnary(b, *AsUnary(kind), dtype, x, attrs));
       break;

@@ -310,7 +310,7 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      llvm::Value* col_begin, llvm::Value* col_end,
                      llvm::Value* out_row_override,
                      llvm::Value* in_row_override, const RowResultFn& on_result,
-                     const CastOptions& cast_options) {
+                     const RowEmitOptions& options) {
   const Shape& shape = program.shape;
   const int rank = static_cast<int>(shape.size());
   std::vector<llvm::Value*> idx = RowCoordinates(b, shape, row);
@@ -326,7 +326,7 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                 out_elem, LoadBuffer(b, frame, program.out_buffer, out_elem),
                 b.CreateMul(row, b.getInt64(shape[rank - 1])));
   RowState st{program,   std::move(bases), std::move(idx), {},
-              out_dtype, out_row,          cast_options};
+              out_dtype, out_row,          options.cast};
   for (const Op* op : program.ops) {
     if ((op->kind_id() == OpKind::kQuantize ||
          op->kind_id() == OpKind::kDequantize) &&
@@ -347,7 +347,8 @@ absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
         }
         StoreRowVector(b, st.out_dtype, *result, st.out_row, col, mask);
         if (on_result) on_result(b, *result, mask);
-      });
+      },
+      options.unroll ? Unroll::kFull : Unroll::kDisable);
   return status;
 }
 

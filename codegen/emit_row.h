@@ -28,17 +28,25 @@ namespace codegen {
 // the caller may offset a tile's pointer back by col_begin).
 // `on_result`, when given, is called inside the loop with each vector of
 // results (in compute form, as stored) and the vector's lane mask (a fused
-// reduction over the written values). `cast_options`: the target's choices
-// for the program's casts and quantizes.
+// reduction over the written values).
 using RowResultFn =
     std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>;
+
+// The target's and the loop's choices for EmitRow.
+struct RowEmitOptions {
+  CastOptions cast;  // for the program's casts and quantizes
+  // Unroll the loop over the vectors where their count is a constant (a
+  // few vectors: tile::RowMap::unroll).
+  bool unroll = false;
+};
+
 absl::Status EmitRow(llvm::IRBuilder<>& b, const FrameValues& frame,
                      const RowProgram& program, llvm::Value* row,
                      llvm::Value* col_begin, llvm::Value* col_end,
                      llvm::Value* out_row = nullptr,
                      llvm::Value* in_row = nullptr,
                      const RowResultFn& on_result = nullptr,
-                     const CastOptions& cast_options = {});
+                     const RowEmitOptions& options = {});
 
 // Stores `value` (16 lanes in their compute form, already exact in
 // `dtype`) to lanes [col, col + 16) of the `dtype` row at `row` (its

@@ -351,6 +351,8 @@ void BuildTileLoop(tile::NestBuilder& nb, const LayerPlan& p) {
       map.row = bi * l.m + m0 + row;
       map.col_begin = n0;
       map.col_end = n0 + ncount;
+      // A C tile's row is at most 64 columns: four vectors.
+      map.unroll = true;
       if (l.c_scratch) map.in_row = tile::View{p.c, row * t.nb, c_es};
       nb.Append(tile::Stmt{std::move(map)});
     });

@@ -145,11 +145,13 @@ void EmitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
   llvm::Value* next = b.CreateAdd(i, b.getInt64(1));
   i->addIncoming(next, b.GetInsertBlock());
   llvm::BranchInst* latch = b.CreateBr(head);
-  if (unroll == Unroll::kDisable) {
+  if (unroll != Unroll::kAllow) {
     // A distinct loop id whose first operand is itself (LangRef).
-    llvm::Metadata* disable = llvm::MDNode::get(
-        c, llvm::MDString::get(c, "llvm.loop.unroll.disable"));
-    llvm::MDNode* id = llvm::MDNode::getDistinct(c, {nullptr, disable});
+    llvm::Metadata* hint = llvm::MDNode::get(
+        c, llvm::MDString::get(c, unroll == Unroll::kFull
+                                      ? "llvm.loop.unroll.full"
+                                      : "llvm.loop.unroll.disable"));
+    llvm::MDNode* id = llvm::MDNode::getDistinct(c, {nullptr, hint});
     id->replaceOperandWith(0, id);
     latch->setMetadata(llvm::LLVMContext::MD_loop, id);
   }
@@ -212,7 +214,8 @@ llvm::Constant* AllLanes(llvm::IRBuilder<>& b) {
 void ForVectorsThenTail(
     llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
     const std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>&
-        body) {
+        body,
+    Unroll unroll) {
   llvm::Value* whole =
       b.CreateUDiv(b.CreateSub(end, begin), b.getInt64(kVectorWidth));
   llvm::Constant* all = AllLanes(b);
@@ -222,7 +225,7 @@ void ForVectorsThenTail(
         body(b, b.CreateAdd(begin, b.CreateMul(i, b.getInt64(kVectorWidth))),
              all);
       },
-      Unroll::kDisable);
+      unroll);
   llvm::Value* tail =
       b.CreateAdd(begin, b.CreateMul(whole, b.getInt64(kVectorWidth)));
   EmitIf(b, b.CreateICmpULT(tail, end),

@@ -74,12 +74,14 @@ void EmitThreadRange(llvm::IRBuilder<>& b, const FrameValues& frame,
                      llvm::Value*& end);
 
 // Whether LLVM's unroller may unroll a loop.
-enum class Unroll { kAllow, kDisable };
+enum class Unroll { kAllow, kDisable, kFull };
 
 // Emits `for (i = begin; i < end; ++i) body(i)` (i64); `b` is left after
 // the loop. Unroll::kDisable marks it llvm.loop.unroll.disable: for bodies
 // that are long already (a row's memcpy), whose copies would only add
-// compile time and code.
+// compile time and code. Unroll::kFull marks it llvm.loop.unroll.full: a
+// loop whose trip count turns out constant is unrolled whole, whatever
+// the body's size; others stay loops.
 void EmitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
               const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body,
               Unroll unroll = Unroll::kAllow);
@@ -117,11 +119,13 @@ llvm::Constant* AllLanes(llvm::IRBuilder<>& b);
 // vector, if any, under its TailMask. A mask on every vector costs its
 // computation and masked memory operations in the loop (on AVX2,
 // vmaskmovps; a softmax over 1000-float rows ran 1.3x faster without), and
-// the loop is not unrolled (the bodies are long: exp, erf, whole programs).
+// the loop is not unrolled (the bodies are long: exp, erf, whole programs)
+// unless `unroll` says otherwise.
 void ForVectorsThenTail(
     llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
     const std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>&
-        body);
+        body,
+    Unroll unroll = Unroll::kDisable);
 
 // max(a, b) as x86's vmaxps computes it: b when either is NaN. Softmax
 // may use it: a NaN score still reaches exp and makes the whole row NaN, as

@@ -246,7 +246,8 @@ class Emitter {
       };
     }
     Note(EmitRow(b_, frame_, nest_.programs()[m.program], E(m.row), col_begin,
-                 E(m.col_end), out_row, in_row, max_of_results, cast_options_));
+                 E(m.col_end), out_row, in_row, max_of_results,
+                 {cast_options_, m.unroll}));
     if (m.max_out) {
       b_.CreateStore(rows_->MaxResult(), Ptr(*m.max_out, f32_));
     }

@@ -184,6 +184,9 @@ struct RowMap {
   std::optional<View> out_row;
   std::optional<View> in_row;
   std::optional<View> max_out;
+  // The segment is a few vectors of constant count (a C tile's row): its
+  // loop is unrolled, so the column arithmetic folds into the addresses.
+  bool unroll = false;
 };
 
 // acc (one f32) = reduction of the f32 row x = src[0, len): its max, sum,

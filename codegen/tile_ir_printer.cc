@@ -177,6 +177,7 @@ class Printer {
     if (m.in_row) absl::StrAppend(&s, " from ", V(*m.in_row));
     if (m.out_row) absl::StrAppend(&s, " -> ", V(*m.out_row));
     if (m.max_out) absl::StrAppend(&s, ", max -> ", V(*m.max_out));
+    if (m.unroll) absl::StrAppend(&s, ", unrolled");
     Emit(indent, s);
   }
   void Line(int indent, const OnlineSoftmax& r) {
@@ -267,8 +268,8 @@ class Printer {
         args.push_back(absl::StrCat(std::get<int32_t>(arg)));
       }
     }
-    Emit(indent, absl::StrCat("call ", c.helper, "(",
-                              absl::StrJoin(args, ", "), ")"));
+    Emit(indent,
+         absl::StrCat("call ", c.helper, "(", absl::StrJoin(args, ", "), ")"));
   }
   void Line(int indent, const Prefetch& p) {
     Emit(indent, absl::StrCat(p.write   ? "prefetchw "

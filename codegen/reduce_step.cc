@@ -16,15 +16,19 @@ namespace {
 
 // Floats accumulate in double; integers sum modulo 2^64 (wrapped to the
 // dtype when stored) and take their max exactly, as the reference does.
-void Accumulate(ReduceKind kind, double v, double& a) {
-  if (kind != ReduceKind::kReduceMax) {
+// `kMax`: a compile-time kind, so that the walk's inner loop is a plain
+// sum or max the compiler vectorizes.
+template <bool kMax>
+void Accumulate(double v, double& a) {
+  if constexpr (!kMax) {
     a += v;
   } else if (std::isnan(v) || v > a) {
     a = v;  // NaN propagates: once NaN, `v > a` never replaces it.
   }
 }
-void Accumulate(ReduceKind kind, int64_t v, uint64_t& a) {
-  if (kind != ReduceKind::kReduceMax) {
+template <bool kMax>
+void Accumulate(int64_t v, uint64_t& a) {
+  if constexpr (!kMax) {
     a += static_cast<uint64_t>(v);
   } else if (v > static_cast<int64_t>(a)) {
     a = static_cast<uint64_t>(v);
@@ -46,17 +50,33 @@ int64_t Value(int8_t x) { return x; }
 int64_t Value(uint8_t x) { return x; }
 
 // Walks dims[d..] of `in`, accumulating into `acc`.
-template <typename Elem, typename Acc>
-void Walk(const ReducePlan& plan, size_t d, const Elem*& in, Acc* acc) {
+template <bool kMax, typename Elem, typename Acc>
+void WalkDims(const ReducePlan& plan, size_t d, const Elem*& in, Acc* acc) {
   const int64_t n = plan.dims[d];
   const int64_t stride = plan.out_strides[d];
   if (d + 1 == plan.dims.size()) {
-    for (int64_t i = 0; i < n; ++i) {
-      Accumulate(plan.kind, Value(*in++), acc[i * stride]);
+    if (stride == 1) {  // a row of outputs: the vectorizable loop
+      for (int64_t i = 0; i < n; ++i) Accumulate<kMax>(Value(in[i]), acc[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        Accumulate<kMax>(Value(in[i]), acc[i * stride]);
+      }
     }
+    in += n;
     return;
   }
-  for (int64_t i = 0; i < n; ++i) Walk(plan, d + 1, in, acc + i * stride);
+  for (int64_t i = 0; i < n; ++i) {
+    WalkDims<kMax>(plan, d + 1, in, acc + i * stride);
+  }
+}
+
+template <typename Elem, typename Acc>
+void Walk(const ReducePlan& plan, const Elem* in, Acc* acc) {
+  if (plan.kind == ReduceKind::kReduceMax) {
+    WalkDims<true>(plan, 0, in, acc);
+  } else {
+    WalkDims<false>(plan, 0, in, acc);
+  }
 }
 
 // The float reduction: accumulated in double, each output rounded once
@@ -68,7 +88,7 @@ void RunFloat(const ReducePlan& plan, const void* in, void* out, double* acc) {
                           : 0.0;
   for (int64_t o = 0; o < plan.out_elements; ++o) acc[o] = init;
   const auto* x = static_cast<const Elem*>(in);
-  if (plan.in_elements > 0) Walk(plan, 0, x, acc);
+  if (plan.in_elements > 0) Walk(plan, x, acc);
   for (int64_t o = 0; o < plan.out_elements; ++o) {
     // A mean over zero elements is 0 / 0 = NaN, as in the reference.
     const double v = plan.kind == ReduceKind::kReduceMean
@@ -97,7 +117,7 @@ void RunInt(const ReducePlan& plan, const void* in, void* out, uint64_t* acc) {
                             : 0;
   for (int64_t o = 0; o < plan.out_elements; ++o) acc[o] = init;
   const auto* x = static_cast<const Elem*>(in);
-  if (plan.in_elements > 0) Walk(plan, 0, x, acc);
+  if (plan.in_elements > 0) Walk(plan, x, acc);
   using Unsigned = std::make_unsigned_t<Elem>;
   for (int64_t o = 0; o < plan.out_elements; ++o) {
     static_cast<Elem*>(out)[o] =

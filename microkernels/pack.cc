@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -22,8 +23,7 @@ inline void CopyElement(char* to, const char* from, bool biased) {
 // of it lies (k / g) * ldb * g + k % g further. The source is walked along
 // its contiguous dimension: k for a transposed source, n otherwise.
 template <int ES>
-void PackVnni(const BrgemmDesc& d, const BSource& src, bool biased,
-              char* dst) {
+void PackVnni(const BrgemmDesc& d, const BSource& src, bool biased, char* dst) {
   const int64_t g = VnniGranularity(d.dtype);
   const int64_t panel_elems = d.b_panel_bytes > 0 ? d.b_panel_bytes / ES : 0;
   const char* s = static_cast<const char*>(src.data);
@@ -49,11 +49,32 @@ void PackVnni(const BrgemmDesc& d, const BSource& src, bool biased,
     }
     return;
   }
-  for (int64_t k = 0; k < d.k; ++k) {
+  // Each column's start once (column() divides); the bounds in locals,
+  // which the byte stores cannot alias.
+  const int64_t n_count = d.n, k_count = d.k, ld = src.ld;
+  std::vector<char*> columns(n_count);
+  for (int64_t n = 0; n < n_count; ++n) columns[n] = column(n);
+  int64_t k = 0;
+  if (ES == 1 && g == 4) {
+    // int8: a whole K group at once, one 32-bit word a column.
+    const uint32_t flip = biased ? 0x80808080u : 0;
+    for (; k + 4 <= k_count; k += 4) {
+      const int64_t k_offset = offset(k);
+      const auto* r0 = reinterpret_cast<const uint8_t*>(s + k * ld);
+      const uint8_t *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+      for (int64_t n = 0; n < n_count; ++n) {
+        const uint32_t word = (r0[n] | r1[n] << 8 | r2[n] << 16 |
+                               static_cast<uint32_t>(r3[n]) << 24) ^
+                              flip;
+        std::memcpy(columns[n] + k_offset, &word, 4);
+      }
+    }
+  }
+  for (; k < k_count; ++k) {
     const int64_t k_offset = offset(k);
-    const char* in = s + k * src.ld * ES;
-    for (int64_t n = 0; n < d.n; ++n) {
-      CopyElement<ES>(column(n) + k_offset, in + n * ES, biased);
+    const char* in = s + k * ld * ES;
+    for (int64_t n = 0; n < n_count; ++n) {
+      CopyElement<ES>(columns[n] + k_offset, in + n * ES, biased);
     }
   }
 }

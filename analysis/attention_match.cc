@@ -435,6 +435,12 @@ std::vector<int> ScoreChainOperands(const Op& op) {
   if (k == OpKind::kCast || IsUnary(k)) return {0};
   if (IsBinary(k) && !IsComparison(k)) return {0, 1};
   if (k == OpKind::kSelect) return {1, 2};
+  // The scores' own quantization (Intel Neural Compressor quantizes Q·Kᵀ's
+  // output before the scale and the mask): elementwise as well.
+  if (attention_quant::IsPerTensorQuantize(op) ||
+      attention_quant::IsPerTensorDequantize(op)) {
+    return {0};
+  }
   return {};
 }
 

@@ -191,6 +191,43 @@ graph @g(%q: f32[2, 3, 5, 8], %k: s8[2, 3, 7, 8], %v: f32[2, 3, 7, 8])
 )");
 }
 
+// Intel Neural Compressor's form quantizes the scores themselves before
+// the scale and the mask: the pair is two more score ops; a per-axis
+// quantize of the scores is not one.
+TEST(AttentionMatchQdqTest, QuantizedScoresAreScoreOps) {
+  const std::string text = R"(
+graph @g(%q: u8[1, 2, 5, 8], %k: s8[1, 2, 7, 8], %v: s8[1, 2, 7, 8],
+         %mask: f32[1, 1, 1, 7]) -> f32[1, 2, 5, 8] {
+  %qd = dequantize(%q) {scale = 0.03125, zero_point = 128}
+  %kd = dequantize(%k) {scale = 0.0625, zero_point = 0}
+  %vd = dequantize(%v) {scale = 0.25, zero_point = 0}
+  %s = matmul(%qd, %kd) {transpose_b = true}
+  %sq = quantize(%s) {SCALE, zero_point = 0, to = s8}
+  %sd = dequantize(%sq) {scale = 0.1, zero_point = 0}
+  %c = constant() {value = 8.0} : f32[]
+  %t = div(%sd, %c)
+  %m = add(%t, %mask)
+  %p = softmax(%m) {axis = -1}
+  %pq = quantize(%p) {scale = 0.0039215686, zero_point = 0, to = u8}
+  %pd = dequantize(%pq) {scale = 0.0039215686, zero_point = 0}
+  %o = matmul(%pd, %vd)
+  return %o
+}
+)";
+  auto with_scale = [&](const std::string& scale) {
+    std::string t = text;
+    t.replace(t.find("SCALE"), 5, scale);
+    return t;
+  };
+  Matched m(with_scale("scale = 0.1"));
+  EXPECT_EQ(Names(m->score_ops),
+            (std::vector<std::string>{"sq", "sd", "t", "m"}));
+  EXPECT_EQ(Names(m->prob_ops), (std::vector<std::string>{"pq", "pd"}));
+  ExpectRefused(
+      with_scale("scale = [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1], axis = 3"),
+      "quantize between the scores and softmax");
+}
+
 TEST(AttentionMatchQdqTest, RefusesAPerAxisDequantize) {
   ExpectRefused(WithK("  %kd = dequantize(%k) {scale = [0.5, 0.25, 0.5], "
                       "zero_point = [0, 0, 0], axis = 1}\n",

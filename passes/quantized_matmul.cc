@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/const_only.h"
 #include "analysis/graph_utils.h"
 #include "ir/builder.h"
 #include "support/status_macros.h"
@@ -229,7 +230,8 @@ bool AllZero(const std::vector<int64_t>& v) {
 // sums.
 class Rewriter {
  public:
-  explicit Rewriter(Graph& graph) : graph_(graph), names_(graph) {}
+  explicit Rewriter(Graph& graph)
+      : graph_(graph), names_(graph), const_only_(graph) {}
 
   // Names the values the rewrites made without one after their op's kind
   // ("cast", "cast_2", ...): --emit=loops names buffers by value.
@@ -254,7 +256,9 @@ class Rewriter {
     acc->set_name(names_.Make(absl::StrCat("s32_", old->name())));
     if (plan.za != 0) {
       // - za * colsum(b8), + K * za * zr when zr != 0.
-      HGC_ASSIGN_OR_RETURN(Value * sums, ColumnSums(b, b8, plan.transpose_b));
+      HGC_ASSIGN_OR_RETURN(
+          Value * sums,
+          ColumnSums(b, b8, plan.transpose_b, const_only_.IsConstOnly(plan.b)));
       HGC_ASSIGN_OR_RETURN(Value * neg_za,
                            b.Splat(-plan.za, TensorType(DType::kS32)));
       HGC_ASSIGN_OR_RETURN(Value * term, b.Binary("mul", sums, neg_za));
@@ -312,10 +316,25 @@ class Rewriter {
   }
 
   // b8's s32 sums over K as a [..., 1, N] row, which broadcasts against
-  // the [..., M, N] product (a [..., N, K] b8 sums over its last dim, then
-  // the two are swapped). Const-only when b is: run once, not per call.
-  absl::StatusOr<Value*> ColumnSums(Builder& b, Value* b8, bool transpose_b) {
+  // the [..., M, N] product. A constant b8 is widened and reduced (a [...,
+  // N, K] one over its last dim, then the two swapped), once, not per call;
+  // one known only at run time is a row of ones times b8 on the int8
+  // kernels, which read b8 once where widening it for a reduction took a
+  // pass to write four times its bytes and one to read them back.
+  absl::StatusOr<Value*> ColumnSums(Builder& b, Value* b8, bool transpose_b,
+                                    bool constant_b) {
     const int64_t rank = b8->type().rank();
+    if (!constant_b) {
+      const int64_t k = b8->type().shape[transpose_b ? rank - 1 : rank - 2];
+      HGC_ASSIGN_OR_RETURN(Value * ones,
+                           b.Splat(1, TensorType(DType::kU8, {1, k})));
+      AttrMap attrs;
+      if (transpose_b) attrs["transpose_b"] = Attribute::Bool(true);
+      HGC_ASSIGN_OR_RETURN(Value * sums,
+                           b.Create("matmul", {ones, b8}, std::move(attrs)));
+      sums->set_name(names_.Make(absl::StrCat("sums_", b8->name())));
+      return sums;
+    }
     HGC_ASSIGN_OR_RETURN(Value * wide, Cast(b, b8, DType::kS32));
     HGC_ASSIGN_OR_RETURN(
         Value * sums,
@@ -361,6 +380,9 @@ class Rewriter {
   FreshNames names_;
   absl::flat_hash_map<Value*, Value*> s8_;
   absl::flat_hash_map<std::pair<Value*, bool>, Value*> row_sums_;
+  // Of the graph as it was before the rewrites (plan operands are its
+  // values).
+  ConstOnlyAnalysis const_only_;
 };
 
 }  // namespace

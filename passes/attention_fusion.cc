@@ -111,15 +111,32 @@ class BlockFinder {
   }
 
  private:
-  // Why probabilities `p` that a matmul and other ops read (or the graph
-  // returns) leave the block unfused; empty when no matmul reads them.
+  // The matmul that `user` of P reaches through P's casts and quantize /
+  // dequantize ops, each read once; null when it reaches none.
+  const Op* PvThrough(const Op* user) const {
+    for (;;) {
+      const OpKind k = user->kind_id();
+      if (k == OpKind::kMatmul) return user;
+      if (k != OpKind::kCast && k != OpKind::kQuantize &&
+          k != OpKind::kDequantize) {
+        return nullptr;
+      }
+      const std::vector<Op*>& next = uses_.Users(user->result());
+      if (next.size() != 1 || uses_.IsReturned(user->result())) return nullptr;
+      user = next[0];
+    }
+  }
+
+  // Why probabilities `p` (or P's cast or quantized form) that P·V and
+  // other ops read (or the graph returns) leave the block unfused; empty
+  // when no matmul reads them.
   std::string SharedProbabilities(const Value* p) const {
     const std::vector<Op*>& users = uses_.Users(p);
     const Op* pv = nullptr;
     std::vector<std::string> others;
     for (const Op* user : users) {
-      if (pv == nullptr && user->kind_id() == OpKind::kMatmul) {
-        pv = user;
+      if (pv == nullptr && PvThrough(user) != nullptr) {
+        pv = PvThrough(user);
       } else {
         others.push_back(
             absl::StrCat(user->kind(), " %", user->result()->name()));

@@ -244,6 +244,32 @@ graph @g(%q: f32[1, 2, 4, 8], %k: f32[1, 2, 4, 8], %v: f32[1, 2, 4, 8]) -> f32[1
             "constant");
 }
 
+TEST(AttentionFusionTest, NotesQuantizedProbabilitiesReturned) {
+  // The QDQ form returning P's quantized form: the note names it, P·V
+  // being reached through its dequantize.
+  Module m = Parse(R"(
+graph @g(%q: u8[1, 2, 4, 8], %k: s8[1, 2, 4, 8], %v: s8[1, 2, 4, 8])
+    -> (f32[1, 2, 4, 8], u8[1, 2, 4, 4]) {
+  %qd = dequantize(%q) {scale = 0.02, zero_point = 128}
+  %kd = dequantize(%k) {scale = 0.02, zero_point = 0}
+  %vd = dequantize(%v) {scale = 0.02, zero_point = 0}
+  %s = matmul(%qd, %kd) {transpose_b = true}
+  %p = softmax(%s)
+  %pq = quantize(%p) {scale = 0.0039215686, zero_point = 0, to = u8}
+  %pd = dequantize(%pq) {scale = 0.0039215686, zero_point = 0}
+  %o = matmul(%pd, %vd)
+  return %o, %pq
+}
+)");
+  ASSERT_TRUE(RunPipeline(m, "attention-fusion").ok());
+  ASSERT_EQ(m.notes().size(), 1u);
+  EXPECT_EQ(m.notes()[0],
+            "attention-fusion: @g: the attention block around softmax %p is "
+            "not fused: %pq is read by P·V %o and also by the graph's "
+            "return; the attention kernel keeps P in its score tile and "
+            "writes only P·V");
+}
+
 TEST(AttentionFusionTest, NotesProbabilitiesReadElsewhere) {
   // P also returned (HF's output_attentions=True) or read by another op:
   // the kernel writes only P·V, so the block stays unfused and the module

@@ -172,6 +172,7 @@ absl::Status AddPackB(tile::Nest& nest, const Op& op, LayerPlan& p,
     panels.push_back(microkernels::MakeBrgemmDesc(
         p.isa, l.kind, 1, std::min(p.t.nb, l.n - n0), l.k));
     HGC_RETURN_IF_ERROR(microkernels::ValidateBrgemmDesc(panels.back()));
+    HGC_RETURN_IF_ERROR(microkernels::ValidateBLayout(panels.back()));
   }
   const std::string b_name = l.matmul->operand(1)->name();
   tile::Pack pack;
@@ -180,27 +181,31 @@ absl::Status AddPackB(tile::Nest& nest, const Op& op, LayerPlan& p,
                            panels.size(), " panels of K ", kp, " x ", p.t.nb,
                            ", ", microkernels::BLayoutName(panels[0].b_layout),
                            p.b_transposed ? ", from B transposed" : "", ")");
-  Step& step = pack.step;
-  step.name = absl::StrCat(op.result()->name(), ".pack_b", index);
-  step.buffers = {src};
   const bool transposed = p.b_transposed;
   const int64_t k = l.k, n = l.n, nb = p.t.nb;
-  step.host = [panels, slices, transposed, k, n, nb, kp, es,
-               slice](void* const* bufs) -> absl::Status {
+  // The (slice, panel) items split among the parts: a B packed per call is
+  // packed by all the threads once it is large.
+  auto work = [panels, slices, transposed, k, n, nb, kp, es, slice](
+                  void* const* bufs, int part, int parts) {
     const uint8_t* in = static_cast<const uint8_t*>(bufs[0]);
     uint8_t* out = static_cast<uint8_t*>(bufs[1]);
-    for (int64_t s = 0; s < slices; ++s) {
-      for (size_t j = 0; j < panels.size(); ++j) {
-        const int64_t n0 = static_cast<int64_t>(j) * nb;
-        microkernels::BSource source{
-            in + (s * k * n + (transposed ? n0 * k : n0)) * es,
-            transposed ? k : n, transposed};
-        HGC_RETURN_IF_ERROR(microkernels::PackB(
-            panels[j], source, out + s * slice + n0 * kp * es));
-      }
+    const int64_t per_slice = static_cast<int64_t>(panels.size());
+    const int64_t items = slices * per_slice;
+    for (int64_t item = items * part / parts; item < items * (part + 1) / parts;
+         ++item) {
+      const int64_t s = item / per_slice, j = item % per_slice;
+      const int64_t n0 = j * nb;
+      microkernels::BSource source{
+          in + (s * k * n + (transposed ? n0 * k : n0)) * es,
+          transposed ? k : n, transposed};
+      // The panels' layouts were validated above and the buffers are the
+      // step's own: PackB cannot fail here.
+      microkernels::PackB(panels[j], source, out + s * slice + n0 * kp * es)
+          .IgnoreError();
     }
-    return absl::OkStatus();
   };
+  pack.step = MoveStep(absl::StrCat(op.result()->name(), ".pack_b", index),
+                       {src}, slice * slices, std::move(work));
   const std::string packed_name = absl::StrCat(b_name, "_packed");
   p.b =
       p.b_const

@@ -301,7 +301,8 @@ absl::Status LowerOp(LowerState& state, const Op& op, int num_threads,
   }
   if (lowered.ok()) {
     for (size_t s = before; s < program.steps.size(); ++s) {
-      ++(program.steps[s].host ? stats.pack_steps : stats.native_steps);
+      const Step& step = program.steps[s];
+      ++(step.host || step.shared ? stats.pack_steps : stats.native_steps);
     }
     return absl::OkStatus();
   }

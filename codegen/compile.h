@@ -55,7 +55,7 @@ struct CompileStats {
   int fallback_steps = 0;  // main steps run on the portable kernels
   int copy_steps =
       0;  // data-movement host steps (reshape, transpose, result copies)
-  int pack_steps = 0;           // per-call B packing host steps
+  int pack_steps = 0;  // per-call B packing steps (host or pool-shared)
   int init_steps = 0;           // run once per SetConstants
   int init_fallback_steps = 0;  // of init_steps, on the portable kernels
   int llvm_modules = 0;         // the step code's modules, compiled in parallel

@@ -116,8 +116,9 @@ absl::StatusOr<AttentionMatch> MatchAttention(const Graph& graph);
 // Which operands of `op` may carry the scores when `op` stands between the
 // scores matmul and softmax: {0} for a cast or a unary op, {0, 1} for
 // binary arithmetic (not a comparison), {1, 2} for select, {0} for a
-// per-tensor quantize or dequantize, none for any other op. attention-fusion and attention-reshapes walk score chains by
-// it; MatchAttention takes the same ops.
+// per-tensor quantize or dequantize, none for any other op.
+// attention-fusion and attention-reshapes walk score chains by it;
+// MatchAttention takes the same ops.
 std::vector<int> ScoreChainOperands(const Op& op);
 
 }  // namespace hgc

@@ -80,8 +80,8 @@ enum class Unroll { kAllow, kDisable, kFull };
 // the loop. Unroll::kDisable marks it llvm.loop.unroll.disable: for bodies
 // that are long already (a row's memcpy), whose copies would only add
 // compile time and code. Unroll::kFull marks it llvm.loop.unroll.full: a
-// loop whose trip count turns out constant is unrolled whole, whatever
-// the body's size; others stay loops.
+// loop whose trip count turns out constant is unrolled whole (up to
+// LLVM's limit for such hints); others stay loops.
 void EmitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
               const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body,
               Unroll unroll = Unroll::kAllow);

@@ -184,8 +184,9 @@ struct RowMap {
   std::optional<View> out_row;
   std::optional<View> in_row;
   std::optional<View> max_out;
-  // The segment is a few vectors of constant count (a C tile's row): its
-  // loop is unrolled, so the column arithmetic folds into the addresses.
+  // The segment is a few vectors (a C tile's row): its loop is unrolled
+  // where their count is a constant (every tile's, unless the layer has an
+  // N tail), so the column arithmetic folds into the addresses.
   bool unroll = false;
 };
 

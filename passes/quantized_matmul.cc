@@ -319,8 +319,9 @@ class Rewriter {
   // the [..., M, N] product. A constant b8 is widened and reduced (a [...,
   // N, K] one over its last dim, then the two swapped), once, not per call;
   // one known only at run time is a row of ones times b8 on the int8
-  // kernels, which read b8 once where widening it for a reduction took a
-  // pass to write four times its bytes and one to read them back.
+  // kernels (b8 packed for them as for the product), where widening it for
+  // a reduction took a pass to write four times its bytes and a serial one
+  // to read them back.
   absl::StatusOr<Value*> ColumnSums(Builder& b, Value* b8, bool transpose_b,
                                     bool constant_b) {
     const int64_t rank = b8->type().rank();

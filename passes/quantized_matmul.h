@@ -21,9 +21,9 @@
 // rounded every dequantized element, product and partial sum. Design.md
 // allows the matmul's summation to differ from the reference's; this is
 // that sum computed exactly. A constant b's b8 and column sums are
-// const-only (computed once per SetConstants, then prepacked); a's row
-// sums are a matmul of a with a column of ones (one pass over a on the same
-// kernels); fusion takes the corrections and the dequantize as the s32
+// const-only (computed once per SetConstants, then prepacked); a run-time
+// b's column sums are a matmul of a row of ones with b8, and a's row sums
+// a matmul of a with a column of ones (on the same kernels); fusion takes the corrections and the dequantize as the s32
 // matmul's post-ops.
 //
 // A matmul written on the integers themselves with a u8 B (u8 x u8 or

@@ -140,7 +140,7 @@ struct Plan {
   Value* a;  // u8 / s8
   Value* b;  // u8 / s8
   int64_t za;
-  std::vector<int64_t> zr;  // b8's zero points: one, or one per channel
+  std::vector<int64_t> zr;     // b8's zero points: one, or one per channel
   std::vector<double> scales;  // empty: the result stays s32
   bool transpose_a, transpose_b;
   int64_t k;
@@ -227,7 +227,7 @@ bool AllZero(const std::vector<int64_t>& v) {
 
 // Builds the rewrites of one graph, each before its matmul; a u8 operand
 // several matmuls read gets one s8 form, an A they read one set of row
-// sums.
+// sums, a B one set of column sums.
 class Rewriter {
  public:
   explicit Rewriter(Graph& graph)
@@ -321,9 +321,20 @@ class Rewriter {
   // one known only at run time is a row of ones times b8 on the int8
   // kernels (b8 packed for them as for the product), where widening it for
   // a reduction took a pass to write four times its bytes and a serial one
-  // to read them back.
+  // to read them back. Once per (b8, transpose_b), as the row sums are
+  // once per a.
   absl::StatusOr<Value*> ColumnSums(Builder& b, Value* b8, bool transpose_b,
                                     bool constant_b) {
+    Value*& sums = column_sums_[{b8, transpose_b}];
+    if (sums == nullptr) {
+      HGC_ASSIGN_OR_RETURN(sums,
+                           BuildColumnSums(b, b8, transpose_b, constant_b));
+    }
+    return sums;
+  }
+
+  absl::StatusOr<Value*> BuildColumnSums(Builder& b, Value* b8,
+                                         bool transpose_b, bool constant_b) {
     const int64_t rank = b8->type().rank();
     if (!constant_b) {
       const int64_t k = b8->type().shape[transpose_b ? rank - 1 : rank - 2];
@@ -381,6 +392,7 @@ class Rewriter {
   FreshNames names_;
   absl::flat_hash_map<Value*, Value*> s8_;
   absl::flat_hash_map<std::pair<Value*, bool>, Value*> row_sums_;
+  absl::flat_hash_map<std::pair<Value*, bool>, Value*> column_sums_;
   // Of the graph as it was before the rewrites (plan operands are its
   // values).
   ConstOnlyAnalysis const_only_;

@@ -64,12 +64,7 @@ class BlockFinder {
       Op* user = users[0];
       core.push_back(user);
       if (user->kind_id() == OpKind::kMatmul) break;
-      // Casts, and the quantize / dequantize of P in the QDQ form.
-      const OpKind k = user->kind_id();
-      if (k != OpKind::kCast && k != OpKind::kQuantize &&
-          k != OpKind::kDequantize) {
-        return {};
-      }
+      if (!IsProbLink(*user)) return {};
       cur = user->result();
     }
     Op* qk = core.front();
@@ -111,16 +106,20 @@ class BlockFinder {
   }
 
  private:
+  // An op between softmax and P·V: a cast, or the quantize / dequantize
+  // of P in the QDQ form.
+  static bool IsProbLink(const Op& op) {
+    const OpKind k = op.kind_id();
+    return k == OpKind::kCast || k == OpKind::kQuantize ||
+           k == OpKind::kDequantize;
+  }
+
   // The matmul that `user` of P reaches through P's casts and quantize /
   // dequantize ops, each read once; null when it reaches none.
   const Op* PvThrough(const Op* user) const {
     for (;;) {
-      const OpKind k = user->kind_id();
-      if (k == OpKind::kMatmul) return user;
-      if (k != OpKind::kCast && k != OpKind::kQuantize &&
-          k != OpKind::kDequantize) {
-        return nullptr;
-      }
+      if (user->kind_id() == OpKind::kMatmul) return user;
+      if (!IsProbLink(*user)) return nullptr;
       const std::vector<Op*>& next = uses_.Users(user->result());
       if (next.size() != 1 || uses_.IsReturned(user->result())) return nullptr;
       user = next[0];

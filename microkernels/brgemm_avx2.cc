@@ -58,7 +58,8 @@ int BrgemmAvx2::StackSlots() const {
 
 absl::Status BrgemmAvx2::Generate() {
   Preamble();
-  if (StackSlots() > 0) sub(rsp, 8 * StackSlots());
+  const int64_t stack_bytes = 8 * StackSlots() + WideABytes();
+  if (stack_bytes > 0) sub(rsp, stack_bytes);
   if (IsBf16()) {
     EnterDaz();
     BroadcastDword(Reserved(2), 0xffff0000u);
@@ -76,7 +77,7 @@ absl::Status BrgemmAvx2::Generate() {
   xor_(reg_boff_, reg_boff_);
   EmitTiles();
   if (IsBf16()) RestoreMxcsr();
-  if (StackSlots() > 0) add(rsp, 8 * StackSlots());
+  if (stack_bytes > 0) add(rsp, stack_bytes);
   Postamble();
   if (desc().n % kLanes != 0) EmitLaneMaskTable();
   return absl::OkStatus();
@@ -109,7 +110,13 @@ void BrgemmAvx2::EmitTile(int rows, int cols) {
       vxorps(acc, acc, acc);
     }
   }
-  EmitBatchLoop([&] { EmitKLoop(rows, nvecs, masked); });
+  EmitBatchLoop([&] {
+    if (IsInt()) {
+      EmitKLoopInt8(rows, nvecs, masked);
+    } else {
+      EmitKLoop(rows, nvecs, masked);
+    }
+  });
   StoreTile(rows, nvecs, masked);
 }
 
@@ -237,29 +244,11 @@ void BrgemmAvx2::ComputeGroupBf16(int rows, int nvecs, bool masked,
 
 void BrgemmAvx2::ComputeGroupInt8(int rows, int nvecs, bool masked,
                                   int64_t a_off, int64_t b_off, int valid) {
-  // A VNNI-4 group of 8 columns is 32 bytes, 4 per column: its columns 0-3
-  // and 4-7 widened to s16 are 16 lanes each, (k, k + 1, k + 2, k + 3) per
-  // column. A's group widened and repeated 4 times matches them, and
-  // vpmaddwd sums each k pair: 8 s32 lanes, two per column, exact (a
-  // product is at most 255 * 128 in magnitude). The pairs of a column meet
-  // in the store (StoreTile).
+  // A's 4-byte group widened to s16 and repeated 4 times matches B's
+  // widened halves (LoadBInt8); EmitKLoopInt8 takes full groups from A
+  // widened on the stack instead, this reads A itself (the K tail).
   const Xbyak::Ymm a = Reserved(0);
-  const Xbyak::Ymm product = Reserved(1);
-  auto b_half = [&](int j, int half) { return Reserved(2 + 2 * j + half); };
-  const bool signed_a = desc().dtype == BrgemmDataType::kS8S8;
-  for (int j = 0; j < nvecs; ++j) {
-    const Xbyak::Address src = ptr[reg_b_ + b_off + j * kVectorBytes];
-    if (masked && j == nvecs - 1) {
-      // The tail's columns past N (one dword each) are not read.
-      vpmaskmovd(b_half(j, 1), TailMask(), src);
-      vpmovsxbw(b_half(j, 0), Xbyak::Xmm(b_half(j, 1).getIdx()));
-      vextracti128(Xbyak::Xmm(b_half(j, 1).getIdx()), b_half(j, 1), 1);
-      vpmovsxbw(b_half(j, 1), Xbyak::Xmm(b_half(j, 1).getIdx()));
-    } else {
-      vpmovsxbw(b_half(j, 0), ptr[reg_b_ + b_off + j * kVectorBytes]);
-      vpmovsxbw(b_half(j, 1), ptr[reg_b_ + b_off + j * kVectorBytes + 16]);
-    }
-  }
+  LoadBInt8(nvecs, masked, b_off);
   const Xbyak::Xmm a_group(a.getIdx());
   for (int i = 0; i < rows; ++i) {
     const int64_t disp = i * desc().lda + a_off;
@@ -271,18 +260,12 @@ void BrgemmAvx2::ComputeGroupInt8(int rows, int nvecs, bool masked,
       vmovd(a_group, reg_tmp_.cvt32());
       vpbroadcastd(a_group, a_group);
     }
-    if (signed_a) {
+    if (desc().dtype == BrgemmDataType::kS8S8) {
       vpmovsxbw(a, a_group);
     } else {
       vpmovzxbw(a, a_group);
     }
-    for (int j = 0; j < nvecs; ++j) {
-      for (int half = 0; half < 2; ++half) {
-        const Xbyak::Ymm acc = Acc(i, 2 * j + half, 2 * nvecs);
-        vpmaddwd(product, a, b_half(j, half));
-        vpaddd(acc, acc, product);
-      }
-    }
+    AccumulateRowInt8(i, nvecs);
   }
 }
 

@@ -28,7 +28,9 @@
 //  - int8: each 8-column vector of packed B (VNNI-4) is widened to s16 as
 //    two registers (columns 0-3 and 4-7), A's 4-byte group likewise and
 //    repeated; vpmaddwd gives exact s32 sums of k pairs, two per column,
-//    in two accumulators per vector, joined by vphaddd in the store. s8s8
+//    in two accumulators per vector, joined by vphaddd in the store. A is
+//    widened once per tile and segment of K into a stack scratch, whose
+//    groups the K loop broadcasts with one load (brgemm_avx2_int8.cc). s8s8
 //    B is packed unbiased (PackedBIsBiased). No post-ops, as on AVX-512.
 //  - prefetch_lines is honoured as on AVX-512: the region's lines are
 //    spread over the K-loop trips of every register tile. The AVX-512 f32
@@ -94,6 +96,28 @@ class BrgemmAvx2 : public BrgemmGenerator {
   void ComputeGroupInt8(int rows, int nvecs, bool masked, int64_t a_off,
                         int64_t b_off, int valid);
   void StoreIntTile(int rows, int nvecs, bool masked);
+  // int8 (brgemm_avx2_int8.cc): B's vectors of the group at b_off widened
+  // into their register halves; the products of tile row `row` with A's
+  // widened group in Reserved(0).
+  void LoadBInt8(int nvecs, bool masked, int64_t b_off);
+  void AccumulateRowInt8(int row, int nvecs);
+  // One batch element's K: segments of full groups widened on the stack
+  // (WidenA, then ComputeWideGroups), then the partial group from A.
+  void EmitKLoopInt8(int rows, int nvecs, bool masked);
+  // `groups` full K groups of each tile row from reg_a_ into the scratch,
+  // as s16; advances reg_a_ past them.
+  void WidenA(int rows, int64_t groups);
+  // `groups` K groups from the scratch (reg_k_ walks it); advances reg_b_.
+  void ComputeWideGroups(int rows, int nvecs, bool masked, int64_t groups);
+  void ComputeWideGroup(int rows, int nvecs, bool masked, int64_t disp,
+                        int64_t b_off);
+  // Full K groups widened per segment; 0 when K < 4.
+  int64_t SegmentGroups() const;
+  // Stack bytes of the segment counter and scratch (0 unless int8).
+  int64_t WideABytes() const;
+  Xbyak::Address SegmentSlot() const;
+  // rsp-relative offset of tile row `row`'s widened groups.
+  int64_t WideRowOffset(int row) const;
   // A vector of B, C or the bias row; `masked`: the N tail's lanes only
   // (the rest read as zero, never touched).
   void LoadVector(const Xbyak::Ymm& dst, const Xbyak::Address& src,

@@ -1,6 +1,6 @@
 // Every kernel variant against the reference over the tail grid:
 // M in {1 .. tile rows + 1}, N in {1, 15, 16, 17, 31, 48, 64, 65, 80, 94},
-// K in {1, 2, 3, 4, 5, 16, 63, 257}, batch in {1, 3}, beta 0 and 1, pointer
+// K in {1, 2, 3, 4, 5, 16, 63, 150, 257}, batch in {1, 3}, beta 0 and 1, pointer
 // lists and strided batches, guard pages and guard bytes around every buffer
 // (brgemm_test_util.h). AMX plans run on the tile simulator everywhere and
 // natively where the CPU has AMX. The f32 kernels' post-ops and forms are
@@ -59,7 +59,9 @@ const Variant kVariants[] = {
      Path::kEmulatedAmx},
 };
 
-const int64_t kKs[] = {1, 2, 3, 4, 5, 16, 63, 257};
+// 150 and 257: int8 on AVX2 widens A in segments of 32 groups (a segment
+// and a rest, two segments), each with a partial group after.
+const int64_t kKs[] = {1, 2, 3, 4, 5, 16, 63, 150, 257};
 
 // The M values for one N: every height up to one past the register tile
 // (for AMX: one tile of 16 rows, plus the 32-row block edges).

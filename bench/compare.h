@@ -117,9 +117,11 @@ struct BenchResult {
   // first line).
   std::string baseline_summary;
   // The baseline's reference-interpreter fallbacks, one line each: the op
-  // and why no oneDNN primitive runs it. Printed by PrintBenchResult: each
-  // one makes the baseline slower than a framework on oneDNN would be, so
-  // the speedup overstates hgc's lead.
+  // and why no oneDNN primitive runs it ("%NAME = KIND: REASON"). Each one
+  // makes the baseline slower than a framework on oneDNN would be, so with
+  // any, speedup() is a ratio against the interpreter and no result:
+  // PrintBenchResult prints it as n/a (with the raw ratio) and the sweeps
+  // leave the case out of their geomean (bench/sweep.h).
   std::vector<std::string> baseline_fallbacks;
   // The baseline's steps in order, each with oneDNN's implementation:
   // "matmul+mul+add [brg:avx512_core] | softmax [jit:avx512_common] | ...".

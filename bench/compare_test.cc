@@ -3,6 +3,7 @@
 // otherwise, the reference interpreter decides).
 #include "bench/compare.h"
 
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,30 @@ TEST(BenchTest, MatmulFlopsCountsTwoMNKIncludingBatchAndTranspose) {
   Value* r = *b.Unary("relu", m);                    // not counted
   g->SetResults({r});
   EXPECT_EQ(MatmulFlops(*g), 2.0 * 3 * 5 * 7 * 8);
+}
+
+// With a baseline on oneDNN alone the speedup is a result; with an op on
+// the reference interpreter it is n/a, the raw ratio only in parentheses.
+TEST(BenchTest, PrintBenchResultSpeedupOnlyWithoutFallbacks) {
+  BenchResult r;
+  r.hgc_ms = 1;
+  r.baseline_ms = 2;
+  r.round_speedup = 59.1;
+  std::ostringstream all_onednn;
+  PrintBenchResult(r, all_onednn);
+  EXPECT_NE(all_onednn.str().find("speedup:       59.10x (baseline time"),
+            std::string::npos)
+      << all_onednn.str();
+  r.baseline_fallbacks = {"%0 = matmul: no bf16", "%1 = softmax: no bf16"};
+  std::ostringstream fallbacks;
+  PrintBenchResult(r, fallbacks);
+  EXPECT_NE(fallbacks.str().find(
+                "speedup:         n/a  (the baseline ran 2 ops on the "
+                "reference interpreter: no oneDNN primitive for them on this "
+                "CPU; raw time ratio 59.10x)\n"),
+            std::string::npos)
+      << fallbacks.str();
+  EXPECT_EQ(fallbacks.str().find("speedup:       59.10x"), std::string::npos);
 }
 
 TEST(BenchTest, BenchGraphAgreesWithBaseline) {

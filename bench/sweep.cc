@@ -3,8 +3,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -15,117 +15,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "bench/isa_peak.h"
 #include "runtime/thread_pool.h"
 
 namespace hgc {
 namespace bench {
-namespace {
-
-std::string WriteCsv(const SweepSpec& spec, const std::vector<SweepRow>& rows,
-                     const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return absl::StrCat("cannot write ", path);
-  std::vector<std::string> key_names;
-  for (const KeyColumn& k : spec.keys) key_names.push_back(k.csv);
-  std::fprintf(f,
-               "%s,threads,hgc_ms,baseline_ms,speedup,hgc_gflops,"
-               "baseline_gflops,hgc_pct_peak,baseline_pct_peak,peak_gflops,"
-               "compile_ms,agree\n",
-               absl::StrJoin(key_names, ",").c_str());
-  for (const SweepRow& r : rows) {
-    const BenchResult& b = r.result;
-    std::fprintf(f, "%s,%d,%.5f,%.5f,%.4f,%.3f,%.3f,%.2f,%.2f,%.2f,%.2f,%d\n",
-                 absl::StrJoin(r.sweep_case->keys, ",").c_str(), b.threads,
-                 b.hgc_ms, b.baseline_ms, b.speedup(), b.hgc_gflops(),
-                 b.baseline_gflops(), r.hgc_pct_peak, r.baseline_pct_peak,
-                 r.peak, b.compile_ms, b.agree ? 1 : 0);
-  }
-  const bool write_failed = std::ferror(f) != 0;
-  if (std::fclose(f) != 0 || write_failed) {
-    return absl::StrCat("cannot write ", path);
-  }
-  return "";
-}
-
-// Draws speedup per batch (left axis) and hgc's % of peak (right axis) for
-// every workload with gnuplot. Returns a note for the user.
-std::string DrawChart(const SweepSpec& spec, const std::vector<SweepRow>& rows,
-                      int threads, PeakInstruction peak,
-                      const std::string& png) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    return "gnuplot not found (Debian: gnuplot-nox, see ./configure): "
-           "chart skipped";
-  }
-  std::string script = absl::StrCat(
-      "set terminal pngcairo size 960,540 noenhanced\n", "set output '", png,
-      "'\n",
-      absl::StrFormat("set title 'hgc vs oneDNN primitives, %s, %d "
-                      "thread%s'\n",
-                      spec.chart_title, threads, threads == 1 ? "" : "s"),
-      "set xlabel 'batch'\nset logscale x 2\nset xtics (",
-      absl::StrJoin(spec.chart_batches, ","), ")\n",
-      // A margin around the batches, so that the end points show.
-      absl::StrFormat("set xrange [%g:%g]\n", spec.chart_batches.front() / 1.3,
-                      spec.chart_batches.back() * 1.3),
-      "set ylabel 'speedup (baseline time / hgc time)'\n",
-      absl::StrFormat("set y2label 'hgc %% of %s peak'\n",
-                      PeakInstructionName(peak)),
-      "set y2tics\nset ytics nomirror\n"
-      "set yrange [0:*]\nset y2range [0:100]\nset grid\n"
-      "set key below\n");
-  std::string plot = "plot ";
-  int plotted = 0;
-  for (size_t w = 0; w < spec.workloads.size(); ++w) {
-    const std::string& name = spec.workloads[w];
-    std::string data;
-    for (const SweepRow& r : rows) {
-      if (r.sweep_case->workload != name) continue;
-      absl::StrAppend(&data, r.sweep_case->batch, " ", r.result.speedup(), " ",
-                      r.hgc_pct_peak, "\n");
-    }
-    // gnuplot refuses to plot an empty data block (a --short sweep may
-    // leave a workload out).
-    if (data.empty()) continue;
-    absl::StrAppend(&script, "$d", w, " << EOD\n", data, "EOD\n");
-    absl::StrAppend(&plot, plotted++ ? ", " : "", "$d", w,
-                    " using 1:2 with linespoints lw 2 title '", name,
-                    " speedup', $d", w,
-                    " using 1:3 axes x1y2 with linespoints dt 2 title '", name,
-                    " % of peak'");
-  }
-  if (plotted == 0) return "no results: chart skipped";
-  absl::StrAppend(&script, plot, ", 1 with lines lc 'gray' notitle\n");
-  FILE* p = popen("gnuplot", "w");
-  if (p == nullptr) return "cannot start gnuplot: chart skipped";
-  std::fputs(script.c_str(), p);
-  int rc = pclose(p);
-  if (rc != 0) return absl::StrCat("gnuplot failed (status ", rc, ")");
-  return absl::StrCat("chart: ", png);
-}
-
-std::string Pad(const KeyColumn& k, const std::string& s) {
-  return k.left ? absl::StrFormat("%-*s", k.width, s)
-                : absl::StrFormat("%*s", k.width, s);
-}
-
-// The ops the baseline ran on the reference interpreter, per case: a
-// framework would call oneDNN there, so those rows' speedups overstate
-// hgc's lead.
-void PrintBaselineFallbacks(const std::vector<SweepRow>& rows) {
-  for (const SweepRow& row : rows) {
-    for (const std::string& f : row.result.baseline_fallbacks) {
-      std::printf("baseline fallback (%s batch %lld): %s\n",
-                  row.sweep_case->workload.c_str(),
-                  static_cast<long long>(row.sweep_case->batch), f.c_str());
-    }
-  }
-}
-
-}  // namespace
 
 const char* SweepDtypeName(SweepDtype dtype) {
   switch (dtype) {
@@ -204,9 +99,10 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
     return absl::InvalidArgumentError("bad flag");
   }
   if (args.csv.empty()) {
-    args.csv = args.dtype == SweepDtype::kF32
-                   ? name + ".csv"
-                   : absl::StrCat(name, "_", SweepDtypeName(args.dtype), ".csv");
+    args.csv =
+        args.dtype == SweepDtype::kF32
+            ? name + ".csv"
+            : absl::StrCat(name, "_", SweepDtypeName(args.dtype), ".csv");
   }
   if (args.png.empty()) {
     args.png = absl::EndsWith(args.csv, ".csv")
@@ -278,13 +174,6 @@ void SetPeakShares(SweepRow& row, double fallback_peak) {
   row.baseline_pct_peak = Median(baseline);
 }
 
-double GeomeanSpeedup(const std::vector<SweepRow>& rows) {
-  if (rows.empty()) return 0;
-  double log_sum = 0;
-  for (const SweepRow& r : rows) log_sum += std::log(r.result.speedup());
-  return std::exp(log_sum / rows.size());
-}
-
 int RunSweep(const SweepSpec& spec, const SweepArgs& args,
              const std::vector<SweepCase>& cases,
              const std::function<void(const SweepRow&)>& on_row) {
@@ -344,36 +233,15 @@ int RunSweep(const SweepSpec& spec, const SweepArgs& args,
       SweepDtypeName(args.dtype), PeakInstructionName(instr), args.threads,
       args.threads == 1 ? "" : "s", *peak,
       peak_after.ok() ? *peak_after : 0.0, lowest, highest);
-  std::string header;
-  for (const KeyColumn& k : spec.keys) {
-    absl::StrAppend(&header, Pad(k, k.header), " ");
-  }
-  std::printf("%s%10s %12s %8s %10s %10s %8s %9s %10s %6s\n", header.c_str(),
-              "hgc ms", "baseline ms", "speedup", "hgc GF/s", "base GF/s",
-              "% peak", "peak GF/s", "compile ms", "check");
-  for (const SweepRow& row : rows) {
-    const BenchResult& r = row.result;
-    std::string keys;
-    for (size_t i = 0; i < spec.keys.size(); ++i) {
-      absl::StrAppend(&keys, Pad(spec.keys[i], row.sweep_case->keys[i]), " ");
-    }
-    std::printf(
-        "%s%10.4f %12.4f %7.2fx %10.1f %10.1f %7.1f%% %9.1f %10.1f %6s\n",
-        keys.c_str(), r.hgc_ms, r.baseline_ms, r.speedup(), r.hgc_gflops(),
-        r.baseline_gflops(), row.hgc_pct_peak, row.peak, r.compile_ms,
-        r.agree ? "PASS" : "FAIL");
-  }
-  if (!rows.empty()) {
-    std::printf("geomean speedup (hgc vs baseline, %zu workloads): %.2fx\n",
-                rows.size(), GeomeanSpeedup(rows));
-  }
-  PrintBaselineFallbacks(rows);
-  if (std::string e = WriteCsv(spec, rows, args.csv); !e.empty()) {
+  PrintSweepTable(spec, rows);
+  if (std::string e = WriteSweepCsv(spec, rows, args.csv); !e.empty()) {
     std::fprintf(stderr, "%s: %s\n", name, e.c_str());
     return 1;
   }
   std::printf("csv: %s\n", args.csv.c_str());
-  std::printf("%s\n", DrawChart(spec, rows, args.threads, instr, args.png).c_str());
+  std::printf(
+      "%s\n",
+      DrawSweepChart(spec, rows, args.threads, instr, args.png).c_str());
   if (!ok) std::printf("%s: FAIL (a workload failed or disagreed)\n", name);
   return ok ? 0 : 1;
 }

@@ -4,6 +4,14 @@
 // geomean speedup, a CSV and a gnuplot chart of speedup and % of peak per
 // batch, one line per workload).
 //
+// Speedups compare hgc with oneDNN only where the baseline ran every op as
+// a oneDNN primitive. A case whose baseline ran ops on the reference
+// interpreter (BenchResult::baseline_fallbacks: no oneDNN primitive for
+// them on this CPU) is not comparable: the table prints its speedup as
+// n/a, the geomean leaves it out (and says so), the chart draws no speedup
+// for it, and the CSV keeps its raw ratio with a `baseline_fallbacks`
+// count that consumers must filter on (WriteSweepCsv).
+//
 // Flags: --threads=N (default 2), --threading=pool|openmp (hgc's parallel
 // steps on its own pool, the default, or on OpenMP: libgomp, the runtime
 // the baseline's oneDNN uses), --dtype=f32|bf16|int8 (default f32; the
@@ -114,8 +122,56 @@ struct SweepRow {
 // peak samples; `fallback_peak` stands in when the result has none.
 void SetPeakShares(SweepRow& row, double fallback_peak);
 
-// The geometric mean of the rows' speedups (0 when none).
-double GeomeanSpeedup(const std::vector<SweepRow>& rows);
+// Whether `row`'s speedup compares hgc with oneDNN: its baseline ran every
+// op as a oneDNN primitive (no BenchResult::baseline_fallbacks). Where the
+// baseline ran an op on the reference interpreter (no oneDNN primitive for
+// it on this CPU: bf16 matmul without AVX-512, say), the ratio is against
+// the interpreter, not against what a framework would run.
+bool Comparable(const SweepRow& row);
+
+struct SweepGeomean {
+  double speedup = 0;  // geometric mean over the counted rows; 0: none
+  int counted = 0;     // comparable rows
+  int left_out = 0;    // rows whose baseline ran ops on the interpreter
+};
+
+// The geometric mean of the comparable rows' speedups.
+SweepGeomean GeomeanSpeedup(const std::vector<SweepRow>& rows);
+
+// The report's geomean line: "geomean speedup (hgc vs baseline, 4
+// workloads): 1.99x" when every row is comparable, else with how many rows
+// were counted and how many left out and why, and "none" in place of the
+// number when no row is comparable.
+std::string GeomeanLine(const std::vector<SweepRow>& rows);
+
+// The baseline's fallbacks over all rows, one line per op kind and reason:
+// "baseline fallback: 8 matmul ops (MLP-1 batch 32, 512; MLP-2 batch 32):
+// REASON".
+std::vector<std::string> BaselineFallbackLines(
+    const std::vector<SweepRow>& rows);
+
+// Prints the table (a row that is not Comparable shows "n/a*" for its
+// speedup, and a footnote says why), the geomean line and the fallback
+// lines on stdout.
+void PrintSweepTable(const SweepSpec& spec, const std::vector<SweepRow>& rows);
+
+// Writes the CSV: the key columns, then threads, hgc_ms, baseline_ms,
+// speedup, baseline_fallbacks, hgc_gflops, baseline_gflops, hgc_pct_peak,
+// baseline_pct_peak, peak_gflops, compile_ms, agree (1 or 0). Every row is
+// written and `speedup` is the raw time ratio even where the baseline ran
+// ops on the reference interpreter: `baseline_fallbacks` counts those ops,
+// and a consumer that compares hgc with oneDNN must keep only the rows
+// where it is 0. Returns "" or what failed.
+std::string WriteSweepCsv(const SweepSpec& spec,
+                          const std::vector<SweepRow>& rows,
+                          const std::string& path);
+
+// Draws with gnuplot the speedup per batch of every workload's comparable
+// rows (left axis) and hgc's % of peak of all its rows (right axis) into
+// `png`. Returns a note for the user (the chart's path, or why none).
+std::string DrawSweepChart(const SweepSpec& spec,
+                           const std::vector<SweepRow>& rows, int threads,
+                           PeakInstruction peak, const std::string& png);
 
 // Runs every case, then prints the report and writes the CSV and the chart.
 // Returns the exit code: 1 when a case fails to build, compile or run, or

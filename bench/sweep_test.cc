@@ -1,10 +1,13 @@
-// Tests of bench/sweep.h's flag parsing, geomean and % of peak (the sweeps
-// themselves run in CI: bench:mlp and bench:mha with --short).
+// Tests of bench/sweep.h's flag parsing, geomean, report and % of peak (the
+// sweeps themselves run in CI: bench:mlp and bench:mha with --short).
 #include "bench/sweep.h"
 
+#include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace hgc {
@@ -86,12 +89,136 @@ TEST(SweepTest, BadFlags) {
   }
 }
 
+// A case of `workload` at `batch`, its one key column the workload.
+SweepCase Case(const std::string& workload, int64_t batch) {
+  SweepCase c;
+  c.workload = workload;
+  c.batch = batch;
+  c.keys = {workload};
+  return c;
+}
+
+// A row of `c` with the given speedup and baseline fallbacks.
+SweepRow Row(const SweepCase& c, double speedup,
+             std::vector<std::string> fallbacks = {}) {
+  SweepRow row;
+  row.sweep_case = &c;
+  row.result.round_speedup = speedup;
+  row.result.baseline_fallbacks = std::move(fallbacks);
+  return row;
+}
+
 TEST(SweepTest, Geomean) {
-  EXPECT_EQ(GeomeanSpeedup({}), 0);
-  std::vector<SweepRow> rows(2);
-  rows[0].result.round_speedup = 2;
-  rows[1].result.round_speedup = 8;
-  EXPECT_DOUBLE_EQ(GeomeanSpeedup(rows), 4);
+  const SweepGeomean none = GeomeanSpeedup({});
+  EXPECT_EQ(none.speedup, 0);
+  EXPECT_EQ(none.counted, 0);
+  EXPECT_EQ(none.left_out, 0);
+  SweepCase c;
+  std::vector<SweepRow> rows = {Row(c, 2), Row(c, 8)};
+  const SweepGeomean g = GeomeanSpeedup(rows);
+  EXPECT_DOUBLE_EQ(g.speedup, 4);
+  EXPECT_EQ(g.counted, 2);
+  EXPECT_EQ(g.left_out, 0);
+  EXPECT_EQ(GeomeanLine(rows),
+            "geomean speedup (hgc vs baseline, 2 workloads): 4.00x");
+}
+
+// A row whose baseline ran an op on the reference interpreter is a ratio
+// against the interpreter: left out of the geomean, and the line says so.
+TEST(SweepTest, GeomeanLeavesOutBaselineFallbacks) {
+  SweepCase c;
+  std::vector<SweepRow> rows = {
+      Row(c, 2), Row(c, 60, {"%m = matmul: no bf16 matmul"}), Row(c, 8)};
+  EXPECT_TRUE(Comparable(rows[0]));
+  EXPECT_FALSE(Comparable(rows[1]));
+  const SweepGeomean g = GeomeanSpeedup(rows);
+  EXPECT_DOUBLE_EQ(g.speedup, 4);
+  EXPECT_EQ(g.counted, 2);
+  EXPECT_EQ(g.left_out, 1);
+  EXPECT_EQ(GeomeanLine(rows),
+            "geomean speedup (hgc vs baseline, 2 of 3 workloads; 1 left out: "
+            "the baseline ran ops on the reference interpreter, no oneDNN "
+            "primitive on this CPU): 4.00x");
+}
+
+TEST(SweepTest, GeomeanNoneComparable) {
+  SweepCase c;
+  std::vector<SweepRow> rows = {Row(c, 30, {"%m = matmul: none"}),
+                                Row(c, 90, {"%s = softmax: none"})};
+  const SweepGeomean g = GeomeanSpeedup(rows);
+  EXPECT_EQ(g.speedup, 0);
+  EXPECT_EQ(g.counted, 0);
+  EXPECT_EQ(g.left_out, 2);
+  const std::string line = GeomeanLine(rows);
+  EXPECT_EQ(line,
+            "geomean speedup (hgc vs baseline, 0 of 2 workloads; 2 left out: "
+            "the baseline ran ops on the reference interpreter, no oneDNN "
+            "primitive on this CPU): none, no workload is comparable");
+}
+
+// One line per op kind and reason, with the cases' batches per workload.
+TEST(SweepTest, BaselineFallbackLinesCollapse) {
+  const SweepCase a32 = Case("MLP-1", 32), a512 = Case("MLP-1", 512),
+                  b32 = Case("MLP-2", 32);
+  const std::string mm = "no bf16 matmul: oneDNN: could not create";
+  std::vector<SweepRow> rows = {
+      Row(a32, 30, {"%0 = matmul: " + mm, "%1 = matmul: " + mm}),
+      Row(a512, 40, {"%0 = matmul: " + mm, "%1 = matmul: " + mm}),
+      Row(b32, 50, {"%0 = matmul: " + mm, "%p = softmax: no softmax"}),
+      Row(b32, 2)};
+  EXPECT_EQ(BaselineFallbackLines(rows),
+            (std::vector<std::string>{
+                "baseline fallback: 5 matmul ops (MLP-1 batch 32, 512; MLP-2 "
+                "batch 32): " +
+                    mm,
+                "baseline fallback: 1 softmax op (MLP-2 batch 32): no "
+                "softmax"}));
+  EXPECT_TRUE(BaselineFallbackLines({Row(b32, 2)}).empty());
+}
+
+// The table prints a fallback row's speedup as n/a with a footnote.
+TEST(SweepTest, TableMarksFallbackRowsNotComparable) {
+  SweepSpec spec;
+  spec.keys = {{"workload", "workload", 8, true}};
+  const SweepCase a = Case("MLP-1", 32), b = Case("MLP-2", 32);
+  std::vector<SweepRow> rows = {Row(a, 1.5),
+                                Row(b, 59.1, {"%0 = matmul: none"})};
+  testing::internal::CaptureStdout();
+  PrintSweepTable(spec, rows);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("   1.50x "), std::string::npos) << out;
+  EXPECT_NE(out.find("    n/a* "), std::string::npos) << out;
+  EXPECT_EQ(out.find("59.10x"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n* not comparable: the baseline ran ops on the "
+                     "reference interpreter"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("1 of 2 workloads; 1 left out"), std::string::npos) << out;
+}
+
+// The CSV keeps every row with its raw ratio and a fallback count to
+// filter on.
+TEST(SweepTest, CsvCountsBaselineFallbacks) {
+  SweepSpec spec;
+  spec.keys = {{"workload", "workload", 8, true}};
+  const SweepCase a = Case("MLP-1", 32), b = Case("MLP-2", 32);
+  std::vector<SweepRow> rows = {
+      Row(a, 1.5), Row(b, 59.1, {"%0 = matmul: x", "%1 = matmul: x"})};
+  const std::string path = testing::TempDir() + "/sweep_test.csv";
+  ASSERT_EQ(WriteSweepCsv(spec, rows, path), "");
+  std::ifstream in(path);
+  std::string header, row_a, row_b;
+  std::getline(in, header);
+  std::getline(in, row_a);
+  std::getline(in, row_b);
+  EXPECT_TRUE(absl::StartsWith(
+      header,
+      "workload,threads,hgc_ms,baseline_ms,speedup,baseline_fallbacks,"))
+      << header;
+  EXPECT_TRUE(absl::StartsWith(row_a, "MLP-1,0,0.00000,0.00000,1.5000,0,"))
+      << row_a;
+  EXPECT_TRUE(absl::StartsWith(row_b, "MLP-2,0,0.00000,0.00000,59.1000,2,"))
+      << row_b;
 }
 
 // Each round's rate over the peak sampled after it, the median over the

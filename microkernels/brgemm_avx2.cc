@@ -73,6 +73,7 @@ absl::Status BrgemmAvx2::Generate() {
     AddImm(reg_tmp_, desc().prefetch_lines * 64, reg_n_);
     mov(qword[rsp + 8 * (StackSlots() - 1)], reg_tmp_);
   }
+  if (WholeAWidened()) WidenWholeA();
   mov(reg_c_n_, ptr[reg_args_ + kArgC]);
   xor_(reg_boff_, reg_boff_);
   EmitTiles();

@@ -29,8 +29,9 @@
 //    two registers (columns 0-3 and 4-7), A's 4-byte group likewise and
 //    repeated; vpmaddwd gives exact s32 sums of k pairs, two per column,
 //    in two accumulators per vector, joined by vphaddd in the store. A is
-//    widened once per tile and segment of K into a stack scratch, whose
-//    groups the K loop broadcasts with one load (brgemm_avx2_int8.cc). s8s8
+//    widened to s16 into a stack scratch ahead of the K loop (all of it
+//    once per call, or per tile and segment of K), whose groups the K loop
+//    broadcasts with one load (brgemm_avx2_int8.cc). s8s8
 //    B is packed unbiased (PackedBIsBiased). No post-ops, as on AVX-512.
 //  - prefetch_lines is honoured as on AVX-512: the region's lines are
 //    spread over the K-loop trips of every register tile. The AVX-512 f32
@@ -101,23 +102,34 @@ class BrgemmAvx2 : public BrgemmGenerator {
   // widened group in Reserved(0).
   void LoadBInt8(int nvecs, bool masked, int64_t b_off);
   void AccumulateRowInt8(int row, int nvecs);
-  // One batch element's K: segments of full groups widened on the stack
-  // (WidenA, then ComputeWideGroups), then the partial group from A.
+  // One batch element's K: full groups from the widened scratch (all of
+  // A, or segments widened per tile by WidenA), then the partial group
+  // from A.
   void EmitKLoopInt8(int rows, int nvecs, bool masked);
+  // Whether the call widens all of A once (WidenWholeA, before the tiles).
+  bool WholeAWidened() const;
+  void WidenWholeA();
   // `groups` full K groups of each tile row from reg_a_ into the scratch,
-  // as s16; advances reg_a_ past them.
+  // as s16; advances reg_a_ past them and points reg_k_ at the scratch.
   void WidenA(int rows, int64_t groups);
-  // `groups` K groups from the scratch (reg_k_ walks it); advances reg_b_.
+  // `bytes` (a multiple of 4) of A at [src + src_disp] widened to s16 at
+  // [dst + dst_disp]. Clobbers Reserved(0).
+  void WidenRow(const Xbyak::Reg64& dst, int64_t dst_disp,
+                const Xbyak::Reg64& src, int64_t src_disp, int64_t bytes);
+  // `groups` K groups from the scratch at reg_k_ (the tile's first row,
+  // WideRowBytes() a row), advancing reg_k_ and reg_b_.
   void ComputeWideGroups(int rows, int nvecs, bool masked, int64_t groups);
   void ComputeWideGroup(int rows, int nvecs, bool masked, int64_t disp,
                         int64_t b_off);
   // Full K groups widened per segment; 0 when K < 4.
   int64_t SegmentGroups() const;
-  // Stack bytes of the segment counter and scratch (0 unless int8).
+  // Bytes of a scratch row, and of the counters and scratch on the stack
+  // (0 unless int8).
+  int64_t WideRowBytes() const;
   int64_t WideABytes() const;
   Xbyak::Address SegmentSlot() const;
-  // rsp-relative offset of tile row `row`'s widened groups.
-  int64_t WideRowOffset(int row) const;
+  Xbyak::Address TripSlot() const;
+  int64_t ScratchOffset() const;
   // A vector of B, C or the bias row; `masked`: the N tail's lanes only
   // (the rest read as zero, never touched).
   void LoadVector(const Xbyak::Ymm& dst, const Xbyak::Address& src,

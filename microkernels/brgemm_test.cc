@@ -1,9 +1,10 @@
 // Every kernel variant against the reference over the tail grid:
 // M in {1 .. tile rows + 1}, N in {1, 15, 16, 17, 31, 48, 64, 65, 80, 94},
-// K in {1, 2, 3, 4, 5, 16, 63, 150, 257}, batch in {1, 3}, beta 0 and 1, pointer
-// lists and strided batches, guard pages and guard bytes around every buffer
-// (brgemm_test_util.h). AMX plans run on the tile simulator everywhere and
-// natively where the CPU has AMX. The f32 kernels' post-ops and forms are
+// K in {1, 2, 3, 4, 5, 16, 63, 150, 257}, batch in {1, 3}, beta 0 and 1,
+// pointer lists and strided batches (also with A's stride 0, and batch 0),
+// guard pages and guard bytes around every buffer (brgemm_test_util.h).
+// AMX plans run on the tile simulator everywhere and natively where the
+// CPU has AMX. The f32 kernels' post-ops and forms are
 // in brgemm_f32_test.cc.
 #include <xmmintrin.h>
 
@@ -103,14 +104,18 @@ TEST_P(BrgemmGridTest, MatchesReferenceOverTails) {
   for (int64_t k : kKs) {
     for (int64_t m : MValues(v, n)) {
       for (bool accumulate : {false, true}) {
-        for (BatchKind kind : {BatchKind::kPointerList, BatchKind::kStrided}) {
+        // Pointer lists, strided batches, and strided batches that share
+        // one A (A's stride 0, as the lowerings call attention's kernels).
+        for (int form = 0; form < 3; ++form) {
           BrgemmDesc desc = MakeBrgemmDesc(v.isa, v.dtype, m, n, k);
           // Gaps after K in A and after N in C (checked by the harness).
           desc.lda = k + 3;
           desc.ldc = n + 2;
           desc.accumulate = accumulate;
-          desc.batch_kind = kind;
+          desc.batch_kind =
+              form == 0 ? BatchKind::kPointerList : BatchKind::kStrided;
           SetTestStrides(&desc);
+          if (form == 2) desc.stride_a_bytes = 0;
           std::shared_ptr<BrgemmKernel> kernel;
           AmxPlan plan;
           if (v.path == Path::kJit) {
@@ -120,7 +125,11 @@ TEST_P(BrgemmGridTest, MatchesReferenceOverTails) {
           } else {
             plan = BuildAmxPlan(desc);
           }
-          for (int64_t batch : {1, 3}) {
+          // Batch 0 (no A at all) where the kernel may widen A up front.
+          const std::vector<int64_t> batches =
+              form == 2 ? std::vector<int64_t>{0, 1, 3}
+                        : std::vector<int64_t>{1, 3};
+          for (int64_t batch : batches) {
             auto make_runner = [&](const BrgemmDesc&) -> BrgemmRunner {
               if (kernel) {
                 return [&](const BrgemmCallArgs& args) { kernel->fn()(&args); };

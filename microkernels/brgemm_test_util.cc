@@ -99,7 +99,9 @@ bool GuardedBuffer::GuardIntact() const {
 }
 
 void SetTestStrides(BrgemmDesc* d) {
-  if (d->batch_kind != BatchKind::kStrided) return;
+  // Strides already set (B's is never 0 then) stay: a test may share one
+  // A among the batch (A's stride 0).
+  if (d->batch_kind != BatchKind::kStrided || d->stride_b_bytes != 0) return;
   // Strides that are not multiples of 64 also exercise unaligned blocks.
   d->stride_a_bytes = d->m * d->lda * InputElementSize(d->dtype);
   d->stride_b_bytes = PackedBBytes(*d);

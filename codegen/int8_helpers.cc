@@ -309,8 +309,10 @@ __attribute__((target("avx2"))) void ToF32Avx2(
     float* out_row = dst + r * dst_ld;
     const int32_t t = RowTerm(depth, a_zero, b_zero, row_sums + r);
     const __m256i term = _mm256_set1_epi32(t);
-    float lanes[16];
-    for (float& l : lanes) l = -INFINITY;
+    // Row maxima in 16 lanes, column c in lane c % 16: vectors at an even
+    // multiple of 8 columns fold into the low 8, the others the high 8.
+    // max_ps(f, m) keeps m where f is NaN, as the scalar f > m ? f : m.
+    __m256 max_lo = _mm256_set1_ps(-INFINITY), max_hi = max_lo;
     for (int64_t c = 0; c < cols8; c += 8) {
       const __m256i acc =
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + c));
@@ -323,12 +325,16 @@ __attribute__((target("avx2"))) void ToF32Avx2(
       float* out = out_row + c;
       _mm256_storeu_ps(out, f);
       if (ops.row_max) {
-        for (int l = 0; l < 8; ++l) {
-          float* lane = &lanes[(c + l) % 16];
-          *lane = out[l] > *lane ? out[l] : *lane;
+        if (c % 16 == 0) {
+          max_lo = _mm256_max_ps(f, max_lo);
+        } else {
+          max_hi = _mm256_max_ps(f, max_hi);
         }
       }
     }
+    alignas(32) float lanes[16];
+    _mm256_store_ps(lanes, max_lo);
+    _mm256_store_ps(lanes + 8, max_hi);
     for (int64_t c = cols8; c < cols; ++c) {
       int32_t acc;
       std::memcpy(&acc, row + c, 4);

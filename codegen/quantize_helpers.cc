@@ -82,6 +82,9 @@ __attribute__((target("avx2,sse4.1"))) int32_t QuantizeRowAvx2(
     const float* src, uint8_t* dst, int64_t cols, float k, const Rounding& r) {
   const __m256 vk = _mm256_set1_ps(k), zero = _mm256_set1_ps(r.zero),
                lo = _mm256_set1_ps(r.lo), hi = _mm256_set1_ps(r.hi);
+  const __m256i low_bytes = _mm256_setr_epi8(
+      0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+      0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
   const int64_t cols8 = cols / 8 * 8;
   __m256i sum = _mm256_setzero_si256();
   for (int64_t c = 0; c < cols8; c += 8) {
@@ -93,9 +96,12 @@ __attribute__((target("avx2,sse4.1"))) int32_t QuantizeRowAvx2(
     const __m256i i = _mm256_cvtps_epi32(
         _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(rounded, zero), lo), hi));
     sum = _mm256_add_epi32(sum, i);
-    alignas(32) int32_t lanes[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), i);
-    for (int l = 0; l < 8; ++l) dst[c + l] = static_cast<uint8_t>(lanes[l]);
+    // Each lane's low byte (static_cast<uint8_t>), 4 per 128-bit half,
+    // then the halves side by side: 8 bytes.
+    const __m256i bytes = _mm256_shuffle_epi8(i, low_bytes);
+    const __m128i packed = _mm_unpacklo_epi32(
+        _mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + c), packed);
   }
   alignas(32) int32_t lanes[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sum);

@@ -90,6 +90,8 @@ Xbyak::Address BrgemmAvx2::RowSlot() const {
 }
 
 void BrgemmAvx2::NBlockPrologue() {
+  // All of A widened: the M block's rows of it start at the first row.
+  if (WholeAWidened()) mov(SegmentSlot(), 0);
   if (!desc().divide_rows && !desc().row_max) return;
   mov(reg_tmp_,
       ptr[reg_args_ + (desc().divide_rows ? kArgRowDivisors : kArgRowMax)]);
@@ -97,6 +99,9 @@ void BrgemmAvx2::NBlockPrologue() {
 }
 
 void BrgemmAvx2::MBlockEpilogue(int rows) {
+  if (WholeAWidened()) {
+    add(SegmentSlot(), static_cast<int32_t>(rows * WideRowBytes()));
+  }
   if (desc().divide_rows) add(RowSlot(), rows * 4);
   if (desc().row_max) add(RowSlot(), rows * 64);
 }

@@ -28,7 +28,8 @@ constexpr int kGroup = 4;  // K elements per VNNI-4 group
 // Full K groups of A widened per segment: 32 (128 bytes of a row, 256 as
 // s16) keep an 8-row tile's scratch at 2 KiB, in L1 beside B's panel.
 constexpr int64_t kSegmentGroups = 32;
-// The largest scratch that holds all of A widened (2 * lda bytes a row).
+// The largest scratch that holds all of A widened (2 * K rounded down to
+// whole groups, a row).
 constexpr int64_t kWholeABytes = 64 * 1024;
 
 }  // namespace
@@ -36,7 +37,7 @@ constexpr int64_t kWholeABytes = 64 * 1024;
 bool BrgemmAvx2::WholeAWidened() const {
   return IsInt() && desc().batch_kind == BatchKind::kStrided &&
          desc().stride_a_bytes == 0 && desc().k >= kGroup &&
-         desc().m * 2 * desc().lda <= kWholeABytes;
+         desc().m * (desc().k / kGroup) * 8 <= kWholeABytes;
 }
 
 int64_t BrgemmAvx2::SegmentGroups() const {
@@ -44,7 +45,7 @@ int64_t BrgemmAvx2::SegmentGroups() const {
 }
 
 int64_t BrgemmAvx2::WideRowBytes() const {
-  return WholeAWidened() ? 2 * desc().lda : SegmentGroups() * 8;
+  return (WholeAWidened() ? desc().k / kGroup : SegmentGroups()) * 8;
 }
 
 int64_t BrgemmAvx2::WideABytes() const {
@@ -53,7 +54,8 @@ int64_t BrgemmAvx2::WideABytes() const {
   return 16 + rows * WideRowBytes();
 }
 
-// Above the generator's other stack slots: the segment and trip counters,
+// Above the generator's other stack slots: the segment counter (all of A
+// widened: the M block's row offset in the scratch) and the trip counter,
 // then the scratch, a row of WideRowBytes() per row of A (whole) or of
 // the tile (per segment).
 Xbyak::Address BrgemmAvx2::SegmentSlot() const {
@@ -120,7 +122,7 @@ void BrgemmAvx2::WidenWholeA() {
   }
   WidenRow(reg_tmp2_, 2 * chunked, reg_a_, chunked, bytes - chunked);
   AddImm(reg_a_, desc().lda, reg_tmp_);
-  AddImm(reg_tmp2_, 2 * desc().lda, reg_tmp_);
+  AddImm(reg_tmp2_, WideRowBytes(), reg_tmp_);
   dec(reg_m_);
   jnz(row_loop, T_NEAR);
   L(skip);
@@ -165,8 +167,10 @@ void BrgemmAvx2::EmitKLoopInt8(int rows, int nvecs, bool masked) {
   const int64_t full_groups = desc().k / kGroup;
   const int tail = static_cast<int>(desc().k % kGroup);
   if (WholeAWidened()) {
-    // The tile's rows of the scratch: 2 * lda bytes a row of A.
-    lea(reg_k_, ptr[rsp + reg_aoff_ * 2 + ScratchOffset()]);
+    // The tile's rows of the scratch (SegmentSlot: their offset, kept by
+    // NBlockPrologue and MBlockEpilogue).
+    mov(reg_k_, SegmentSlot());
+    lea(reg_k_, ptr[rsp + reg_k_ + ScratchOffset()]);
     ComputeWideGroups(rows, nvecs, masked, full_groups);
     AddImm(reg_a_, full_groups * kGroup, reg_tmp_);
   } else if (const int64_t segment = SegmentGroups(); segment > 0) {

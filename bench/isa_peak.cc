@@ -20,9 +20,9 @@ constexpr int kAccumulators = 24;
 constexpr int kYmmAccumulators = 12;
 
 // void loop(int64_t iterations): each iteration issues the instruction
-// 4 x 24 times (AVX-512), 4 x 12 times (YMM) or 16 times (AMX) with no
-// dependence between consecutive issues to the same accumulator closer
-// than 24 (12, 4) apart.
+// 4 x 24 times (AVX-512), 4 x 12 times (YMM; for vpmaddwd, 4 x 12 pairs) or
+// 16 times (AMX) with no dependence between consecutive issues to the same
+// accumulator closer than 24 (12, 4) apart.
 class PeakLoop : public microkernels::JitGenerator {
  public:
   explicit PeakLoop(PeakInstruction instr)
@@ -32,7 +32,10 @@ class PeakLoop : public microkernels::JitGenerator {
   }
 
  protected:
-  bool ymm() const { return instr_ == PeakInstruction::kVfmadd231psYmm; }
+  bool ymm() const {
+    return instr_ == PeakInstruction::kVfmadd231psYmm ||
+           instr_ == PeakInstruction::kVpmaddwdYmm;
+  }
   bool amx() const {
     return instr_ == PeakInstruction::kTdpbf16ps ||
            instr_ == PeakInstruction::kTdpbusd;
@@ -51,6 +54,16 @@ class PeakLoop : public microkernels::JitGenerator {
     }
     L(loop);
     for (int u = 0; u < 4; ++u) {
+      if (instr_ == PeakInstruction::kVpmaddwdYmm) {
+        // As the AVX2 int8 kernel: products into a scratch register (two,
+        // alternating; renaming removes the reuse), then into accumulators.
+        for (int i = 0; i < kYmmAccumulators; ++i) {
+          const Xbyak::Ymm acc(i), product(12 + i % 2), x(14), y(15);
+          vpmaddwd(product, x, y);
+          vpaddd(acc, acc, product);
+        }
+        continue;
+      }
       if (ymm()) {
         for (int i = 0; i < kYmmAccumulators; ++i) {
           vfmadd231ps(Xbyak::Ymm(i), Xbyak::Ymm(12), Xbyak::Ymm(13));
@@ -111,6 +124,7 @@ const char* PeakInstructionName(PeakInstruction instr) {
   switch (instr) {
     case PeakInstruction::kVfmadd231ps: return "vfmadd231ps";
     case PeakInstruction::kVfmadd231psYmm: return "vfmadd231ps/ymm";
+    case PeakInstruction::kVpmaddwdYmm: return "vpmaddwd+vpaddd/ymm";
     case PeakInstruction::kVdpbf16ps: return "vdpbf16ps";
     case PeakInstruction::kVpdpbusd: return "vpdpbusd";
     case PeakInstruction::kTdpbf16ps: return "tdpbf16ps";
@@ -122,7 +136,8 @@ const char* PeakInstructionName(PeakInstruction instr) {
 Isa PeakInstructionIsa(PeakInstruction instr) {
   switch (instr) {
     case PeakInstruction::kVfmadd231ps: return Isa::kAvx512Core;
-    case PeakInstruction::kVfmadd231psYmm: return Isa::kAvx2;
+    case PeakInstruction::kVfmadd231psYmm:
+    case PeakInstruction::kVpmaddwdYmm: return Isa::kAvx2;
     case PeakInstruction::kVdpbf16ps: return Isa::kAvx512CoreBf16;
     case PeakInstruction::kVpdpbusd: return Isa::kAvx512CoreVnni;
     case PeakInstruction::kTdpbf16ps:
@@ -135,6 +150,7 @@ double OpsPerInstruction(PeakInstruction instr) {
   switch (instr) {
     case PeakInstruction::kVfmadd231ps: return 32;
     case PeakInstruction::kVfmadd231psYmm: return 16;
+    case PeakInstruction::kVpmaddwdYmm: return 32;
     case PeakInstruction::kVdpbf16ps: return 64;
     case PeakInstruction::kVpdpbusd: return 128;
     case PeakInstruction::kTdpbf16ps: return 16 * 16 * 32 * 2;

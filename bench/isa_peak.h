@@ -1,8 +1,8 @@
 // Measured per-core peak of the instructions the microkernels are built on.
 //
 // Each measurement runs a JIT loop of one instruction over 24 independent
-// accumulators (12 for the YMM form, which has 16 registers; enough to cover
-// latency x ports on any current core) in the calling thread, so the
+// accumulators (12 for the YMM forms, which have 16 registers; enough to
+// cover latency x ports on any current core) in the calling thread, so the
 // benchmark's "% of peak" compares kernels with what this core actually
 // sustains at this moment, clock and license included.
 #ifndef HGC_BENCH_ISA_PEAK_H_
@@ -19,6 +19,11 @@ namespace bench {
 enum class PeakInstruction {
   kVfmadd231ps,     // f32: 32 flops (16 lanes x mul + add)
   kVfmadd231psYmm,  // f32 on AVX2: 16 flops (8 lanes), 12 accumulators
+  kVpmaddwdYmm,     // exact int8 on AVX2 (brgemm_avx2_int8.cc): vpmaddwd
+                    // ymm (16 s16 products summed in pairs into 8 s32
+                    // lanes) + vpaddd into the accumulator, counted as one
+                    // "instruction" of 32 ops (16 multiply-adds); 12
+                    // accumulators
   kVdpbf16ps,       // bf16: 64 flops
   kVpdpbusd,        // int8: 128 ops
   kTdpbf16ps,       // AMX bf16: 16 x 16 x 32 x 2 = 16384 flops
@@ -28,7 +33,8 @@ enum class PeakInstruction {
 const char* PeakInstructionName(PeakInstruction instr);
 // The ISA family the instruction needs.
 Isa PeakInstructionIsa(PeakInstruction instr);
-// Floating-point (or integer) operations one instruction performs.
+// Floating-point (or integer) operations one instruction (for kVpmaddwdYmm,
+// one vpmaddwd + vpaddd pair) performs.
 double OpsPerInstruction(PeakInstruction instr);
 // The f32 FMA the microkernels use here: the ZMM form where AVX-512 is
 // available (under the cap), else the YMM form.

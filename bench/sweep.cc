@@ -43,7 +43,9 @@ PeakInstruction SweepPeakInstruction(SweepDtype dtype) {
       candidates = {PeakInstruction::kTdpbf16ps, PeakInstruction::kVdpbf16ps};
       break;
     case SweepDtype::kInt8:
-      candidates = {PeakInstruction::kTdpbusd, PeakInstruction::kVpdpbusd};
+      // The AVX2 kernel's exact vpmaddwd + vpaddd where there is no VNNI.
+      candidates = {PeakInstruction::kTdpbusd, PeakInstruction::kVpdpbusd,
+                    PeakInstruction::kVpmaddwdYmm};
       break;
   }
   for (PeakInstruction instr : candidates) {

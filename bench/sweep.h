@@ -23,8 +23,9 @@
 // The peak: a throughput loop of the instruction the dtype's kernels are
 // built on (bench/isa_peak.h; SweepPeakInstruction: f32 vfmadd231ps, on
 // YMM registers where there is no AVX-512; bf16 AMX tdpbf16ps or else
-// vdpbf16ps; int8 AMX tdpbusd or else vpdpbusd; f32 FMA where the CPU has
-// none of them) per thread, all threads at once, summed; sampled after
+// vdpbf16ps; int8 AMX tdpbusd, else vpdpbusd, else the AVX2 kernel's
+// vpmaddwd + vpaddd pair on YMM registers; f32 FMA where the CPU has none of
+// them) per thread, all threads at once, summed; sampled after
 // every round of every case
 // (BenchConfig::round_probe), since a shared machine's speed changes from
 // minute to minute. A case's peak is the median of its rounds' samples and

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "support/cpu_features.h"
 
 namespace hgc {
 namespace bench {
@@ -74,12 +75,32 @@ TEST(SweepTest, PeakInstructionPerDtype) {
               bf16 == PeakInstruction::kVdpbf16ps ||
               bf16 == F32PeakInstruction());
   const PeakInstruction int8 = SweepPeakInstruction(SweepDtype::kInt8);
-  EXPECT_TRUE(int8 == PeakInstruction::kTdpbusd ||
-              int8 == PeakInstruction::kVpdpbusd ||
-              int8 == F32PeakInstruction());
+  EXPECT_TRUE(
+      int8 == PeakInstruction::kTdpbusd || int8 == PeakInstruction::kVpdpbusd ||
+      int8 == PeakInstruction::kVpmaddwdYmm || int8 == F32PeakInstruction());
   for (PeakInstruction i : {bf16, int8}) {
     EXPECT_TRUE(PeakMeter::Create(i).ok()) << PeakInstructionName(i);
   }
+}
+
+// Capped at AVX2, int8 sweeps compare with the AVX2 kernel's vpmaddwd +
+// vpaddd pair wherever the CPU has AVX2; capped below it, the meter refuses.
+TEST(SweepTest, Int8PeakUnderAvx2Cap) {
+  EXPECT_EQ(OpsPerInstruction(PeakInstruction::kVpmaddwdYmm), 32.0);
+  EXPECT_EQ(PeakInstructionIsa(PeakInstruction::kVpmaddwdYmm), Isa::kAvx2);
+  SetMaxIsa(Isa::kAvx2);
+  const PeakInstruction int8 = SweepPeakInstruction(SweepDtype::kInt8);
+  if (IsaAvailable(Isa::kAvx2)) {
+    EXPECT_EQ(int8, PeakInstruction::kVpmaddwdYmm);
+    absl::StatusOr<double> gops = MeasurePeakGops(int8);
+    ASSERT_TRUE(gops.ok()) << gops.status();
+    EXPECT_GT(*gops, 0);
+  } else {
+    EXPECT_EQ(int8, F32PeakInstruction());
+  }
+  SetMaxIsa(Isa::kNone);
+  EXPECT_FALSE(PeakMeter::Create(PeakInstruction::kVpmaddwdYmm).ok());
+  ResetMaxIsa();
 }
 
 TEST(SweepTest, BadFlags) {

@@ -3,7 +3,8 @@
 //
 // Widening A where it is used costs a broadcast and a vpmovzxbw per row
 // and K group in every N block: with the 6 x 1 vector tile that int8's two
-// accumulators per vector leave room for, 2 of every 8 vector operations.
+// accumulators per vector leave room for, 2 of each row's 6 vector
+// operations a group (beside B's two widenings, shared by the rows).
 // Widened ahead (a vpmovzxbw and a store per 16 bytes of a row), the group
 // is a vpbroadcastq from L1, which needs no vector ALU: on Zen 3 the inner
 // loop ran about 1.4x as many vpmaddwd per cycle. Where every batch
@@ -26,7 +27,7 @@ namespace {
 constexpr int kVectorBytes = 32;
 constexpr int kGroup = 4;  // K elements per VNNI-4 group
 // Full K groups of A widened per segment: 32 (128 bytes of a row, 256 as
-// s16) keep an 8-row tile's scratch at 2 KiB, in L1 beside B's panel.
+// s16) keep a 6-row tile's scratch at 1.5 KiB, in L1 beside B's panel.
 constexpr int64_t kSegmentGroups = 32;
 // The largest scratch that holds all of A widened (2 * K rounded down to
 // whole groups, a row).

@@ -115,7 +115,7 @@ class BrgemmGenerator : public JitGenerator {
   const Xbyak::Reg64 reg_iter_a_ = Xbyak::util::r11;  // batch: next A
   const Xbyak::Reg64 reg_iter_b_ = Xbyak::util::rax;  // batch: next B
   const Xbyak::Reg64 reg_batch_ = Xbyak::util::rbx;   // batch count left
-  const Xbyak::Reg64 reg_k_ = Xbyak::util::rbp;       // K loop trips left
+  const Xbyak::Reg64 reg_k_ = Xbyak::util::rbp;       // K trips / widened A
   const Xbyak::Reg64 reg_m_ = Xbyak::util::r12;       // M blocks left
   const Xbyak::Reg64 reg_n_ = Xbyak::util::r13;       // N blocks left
   const Xbyak::Reg64 reg_tmp_ = Xbyak::util::r14;

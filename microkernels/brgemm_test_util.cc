@@ -99,11 +99,13 @@ bool GuardedBuffer::GuardIntact() const {
 }
 
 void SetTestStrides(BrgemmDesc* d) {
-  // Strides already set (B's is never 0 then) stay: a test may share one
-  // A among the batch (A's stride 0).
-  if (d->batch_kind != BatchKind::kStrided || d->stride_b_bytes != 0) return;
+  if (d->batch_kind != BatchKind::kStrided) return;
+  // A's stride 0 beside a B stride already set: the test shares one A among
+  // the batch, and it stays so.
+  const bool shared_a = d->stride_a_bytes == 0 && d->stride_b_bytes != 0;
   // Strides that are not multiples of 64 also exercise unaligned blocks.
-  d->stride_a_bytes = d->m * d->lda * InputElementSize(d->dtype);
+  d->stride_a_bytes =
+      shared_a ? 0 : d->m * d->lda * InputElementSize(d->dtype);
   d->stride_b_bytes = PackedBBytes(*d);
 }
 

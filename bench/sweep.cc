@@ -101,10 +101,9 @@ absl::StatusOr<SweepArgs> ParseSweepArgs(int argc, char** argv,
     return absl::InvalidArgumentError("bad flag");
   }
   if (args.csv.empty()) {
-    args.csv =
-        args.dtype == SweepDtype::kF32
-            ? name + ".csv"
-            : absl::StrCat(name, "_", SweepDtypeName(args.dtype), ".csv");
+    args.csv = args.dtype == SweepDtype::kF32
+                   ? name + ".csv"
+                   : absl::StrCat(name, "_", SweepDtypeName(args.dtype), ".csv");
   }
   if (args.png.empty()) {
     args.png = absl::EndsWith(args.csv, ".csv")

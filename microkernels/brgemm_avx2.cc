@@ -266,11 +266,7 @@ void BrgemmAvx2::ComputeGroupInt8(int rows, int nvecs, bool masked,
       vmovd(a_group, reg_tmp_.cvt32());
       vpbroadcastd(a_group, a_group);
     }
-    if (desc().dtype == BrgemmDataType::kS8S8) {
-      vpmovsxbw(a, a_group);
-    } else {
-      vpmovzxbw(a, a_group);
-    }
+    WidenAElements(a, a_group);
     AccumulateRowInt8(i, nvecs);
   }
 }

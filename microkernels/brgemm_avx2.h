@@ -112,6 +112,8 @@ class BrgemmAvx2 : public BrgemmGenerator {
   // `groups` full K groups of each tile row from reg_a_ into the scratch,
   // as s16; advances reg_a_ past them and points reg_k_ at the scratch.
   void WidenA(int rows, int64_t groups);
+  // A's bytes (s8s8: signed, else unsigned) widened to s16 lanes.
+  void WidenAElements(const Xbyak::Xmm& to, const Xbyak::Operand& from);
   // `bytes` (a multiple of 4) of A at [src + src_disp] widened to s16 at
   // [dst + dst_disp]. Clobbers Reserved(0).
   void WidenRow(const Xbyak::Reg64& dst, int64_t dst_disp,

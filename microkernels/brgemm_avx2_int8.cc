@@ -69,32 +69,34 @@ Xbyak::Address BrgemmAvx2::TripSlot() const {
 
 int64_t BrgemmAvx2::ScratchOffset() const { return 8 * StackSlots() + 16; }
 
+void BrgemmAvx2::WidenAElements(const Xbyak::Xmm& to,
+                                const Xbyak::Operand& from) {
+  if (desc().dtype == BrgemmDataType::kS8S8) {
+    vpmovsxbw(to, from);
+  } else {
+    vpmovzxbw(to, from);
+  }
+}
+
 void BrgemmAvx2::WidenRow(const Xbyak::Reg64& dst, int64_t dst_disp,
                           const Xbyak::Reg64& src, int64_t src_disp,
                           int64_t bytes) {
   const Xbyak::Ymm wide = Reserved(0);  // free between K groups
   const Xbyak::Xmm narrow(wide.getIdx());
-  auto widen = [&](const Xbyak::Xmm& to, const Xbyak::Operand& from) {
-    if (desc().dtype == BrgemmDataType::kS8S8) {
-      vpmovsxbw(to, from);
-    } else {
-      vpmovzxbw(to, from);
-    }
-  };
   // Exactly the row's `bytes` are read: 16, then 8, then 4 at a time.
   int64_t b = 0;
   for (; b + 16 <= bytes; b += 16) {
-    widen(wide, ptr[src + src_disp + b]);
+    WidenAElements(wide, ptr[src + src_disp + b]);
     vmovdqu(ptr[dst + dst_disp + 2 * b], wide);
   }
   if (b + 8 <= bytes) {
-    widen(narrow, ptr[src + src_disp + b]);
+    WidenAElements(narrow, ptr[src + src_disp + b]);
     vmovdqu(ptr[dst + dst_disp + 2 * b], narrow);
     b += 8;
   }
   if (b < bytes) {
     vmovd(narrow, ptr[src + src_disp + b]);
-    widen(narrow, narrow);
+    WidenAElements(narrow, narrow);
     vmovq(ptr[dst + dst_disp + 2 * b], narrow);
   }
 }
